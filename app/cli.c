@@ -1,0 +1,2 @@
+/* cli.c — not yet implemented. */
+int main(void) { return 0; }

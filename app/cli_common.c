@@ -1,0 +1,1 @@
+/* cli_common.c — not yet implemented. */

@@ -1,0 +1,1 @@
+/* cli_demo_data.c — not yet implemented. */

@@ -1,0 +1,1 @@
+/* cli_info.c — not yet implemented. */

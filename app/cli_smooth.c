@@ -1,0 +1,1 @@
+/* cli_smooth.c — not yet implemented. */

@@ -1,0 +1,17 @@
+/* method_table.c — see method_table.h. The only place that knows every back end. */
+#include "method_table.h"
+
+#include "method.h"
+#ifdef NW_HAVE_CUDA
+#include "nw_cuda.h"
+#endif
+
+extern const NwMethodOps nw_smooth_cpu_ops;
+
+void nw_methods_register_builtin(void)
+{
+  nw_method_register(&nw_smooth_cpu_ops);
+#ifdef NW_HAVE_CUDA
+  nw_cuda_register_methods();
+#endif
+}

@@ -1,0 +1,2 @@
+/* smooth_cpu.c — not yet implemented. */
+#include "method.h"

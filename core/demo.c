@@ -1,0 +1,2 @@
+/* demo.c — not yet implemented. */
+#include "demo.h"

@@ -1,0 +1,2 @@
+/* io_image.c — not yet implemented. */
+#include "io_image.h"

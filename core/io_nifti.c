@@ -1,0 +1,2 @@
+/* io_nifti.c — not yet implemented. */
+#include "io_nifti.h"

@@ -1,0 +1,2 @@
+/* job.c — not yet implemented. */
+#include "job.h"

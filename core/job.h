@@ -1,0 +1,76 @@
+/* job.h — runs one method on its own worker thread, with progress reports, pause, single
+ * step, cancel and parameter changes applied between iterations.
+ *
+ * Threads: nw_job_* control functions may be called from any thread (the GTK main thread,
+ * a test thread). Requests go into a small locked mailbox that the worker reads at every
+ * iteration boundary. The callbacks run on the WORKER thread; a GUI forwards them to its
+ * main loop (g_main_context_invoke) — the job knows nothing of GTK.
+ *
+ * Life cycle: new -> start -> (pause | resume | step | set_params | request_frame)* ->
+ * [finished | cancel] -> wait -> free. nw_job_free cancels and waits if needed. */
+#ifndef NW_JOB_H
+#define NW_JOB_H
+
+#include <glib.h>
+
+#include "method.h"
+
+G_BEGIN_DECLS
+
+typedef struct NwJob NwJob;
+
+typedef enum {
+  NW_JOB_IDLE,      /* created, not started */
+  NW_JOB_RUNNING,
+  NW_JOB_PAUSED,
+  NW_JOB_FINISHED,  /* the method finished or max_iterations was reached */
+  NW_JOB_CANCELLED,
+  NW_JOB_FAILED,
+} NwJobState;
+
+const char *nw_job_state_name(NwJobState s);
+
+typedef struct {
+  /* After every iteration, with the report and the iteration's wall time in ms. */
+  void (*on_iteration)(NwJob *job, const NwIterationReport *report, double ms, gpointer data);
+  /* When a frame was requested and published after an iteration; the callee takes frame. */
+  void (*on_frame)(NwJob *job, NwFrame *frame, gpointer data);
+  /* Once, when the worker leaves its loop: final state and error (NULL unless FAILED). */
+  void (*on_done)(NwJob *job, NwJobState state, const GError *error, gpointer data);
+} NwJobCallbacks;
+
+/* max_iterations: the job stops after that many steps even if the method has not finished
+ * (<= 0: no limit; the method's own stopping rule ends it). Inputs are borrowed and must
+ * outlive the job; params are copied. */
+NwJob *nw_job_new(const NwMethodOps *ops, const NwMethodInputs *inputs, const NwParams *params,
+                  int max_iterations, const NwJobCallbacks *callbacks, gpointer data);
+/* Start the worker thread. start_paused: create the method's state, then wait for
+ * resume/step before the first iteration. */
+void nw_job_start(NwJob *job, gboolean start_paused);
+void nw_job_pause(NwJob *job);
+void nw_job_resume(NwJob *job);
+/* While paused: run exactly one iteration, then pause again. */
+void nw_job_step(NwJob *job);
+/* Ends the job at the next iteration boundary (or wakes it from pause). */
+void nw_job_cancel(NwJob *job);
+/* Queue new parameters; applied before the next iteration. FALSE with an error naming the
+ * parameter if a non-live parameter differs from the job's current values. */
+gboolean nw_job_set_params(NwJob *job, const NwParams *params, GError **error);
+/* Ask for one frame after the next iteration (on_frame receives it). */
+void nw_job_request_frame(NwJob *job);
+
+/* Block until the worker has ended. Returns TRUE for FINISHED, FALSE (error set) for FAILED
+ * or CANCELLED (code NW_ERROR_CANCELLED). */
+gboolean nw_job_wait(NwJob *job, GError **error);
+NwJobState nw_job_get_state(NwJob *job);
+int nw_job_get_iteration(NwJob *job);
+/* The method's result, once the worker has ended FINISHED or CANCELLED (partial results are
+ * useful). The worker collects it just before destroy, so a CUDA state is only ever touched
+ * by its own thread; this hands it over (once; later calls return NULL with an error). */
+NwMethodResult *nw_job_take_result(NwJob *job, GError **error);
+const NwMethodOps *nw_job_get_ops(NwJob *job);
+void nw_job_free(NwJob *job);
+
+G_END_DECLS
+
+#endif

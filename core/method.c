@@ -1,0 +1,166 @@
+/* method.c — method registry, device names, reports, frames and results. Registration
+ * happens once at start-up on the main thread; lookups are read-only afterwards. */
+#include "method.h"
+
+#include <string.h>
+
+#include "nw_error.h"
+
+static GPtrArray *registry; /* const NwMethodOps* */
+static NwCudaProbe cuda_probe;
+
+const char *nw_device_name(NwDevice d)
+{
+  switch (d) {
+  case NW_DEVICE_CPU:
+    return "cpu";
+  case NW_DEVICE_CUDA:
+    return "cuda";
+  default:
+    return "auto";
+  }
+}
+
+gboolean nw_device_parse(const char *text, NwDevice *out, GError **error)
+{
+  static const NwDevice all[] = {NW_DEVICE_AUTO, NW_DEVICE_CPU, NW_DEVICE_CUDA};
+  for (gsize i = 0; i < G_N_ELEMENTS(all); i++)
+    if (g_strcmp0(text, nw_device_name(all[i])) == 0) {
+      *out = all[i];
+      return TRUE;
+    }
+  g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
+              "unknown device '%s': expected auto, cpu or cuda", text ? text : "");
+  return FALSE;
+}
+
+void nw_report_add(NwIterationReport *r, const char *name, double value)
+{
+  g_return_if_fail(r->n_figures < NW_MAX_FIGURES);
+  r->figure_names[r->n_figures] = name;
+  r->figures[r->n_figures] = value;
+  r->n_figures++;
+}
+
+void nw_frame_clear(NwFrame *f)
+{
+  g_clear_pointer(&f->image, nw_volume_free);
+  g_clear_pointer(&f->field, nw_volume_free);
+  f->iteration = 0;
+}
+
+NwMethodResult *nw_method_result_new(void)
+{
+  NwMethodResult *r = g_new0(NwMethodResult, 1);
+  r->names = g_ptr_array_new_with_free_func(g_free);
+  r->volumes = g_ptr_array_new_with_free_func((GDestroyNotify)nw_volume_free);
+  return r;
+}
+
+void nw_method_result_add(NwMethodResult *r, const char *name, NwVolume *owned)
+{
+  g_ptr_array_add(r->names, g_strdup(name));
+  g_ptr_array_add(r->volumes, owned);
+}
+
+const NwVolume *nw_method_result_get(const NwMethodResult *r, const char *name)
+{
+  for (guint i = 0; i < r->names->len; i++)
+    if (strcmp(g_ptr_array_index(r->names, i), name) == 0)
+      return g_ptr_array_index(r->volumes, i);
+  return NULL;
+}
+
+void nw_method_result_free(NwMethodResult *r)
+{
+  if (r == NULL)
+    return;
+  g_ptr_array_unref(r->names);
+  g_ptr_array_unref(r->volumes);
+  g_free(r);
+}
+
+void nw_method_register(const NwMethodOps *ops)
+{
+  if (registry == NULL)
+    registry = g_ptr_array_new();
+  for (guint i = 0; i < registry->len; i++) {
+    const NwMethodOps *o = g_ptr_array_index(registry, i);
+    if (strcmp(o->name, ops->name) == 0 && o->device == ops->device)
+      return; /* registering twice is harmless (tests call the builtin registration often) */
+  }
+  g_ptr_array_add(registry, (gpointer)ops);
+}
+
+void nw_method_set_cuda_probe(NwCudaProbe probe)
+{
+  cuda_probe = probe;
+}
+
+gboolean nw_method_cuda_available(char *name, size_t name_len)
+{
+  if (cuda_probe == NULL) {
+    if (name != NULL && name_len > 0)
+      g_strlcpy(name, "this build has no CUDA", name_len);
+    return FALSE;
+  }
+  return cuda_probe(name, name_len);
+}
+
+static const NwMethodOps *find(const char *name, NwDevice device)
+{
+  for (guint i = 0; registry != NULL && i < registry->len; i++) {
+    const NwMethodOps *o = g_ptr_array_index(registry, i);
+    if (strcmp(o->name, name) == 0 && o->device == device)
+      return o;
+  }
+  return NULL;
+}
+
+const NwMethodOps *nw_method_lookup(const char *name, NwDevice device, GError **error)
+{
+  const NwMethodOps *cpu = find(name, NW_DEVICE_CPU), *cuda = find(name, NW_DEVICE_CUDA);
+  if (cpu == NULL && cuda == NULL) {
+    g_set_error(error, NW_ERROR, NW_ERROR_UNSUPPORTED, "unknown method '%s'", name);
+    return NULL;
+  }
+  char why[256] = "";
+  gboolean have_device = nw_method_cuda_available(why, sizeof why);
+  switch (device) {
+  case NW_DEVICE_CPU:
+    if (cpu != NULL)
+      return cpu;
+    g_set_error(error, NW_ERROR, NW_ERROR_UNSUPPORTED, "method '%s' has no CPU implementation",
+                name);
+    return NULL;
+  case NW_DEVICE_CUDA:
+    if (cuda == NULL) {
+      g_set_error(error, NW_ERROR, NW_ERROR_UNSUPPORTED,
+                  "method '%s' has no CUDA implementation in this build", name);
+      return NULL;
+    }
+    if (!have_device) {
+      g_set_error(error, NW_ERROR, NW_ERROR_DEVICE, "--device cuda: no CUDA device (%s)", why);
+      return NULL;
+    }
+    return cuda;
+  default:
+    if (cuda != NULL && have_device)
+      return cuda;
+    return cpu != NULL ? cpu : cuda;
+  }
+}
+
+GPtrArray *nw_method_names(void)
+{
+  GPtrArray *names = g_ptr_array_new();
+  for (guint i = 0; registry != NULL && i < registry->len; i++) {
+    const NwMethodOps *o = g_ptr_array_index(registry, i);
+    gboolean seen = FALSE;
+    for (guint j = 0; j < names->len && !seen; j++)
+      seen = strcmp(g_ptr_array_index(names, j), o->name) == 0;
+    if (!seen)
+      g_ptr_array_add(names, (gpointer)o->name);
+  }
+  return names;
+}

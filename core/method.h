@@ -1,0 +1,112 @@
+/* method.h — the one interface every algorithm/back-end pair implements, and the registry
+ * that picks a pair by method name and device.
+ *
+ * A method is a table of operations on an opaque state. The job runner (job.h) calls them
+ * all from ONE worker thread, in this order: create, then step / set_params / publish_frame
+ * in any interleaving, then result (optional), then destroy. A CUDA implementation keeps
+ * its stream and device buffers in its state and may therefore only be driven from the
+ * thread that created it. */
+#ifndef NW_METHOD_H
+#define NW_METHOD_H
+
+#include <glib.h>
+
+#include "params.h"
+#include "volume.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+  NW_DEVICE_AUTO, /* CUDA when a device and a CUDA implementation exist, else CPU */
+  NW_DEVICE_CPU,
+  NW_DEVICE_CUDA,
+} NwDevice;
+
+const char *nw_device_name(NwDevice d); /* "auto", "cpu", "cuda" */
+gboolean nw_device_parse(const char *text, NwDevice *out, GError **error);
+
+/* What a method works on; unused members are NULL. Borrowed for the job's lifetime. */
+typedef struct {
+  const NwVolume *fixed;         /* the reference image, or the only input (smoothing) */
+  const NwVolume *moving;        /* the image that is deformed onto fixed */
+  const NwVolume *fixed_labels;  /* optional label maps, for Dice */
+  const NwVolume *moving_labels;
+} NwMethodInputs;
+
+#define NW_MAX_FIGURES 16
+
+/* One iteration's figures, in the order the method defines: "energy", "mse", "ncc",
+ * "max_u", "min_jac", "folds", ... Names are static strings. */
+typedef struct {
+  int iteration;       /* 1-based, counted over all levels */
+  int level, n_levels; /* multi-resolution level (0 = coarsest), 1 level when not multi-level */
+  double progress;     /* 0..1 of the whole job, for progress bars */
+  gboolean finished;   /* the method reached its stopping criterion with this step */
+  int n_figures;
+  const char *figure_names[NW_MAX_FIGURES];
+  double figures[NW_MAX_FIGURES];
+} NwIterationReport;
+
+void nw_report_add(NwIterationReport *r, const char *name, double value);
+
+/* A frame for display or for tests: host copies of what is displayable now. The CUDA path
+ * may instead fill device front buffers (issue: live display); this is the host fallback. */
+typedef struct {
+  int iteration;
+  NwVolume *image; /* the current warped/smoothed image; owned by the frame */
+  NwVolume *field; /* current displacement field (voxel units) or NULL; owned */
+} NwFrame;
+void nw_frame_clear(NwFrame *f);
+
+/* Named outputs of a finished job, e.g. "warped", "forward", "inverse", "velocity",
+ * "jacobian". Volumes are owned by the result. */
+typedef struct {
+  GPtrArray *names;   /* char*, owned */
+  GPtrArray *volumes; /* NwVolume*, owned */
+} NwMethodResult;
+NwMethodResult *nw_method_result_new(void);
+void nw_method_result_add(NwMethodResult *r, const char *name, NwVolume *owned);
+const NwVolume *nw_method_result_get(const NwMethodResult *r, const char *name);
+void nw_method_result_free(NwMethodResult *r);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(NwMethodResult, nw_method_result_free)
+
+typedef struct NwMethodOps NwMethodOps;
+struct NwMethodOps {
+  const char *name;          /* "smooth", "demons", ... */
+  NwDevice device;           /* NW_DEVICE_CPU or NW_DEVICE_CUDA */
+  const char *description;   /* one line for --help and the method picker */
+  const NwParamSpec *params; /* the parameter table; CPU and CUDA twins share one */
+  int n_params;
+  gboolean needs_moving;     /* registration methods need fixed and moving */
+
+  /* Allocate everything the job needs; validate inputs (sizes, finiteness, memory). */
+  void *(*create)(const NwMethodInputs *in, const NwParams *p, GError **error);
+  /* One iteration; fill the report. */
+  gboolean (*step)(void *state, NwIterationReport *report, GError **error);
+  /* New parameter values between iterations (only live ones differ; the runner checks). */
+  gboolean (*set_params)(void *state, const NwParams *p, GError **error);
+  /* Host copy of the displayable state into frame (which the caller clears). */
+  gboolean (*publish_frame)(void *state, NwFrame *frame, GError **error);
+  /* Outputs of the job so far. */
+  NwMethodResult *(*result)(void *state, GError **error);
+  void (*destroy)(void *state);
+};
+
+/* Registry: methods register once at start-up (nw_methods_register_builtin in app/). */
+void nw_method_register(const NwMethodOps *ops);
+/* The pair for name and device. AUTO picks CUDA when a CUDA implementation is registered and
+ * nw_method_cuda_available() says a device is present, else CPU. Errors name the method and
+ * the device: unknown method, or "cuda" asked for with no device / no CUDA build. */
+const NwMethodOps *nw_method_lookup(const char *name, NwDevice device, GError **error);
+/* Names of registered methods (unique, registration order); free the array only. */
+GPtrArray *nw_method_names(void);
+
+/* Set by the CUDA back end at registration: reports whether a usable device exists and its
+ * name (for messages). NULL means no CUDA in this build. */
+typedef gboolean (*NwCudaProbe)(char *name, size_t name_len);
+void nw_method_set_cuda_probe(NwCudaProbe probe);
+gboolean nw_method_cuda_available(char *name, size_t name_len);
+
+G_END_DECLS
+
+#endif

@@ -1,0 +1,2 @@
+/* params.c — not yet implemented. */
+#include "params.h"

@@ -1,0 +1,2 @@
+/* resample.c — not yet implemented. */
+#include "resample.h"

@@ -1,0 +1,2 @@
+/* smooth.c — not yet implemented. */
+#include "smooth.h"

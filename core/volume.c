@@ -1,0 +1,207 @@
+/* volume.c — NwVolume allocation, geometry and statistics. Any thread. */
+#include "volume.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "nw_error.h"
+
+NwVolume *nw_volume_new(int nx, int ny, int nz, int nc, GError **error)
+{
+  if (nx <= 0 || ny <= 0 || nz <= 0 || nc <= 0) {
+    g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "invalid volume size %d x %d x %d x %d", nx,
+                ny, nz, nc);
+    return NULL;
+  }
+  size_t n = (size_t)nx * (size_t)ny * (size_t)nz;
+  if (n > NW_MAX_VOXELS || n * (size_t)nc > NW_MAX_VOXELS * 3u) {
+    g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
+                "volume size %d x %d x %d (%zu voxels) exceeds the limit of %zu voxels", nx, ny,
+                nz, n, NW_MAX_VOXELS);
+    return NULL;
+  }
+  float *data = g_try_malloc0_n(n * (size_t)nc, sizeof(float));
+  if (data == NULL) {
+    g_set_error(error, NW_ERROR, NW_ERROR_NOMEM, "out of memory for %zu voxels (%.1f MiB)",
+                n, (double)(n * (size_t)nc * sizeof(float)) / 1048576.0);
+    return NULL;
+  }
+  NwVolume *v = g_new0(NwVolume, 1);
+  v->nx = nx;
+  v->ny = ny;
+  v->nz = nz;
+  v->nc = nc;
+  v->data = data;
+  nw_volume_set_spacing(v, 1.0, 1.0, 1.0);
+  return v;
+}
+
+NwVolume *nw_volume_new_like(const NwVolume *like, int nc, GError **error)
+{
+  NwVolume *v = nw_volume_new(like->nx, like->ny, like->nz, nc, error);
+  if (v != NULL)
+    nw_volume_set_affine(v, like->vox_to_ras);
+  return v;
+}
+
+NwVolume *nw_volume_copy(const NwVolume *v)
+{
+  NwVolume *c = g_new(NwVolume, 1);
+  *c = *v;
+  c->data = g_memdup2(v->data, nw_volume_n_floats(v) * sizeof(float));
+  return c;
+}
+
+void nw_volume_free(NwVolume *v)
+{
+  if (v == NULL)
+    return;
+  g_free(v->data);
+  g_free(v);
+}
+
+void nw_volume_set_affine(NwVolume *v, const double vox_to_ras[16])
+{
+  memcpy(v->vox_to_ras, vox_to_ras, sizeof v->vox_to_ras);
+  for (int c = 0; c < 3; c++) {
+    double s2 = 0.0;
+    for (int r = 0; r < 3; r++)
+      s2 += vox_to_ras[r * 4 + c] * vox_to_ras[r * 4 + c];
+    v->spacing_mm[c] = (float)sqrt(s2);
+  }
+}
+
+void nw_volume_set_spacing(NwVolume *v, double sx, double sy, double sz)
+{
+  double a[16] = {sx, 0, 0, 0, 0, sy, 0, 0, 0, 0, sz, 0, 0, 0, 0, 1};
+  nw_volume_set_affine(v, a);
+}
+
+void nw_volume_voxel_to_world(const NwVolume *v, const double ijk[3], double ras_mm[3])
+{
+  const double *a = v->vox_to_ras;
+  for (int r = 0; r < 3; r++)
+    ras_mm[r] = a[r * 4 + 0] * ijk[0] + a[r * 4 + 1] * ijk[1] + a[r * 4 + 2] * ijk[2] + a[r * 4 + 3];
+}
+
+/* Solve A x = b for the 3x3 linear part by Cramer's rule (the affine is well conditioned:
+ * a voxel grid). */
+void nw_volume_world_to_voxel(const NwVolume *v, const double ras_mm[3], double ijk[3])
+{
+  const double *a = v->vox_to_ras;
+  double m[3][3], b[3];
+  for (int r = 0; r < 3; r++) {
+    for (int c = 0; c < 3; c++)
+      m[r][c] = a[r * 4 + c];
+    b[r] = ras_mm[r] - a[r * 4 + 3];
+  }
+  double det = m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) -
+               m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0]) +
+               m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
+  if (det == 0.0) {
+    ijk[0] = ijk[1] = ijk[2] = NAN;
+    return;
+  }
+  for (int c = 0; c < 3; c++) {
+    double t[3][3];
+    memcpy(t, m, sizeof t);
+    for (int r = 0; r < 3; r++)
+      t[r][c] = b[r];
+    ijk[c] = (t[0][0] * (t[1][1] * t[2][2] - t[1][2] * t[2][1]) -
+              t[0][1] * (t[1][0] * t[2][2] - t[1][2] * t[2][0]) +
+              t[0][2] * (t[1][0] * t[2][1] - t[1][1] * t[2][0])) /
+             det;
+  }
+}
+
+void nw_volume_orientation_code(const NwVolume *v, char code[4])
+{
+  static const char pos[3] = {'R', 'A', 'S'}, neg[3] = {'L', 'P', 'I'};
+  gboolean axis_done[3] = {FALSE, FALSE, FALSE}, world_used[3] = {FALSE, FALSE, FALSE};
+  /* Greedy by the largest absolute direction cosine, so that each world axis is named once
+   * even for oblique affines. */
+  for (int round = 0; round < 3; round++) {
+    double best = -1.0;
+    int best_c = 0, best_r = 0;
+    for (int c = 0; c < 3; c++) {
+      if (axis_done[c])
+        continue;
+      double norm = v->spacing_mm[c] > 0.0f ? v->spacing_mm[c] : 1.0;
+      for (int r = 0; r < 3; r++) {
+        double cosine = fabs(v->vox_to_ras[r * 4 + c]) / norm;
+        if (!world_used[r] && cosine > best) {
+          best = cosine;
+          best_c = c;
+          best_r = r;
+        }
+      }
+    }
+    axis_done[best_c] = TRUE;
+    world_used[best_r] = TRUE;
+    code[best_c] = v->vox_to_ras[best_r * 4 + best_c] >= 0.0 ? pos[best_r] : neg[best_r];
+  }
+  code[3] = '\0';
+}
+
+gboolean nw_volume_same_grid(const NwVolume *a, const NwVolume *b)
+{
+  if (a->nx != b->nx || a->ny != b->ny || a->nz != b->nz)
+    return FALSE;
+  for (int e = 0; e < 16; e++)
+    if (fabs(a->vox_to_ras[e] - b->vox_to_ras[e]) > 1e-4)
+      return FALSE;
+  return TRUE;
+}
+
+gboolean nw_volume_check_same_grid(const NwVolume *a, const char *name_a, const NwVolume *b,
+                                   const char *name_b, GError **error)
+{
+  if (a->nx != b->nx || a->ny != b->ny || a->nz != b->nz) {
+    g_set_error(error, NW_ERROR, NW_ERROR_MISMATCH,
+                "%s is %d x %d x %d but %s is %d x %d x %d: the images must be on one grid",
+                name_a, a->nx, a->ny, a->nz, name_b, b->nx, b->ny, b->nz);
+    return FALSE;
+  }
+  if (!nw_volume_same_grid(a, b)) {
+    g_set_error(error, NW_ERROR, NW_ERROR_MISMATCH,
+                "%s and %s have the same size but different voxel-to-world affines: resample "
+                "one onto the other's grid first",
+                name_a, name_b);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+void nw_volume_stats(const NwVolume *v, NwVolumeStats *stats)
+{
+  size_t n = nw_volume_n_floats(v), bad = 0, good = 0;
+  float lo = INFINITY, hi = -INFINITY;
+  double sum = 0.0;
+  for (size_t e = 0; e < n; e++) {
+    float x = v->data[e];
+    if (!isfinite(x)) {
+      bad++;
+      continue;
+    }
+    lo = x < lo ? x : lo;
+    hi = x > hi ? x : hi;
+    sum += x;
+    good++;
+  }
+  stats->min = good ? lo : 0.0f;
+  stats->max = good ? hi : 0.0f;
+  stats->mean = good ? sum / (double)good : 0.0;
+  stats->n_nonfinite = bad;
+}
+
+gboolean nw_volume_check_finite(const NwVolume *v, const char *name, GError **error)
+{
+  NwVolumeStats s;
+  nw_volume_stats(v, &s);
+  if (s.n_nonfinite == 0)
+    return TRUE;
+  g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
+              "%s: %zu of %zu voxels are NaN or Inf; mask or fill them before registering",
+              name, s.n_nonfinite, nw_volume_n_floats(v));
+  return FALSE;
+}

@@ -1,0 +1,2 @@
+/* cuda_device.cu — not yet implemented. */
+#include "nw_cuda.h"

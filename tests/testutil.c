@@ -1,0 +1,91 @@
+/* testutil.c — see testutil.h. */
+#include "testutil.h"
+
+#include <glib/gstdio.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "method.h"
+#include "method_table.h"
+
+static char *tmpdir;
+
+static void remove_tree(const char *path)
+{
+  GDir *d = g_dir_open(path, 0, NULL);
+  if (d != NULL) {
+    const char *name;
+    while ((name = g_dir_read_name(d)) != NULL) {
+      g_autofree char *child = g_build_filename(path, name, NULL);
+      if (g_file_test(child, G_FILE_TEST_IS_DIR) && !g_file_test(child, G_FILE_TEST_IS_SYMLINK))
+        remove_tree(child);
+      else
+        g_unlink(child);
+    }
+    g_dir_close(d);
+  }
+  g_rmdir(path);
+}
+
+static void cleanup_tmpdir(void)
+{
+  if (tmpdir != NULL && g_getenv("NW_TEST_KEEP") == NULL)
+    remove_tree(tmpdir);
+}
+
+const char *nw_test_tmpdir(void)
+{
+  if (tmpdir == NULL) {
+    tmpdir = g_dir_make_tmp("nwtest-XXXXXX", NULL);
+    g_assert_nonnull(tmpdir);
+    atexit(cleanup_tmpdir);
+  }
+  return tmpdir;
+}
+
+char *nw_test_path(const char *name)
+{
+  return g_build_filename(nw_test_tmpdir(), name, NULL);
+}
+
+NwVolume *nw_test_volume(int nx, int ny, int nz, int nc, guint32 seed)
+{
+  NwVolume *v = nw_volume_new(nx, ny, nz, nc, NULL);
+  g_assert_nonnull(v);
+  GRand *r = g_rand_new_with_seed(seed);
+  for (int k = 0; k < nz; k++)
+    for (int j = 0; j < ny; j++)
+      for (int i = 0; i < nx; i++)
+        for (int c = 0; c < nc; c++) {
+          double s = sin(0.3 * i + 0.1 * c) * cos(0.2 * j) + 0.5 * sin(0.15 * k + 1.0);
+          double edge = (i > nx / 2) ? 1.0 : 0.0;
+          v->data[nw_volume_index(v, i, j, k) * nc + c] =
+              (float)(100.0 + 40.0 * s + 30.0 * edge + g_rand_double_range(r, -1.0, 1.0));
+        }
+  g_rand_free(r);
+  return v;
+}
+
+double nw_test_max_abs_diff(const NwVolume *a, const NwVolume *b)
+{
+  g_assert_cmpuint(nw_volume_n_floats(a), ==, nw_volume_n_floats(b));
+  double m = 0.0;
+  for (size_t e = 0; e < nw_volume_n_floats(a); e++) {
+    double d = fabs((double)a->data[e] - (double)b->data[e]);
+    if (isnan(d))
+      return INFINITY;
+    m = d > m ? d : m;
+  }
+  return m;
+}
+
+gboolean nw_test_have_cuda(void)
+{
+  nw_methods_register_builtin();
+  char why[256];
+  if (nw_method_cuda_available(why, sizeof why))
+    return TRUE;
+  printf("SKIP: no CUDA device (%s)\n", why);
+  return FALSE;
+}

@@ -1,0 +1,28 @@
+/* testutil.h — small helpers shared by the C tests (GLib's g_test framework). */
+#ifndef NW_TESTUTIL_H
+#define NW_TESTUTIL_H
+
+#include <glib.h>
+
+#include "volume.h"
+
+/* Exit status that ctest reports as "skipped" (SKIP_RETURN_CODE in tests/CMakeLists.txt). */
+#define NW_TEST_SKIP 77
+
+/* A fresh temporary folder for this test process, removed at exit. */
+const char *nw_test_tmpdir(void);
+/* Path inside nw_test_tmpdir(); free with g_free. */
+char *nw_test_path(const char *name);
+
+/* Deterministic volume with values from a smooth function plus an edge: never constant,
+ * never all zeros (so unwritten outputs and wrong indexing show). */
+NwVolume *nw_test_volume(int nx, int ny, int nz, int nc, guint32 seed);
+
+/* max |a - b| over all floats; both must have the same shape. */
+double nw_test_max_abs_diff(const NwVolume *a, const NwVolume *b);
+
+/* For CUDA tests: registers the builtin methods and returns TRUE when a CUDA device is
+ * usable; otherwise prints "SKIP: no CUDA device (...)" and returns FALSE. */
+gboolean nw_test_have_cuda(void);
+
+#endif

@@ -2,11 +2,10 @@
 #include "method_table.h"
 
 #include "method.h"
+#include "smooth_method.h"
 #ifdef NW_HAVE_CUDA
 #include "nw_cuda.h"
 #endif
-
-extern const NwMethodOps nw_smooth_cpu_ops;
 
 void nw_methods_register_builtin(void)
 {

@@ -1,2 +1,2 @@
 /* smooth_cpu.c — not yet implemented. */
-#include "method.h"
+#include "smooth_method.h"

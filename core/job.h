@@ -33,7 +33,8 @@ const char *nw_job_state_name(NwJobState s);
 typedef struct {
   /* After every iteration, with the report and the iteration's wall time in ms. */
   void (*on_iteration)(NwJob *job, const NwIterationReport *report, double ms, gpointer data);
-  /* When a frame was requested and published after an iteration; the callee takes frame. */
+  /* When a frame was requested and published after an iteration; the callee takes frame
+   * (heap-allocated: release with nw_frame_clear and g_free). */
   void (*on_frame)(NwJob *job, NwFrame *frame, gpointer data);
   /* Once, when the worker leaves its loop: final state and error (NULL unless FAILED). */
   void (*on_done)(NwJob *job, NwJobState state, const GError *error, gpointer data);
@@ -49,7 +50,8 @@ NwJob *nw_job_new(const NwMethodOps *ops, const NwMethodInputs *inputs, const Nw
 void nw_job_start(NwJob *job, gboolean start_paused);
 void nw_job_pause(NwJob *job);
 void nw_job_resume(NwJob *job);
-/* While paused: run exactly one iteration, then pause again. */
+/* While paused: run exactly one iteration, then pause again (each call is one iteration).
+ * While running: pause after one more iteration. */
 void nw_job_step(NwJob *job);
 /* Ends the job at the next iteration boundary (or wakes it from pause). */
 void nw_job_cancel(NwJob *job);
@@ -59,8 +61,8 @@ gboolean nw_job_set_params(NwJob *job, const NwParams *params, GError **error);
 /* Ask for one frame after the next iteration (on_frame receives it). */
 void nw_job_request_frame(NwJob *job);
 
-/* Block until the worker has ended. Returns TRUE for FINISHED, FALSE (error set) for FAILED
- * or CANCELLED (code NW_ERROR_CANCELLED). */
+/* Block until the worker has ended (and on_done has returned). Returns TRUE for FINISHED,
+ * FALSE (error set) for FAILED or CANCELLED (code NW_ERROR_CANCELLED). */
 gboolean nw_job_wait(NwJob *job, GError **error);
 NwJobState nw_job_get_state(NwJob *job);
 int nw_job_get_iteration(NwJob *job);
@@ -69,6 +71,7 @@ int nw_job_get_iteration(NwJob *job);
  * by its own thread; this hands it over (once; later calls return NULL with an error). */
 NwMethodResult *nw_job_take_result(NwJob *job, GError **error);
 const NwMethodOps *nw_job_get_ops(NwJob *job);
+/* Not from a callback (the worker cannot join itself). */
 void nw_job_free(NwJob *job);
 
 G_END_DECLS

@@ -47,7 +47,8 @@ double nw_params_get(const NwParams *p, const char *name);
 int nw_params_get_int(const NwParams *p, const char *name);
 /* Set after validation: the error names the parameter, the value and the allowed range. */
 gboolean nw_params_set(NwParams *p, const char *name, double value, GError **error);
-/* Parse "name=value" or a value for a named parameter ("3", "1.5", "true", "symmetric"). */
+/* Parse "name=value" (name NULL) or a value for a named parameter ("3", "1.5", "true",
+ * "symmetric"). Booleans also take yes/no/on/off/1/0; enum choices match case-insensitively. */
 gboolean nw_params_set_string(NwParams *p, const char *name, const char *text, GError **error);
 /* The value as text: enum choice name, "true"/"false", or a number with %g. Free with g_free. */
 char *nw_params_format(const NwParams *p, int index);

@@ -9,9 +9,10 @@
 
 G_BEGIN_DECLS
 
-/* Trilinear sample of component c at (x, y, z). */
+/* Trilinear sample of component c at (x, y, z); a NaN coordinate gives NaN. Float weights,
+ * interpolated along x, then y, then z. */
 float nw_sample_trilinear(const NwVolume *v, int c, double x, double y, double z);
-/* Nearest-neighbour sample (for label maps). */
+/* Nearest-neighbour sample (for label maps): index floor(x + 0.5), halves round up. */
 float nw_sample_nearest(const NwVolume *v, int c, double x, double y, double z);
 
 typedef enum { NW_INTERP_LINEAR, NW_INTERP_NEAREST } NwInterp;

@@ -14,8 +14,8 @@ G_BEGIN_DECLS
 #define NW_GAUSS_MAX_RADIUS 32
 
 typedef struct {
-  int radius;                                /* taps -radius..radius; 0 = identity */
-  float w[2 * NW_GAUSS_MAX_RADIUS + 1];      /* normalised to sum 1 */
+  int radius;                           /* taps -radius..radius; 0 = identity */
+  float w[2 * NW_GAUSS_MAX_RADIUS + 1]; /* normalised to sum 1 */
 } NwGaussKernel;
 
 /* Sampled Gaussian with radius ceil(3 sigma) (capped at NW_GAUSS_MAX_RADIUS), normalised.
@@ -23,9 +23,11 @@ typedef struct {
 void nw_gauss_kernel(NwGaussKernel *k, double sigma_vox);
 
 /* In place, every component, along each axis with sigma_vox[axis] (0 skips that axis).
- * Axes of size 1 are skipped. */
+ * Axes of size 1 are skipped. Passes run x, then y, then z; each output is the float sum
+ * acc += w[t + r] * in[clamp(p + t)] over t = -r..r in ascending order (smooth.c says more):
+ * the CUDA twin must match within 1e-5. NW_ERROR_INVALID for a negative or NaN sigma. */
 gboolean nw_smooth_gaussian(NwVolume *v, const double sigma_vox[3], GError **error);
-/* sigma given in mm: converted per axis with the volume's spacing. */
+/* sigma given in mm: converted per axis with the volume's spacing (sigma_mm / spacing_mm). */
 gboolean nw_smooth_gaussian_mm(NwVolume *v, double sigma_mm, GError **error);
 
 G_END_DECLS

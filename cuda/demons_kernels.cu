@@ -1,0 +1,237 @@
+/* demons_kernels.cu — see demons_kernels.cuh. CUDA back end. */
+#include "demons_kernels.cuh"
+
+#include <cub/block/block_reduce.cuh>
+#include <cuda/functional>
+#include <float.h>
+
+#include "demons_method.h"
+
+#define THREADS 256
+
+static unsigned blocks_for(long long n)
+{
+  long long b = (n + THREADS - 1) / THREADS;
+  return (unsigned)(b < 1 ? 1 : b);
+}
+
+/* ---- update ------------------------------------------------------------------------------ */
+
+/* demons_cpu.c residual_at + demons_update, per voxel. */
+__global__ void update_kernel(float4 *__restrict__ u, const float *__restrict__ F,
+                              const float *__restrict__ W, const float4 *__restrict__ lcc_f,
+                              const float4 *__restrict__ lcc_w, int force, float alpha,
+                              NwDemonsLevelConst lc, NwGrid g)
+{
+  const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= g.n())
+    return;
+  int i, j, k;
+  unravel(g, e, i, j, k);
+  const float f = F[e], w = W[e];
+  float r, a;
+  if (lcc_f == NULL) {
+    r = f - w;
+    a = 1.0f;
+  } else {
+    const float4 pf = lcc_f[e], pw = lcc_w[e];
+    const float eps = (float)(1e-6 * lc.scale2);
+    a = pw.z / (pw.y + eps);
+    r = (f - lc.shift - pf.x) - a * (w - lc.shift - pw.x);
+  }
+  const float3 gf = gradient(F, g, i, j, k, e), gw = gradient(W, g, i, j, k, e);
+  float3 J;
+  if (force == NW_DEMONS_FORCE_FIXED)
+    J = gf;
+  else if (force == NW_DEMONS_FORCE_MOVING)
+    J = make_float3(a * gw.x, a * gw.y, a * gw.z);
+  else
+    J = make_float3(0.5f * (gf.x + a * gw.x), 0.5f * (gf.y + a * gw.y), 0.5f * (gf.z + a * gw.z));
+  const float j2 = J.x * J.x + J.y * J.y + J.z * J.z;
+  const float inv_k = 1.0f / (4.0f * alpha * alpha);
+  const float den = j2 + r * r * inv_k;
+  float s = den > (float)(1e-20 * lc.scale2) ? r / den : 0.0f;
+  const float len = fabsf(s) * sqrtf(j2);
+  if (len > alpha)
+    s *= alpha / len;
+  u[e] = make_float4(s * J.x, s * J.y, s * J.z, 0.0f);
+}
+
+cudaError_t nw_demons_update_cuda(float4 *u, const float *F, const float *W,
+                                  const float4 *lcc_f, const float4 *lcc_w, int force,
+                                  float alpha, NwDemonsLevelConst lc, const NwGrid &g,
+                                  cudaStream_t stream)
+{
+  update_kernel<<<blocks_for(g.n()), THREADS, 0, stream>>>(u, F, W, lcc_f, lcc_w, force, alpha,
+                                                           lc, g);
+  return cudaGetLastError();
+}
+
+/* ---- LCC local statistics ---------------------------------------------------------------- */
+
+__global__ void lcc_fixed_pack_kernel(float4 *pack, const float *F, float shift, long long n)
+{
+  const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= n)
+    return;
+  const double f = (double)F[e] - shift;
+  pack[e] = make_float4((float)f, (float)(f * f), 0.0f, 0.0f);
+}
+
+__global__ void lcc_fixed_post_kernel(float4 *p, long long n)
+{
+  const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= n)
+    return;
+  float4 q = p[e];
+  q.y = fmaxf(q.y - q.x * q.x, 0.0f);
+  p[e] = q;
+}
+
+__global__ void lcc_warped_pack_kernel(float4 *pack, const float *F, const float *W, float shift,
+                                       long long n)
+{
+  const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= n)
+    return;
+  const double w = (double)W[e] - shift, f = (double)F[e] - shift;
+  pack[e] = make_float4((float)w, (float)(w * w), (float)(f * w), 0.0f);
+}
+
+__global__ void lcc_warped_post_kernel(float4 *p, const float4 *lcc_f, long long n)
+{
+  const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= n)
+    return;
+  float4 q = p[e];
+  const float muf = lcc_f[e].x;
+  q.y = fmaxf(q.y - q.x * q.x, 0.0f);
+  q.z = q.z - muf * q.x;
+  p[e] = q;
+}
+
+cudaError_t nw_lcc_fixed_pack(float4 *pack, const float *F, float shift, const NwGrid &g,
+                              cudaStream_t stream)
+{
+  lcc_fixed_pack_kernel<<<blocks_for(g.n()), THREADS, 0, stream>>>(pack, F, shift, g.n());
+  return cudaGetLastError();
+}
+
+cudaError_t nw_lcc_fixed_post(float4 *lcc_f, const NwGrid &g, cudaStream_t stream)
+{
+  lcc_fixed_post_kernel<<<blocks_for(g.n()), THREADS, 0, stream>>>(lcc_f, g.n());
+  return cudaGetLastError();
+}
+
+cudaError_t nw_lcc_warped_pack(float4 *pack, const float *F, const float *W, float shift,
+                               const NwGrid &g, cudaStream_t stream)
+{
+  lcc_warped_pack_kernel<<<blocks_for(g.n()), THREADS, 0, stream>>>(pack, F, W, shift, g.n());
+  return cudaGetLastError();
+}
+
+cudaError_t nw_lcc_warped_post(float4 *lcc_w, const float4 *lcc_f, const NwGrid &g,
+                               cudaStream_t stream)
+{
+  lcc_warped_post_kernel<<<blocks_for(g.n()), THREADS, 0, stream>>>(lcc_w, lcc_f, g.n());
+  return cudaGetLastError();
+}
+
+/* ---- figures ----------------------------------------------------------------------------- */
+
+/* Block-reduce every member of a thread's partial sums (CUB), in one fixed order. */
+__device__ void block_reduce_sums(NwDemonsSums &t)
+{
+  typedef cub::BlockReduce<double, THREADS> ReduceD;
+  typedef cub::BlockReduce<unsigned long long, THREADS> ReduceU;
+  __shared__ union {
+    typename ReduceD::TempStorage d;
+    typename ReduceU::TempStorage u;
+  } tmp;
+  double *fields[8] = {&t.sf, &t.sw, &t.sff, &t.sww, &t.sfw, &t.sd2, &t.slcc, &t.n_lcc};
+  for (int q = 0; q < 8; q++) {
+    const double v = ReduceD(tmp.d).Sum(*fields[q]);
+    __syncthreads();
+    *fields[q] = v; /* valid in thread 0 only */
+  }
+  const double mn = ReduceD(tmp.d).Reduce(t.jac_min, cuda::minimum<>{});
+  __syncthreads();
+  const unsigned long long folds = ReduceU(tmp.u).Sum(t.folds);
+  __syncthreads();
+  t.jac_min = mn;
+  t.folds = folds;
+}
+
+/* similarity_figures + the Jacobian statistics of evaluate(), per voxel, grid-stride. */
+__global__ void sums_kernel(NwDemonsSums *__restrict__ partials, const float *__restrict__ F,
+                            const float *__restrict__ W, const float4 *__restrict__ s,
+                            const float4 *__restrict__ lcc_f, const float4 *__restrict__ lcc_w,
+                            NwDemonsLevelConst lc, NwGrid g)
+{
+  NwDemonsSums t = {0, 0, 0, 0, 0, 0, 0, 0, DBL_MAX, 0};
+  const double var_min = 1e-6 * lc.scale2;
+  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < g.n();
+       e += (long long)gridDim.x * blockDim.x) {
+    const double f = (double)F[e] - lc.shift, w = (double)W[e] - lc.shift;
+    t.sf += f;
+    t.sw += w;
+    t.sff += f * f;
+    t.sww += w * w;
+    t.sfw += f * w;
+    t.sd2 += (f - w) * (f - w);
+    if (lcc_f != NULL) {
+      const double vf = lcc_f[e].y;
+      const float4 pw = lcc_w[e];
+      if (vf > var_min && (double)pw.y > var_min) {
+        t.slcc += (double)pw.z / sqrt(vf * (double)pw.y);
+        t.n_lcc += 1.0;
+      }
+    }
+    int i, j, k;
+    unravel(g, e, i, j, k);
+    const double d = jacobian_det(s, g, i, j, k, e);
+    t.jac_min = d < t.jac_min ? d : t.jac_min;
+    t.folds += d <= 0.0;
+  }
+  block_reduce_sums(t);
+  if (threadIdx.x == 0)
+    partials[blockIdx.x] = t;
+}
+
+/* One block: each thread adds a fixed subset of the partials, then one block reduction —
+ * the same order on every run (deterministic figures). */
+__global__ void sums_final_kernel(NwDemonsSums *__restrict__ out,
+                                  const NwDemonsSums *__restrict__ partials, int n_partials)
+{
+  NwDemonsSums t = {0, 0, 0, 0, 0, 0, 0, 0, DBL_MAX, 0};
+  for (int b = threadIdx.x; b < n_partials; b += blockDim.x) {
+    const NwDemonsSums p = partials[b];
+    t.sf += p.sf;
+    t.sw += p.sw;
+    t.sff += p.sff;
+    t.sww += p.sww;
+    t.sfw += p.sfw;
+    t.sd2 += p.sd2;
+    t.slcc += p.slcc;
+    t.n_lcc += p.n_lcc;
+    t.jac_min = p.jac_min < t.jac_min ? p.jac_min : t.jac_min;
+    t.folds += p.folds;
+  }
+  block_reduce_sums(t);
+  if (threadIdx.x == 0)
+    *out = t;
+}
+
+cudaError_t nw_demons_sums_cuda(NwDemonsSums *d_sums, NwDemonsSums *d_partials, const float *F,
+                                const float *W, const float4 *s, const float4 *lcc_f,
+                                const float4 *lcc_w, NwDemonsLevelConst lc, const NwGrid &g,
+                                cudaStream_t stream)
+{
+  sums_kernel<<<NW_DEMONS_FIG_BLOCKS, THREADS, 0, stream>>>(d_partials, F, W, s, lcc_f, lcc_w,
+                                                            lc, g);
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess)
+    return e;
+  sums_final_kernel<<<1, THREADS, 0, stream>>>(d_sums, d_partials, NW_DEMONS_FIG_BLOCKS);
+  return cudaGetLastError();
+}

@@ -1,0 +1,53 @@
+/* demons_kernels.cuh — the demons-specific kernels: the update field, the LCC local
+ * statistics, and the per-iteration figures. The CUDA twins of demons_update,
+ * lcc_warped_stats and similarity_figures/evaluate in core/cpu/demons_cpu.c; see
+ * core/cpu/demons_method.h for the algorithm. CUDA back end, caller's stream. */
+#ifndef NW_DEMONS_KERNELS_CUH
+#define NW_DEMONS_KERNELS_CUH
+
+#include <cuda_runtime.h>
+
+#include "field_device.cuh"
+
+/* Sums over the voxels of one level, reduced deterministically (fixed order): the similarity
+ * sums of the intensities shifted by the level's mean, the LCC sum and count, the Jacobian
+ * minimum and the fold count of s. */
+struct NwDemonsSums {
+  double sf, sw, sff, sww, sfw, sd2, slcc, n_lcc;
+  double jac_min;
+  unsigned long long folds;
+};
+
+struct NwDemonsLevelConst {
+  float shift;   /* mean of F at this level, subtracted before squaring */
+  double scale2; /* squared intensity range of F: variance and denominator thresholds */
+};
+
+/* u = demons update (before smoothing). lcc_f = (μF, σFF), lcc_w = (μW, σWW, σFW) after
+ * lcc post-processing; both NULL for ssd. force: NwDemonsForce. */
+cudaError_t nw_demons_update_cuda(float4 *u, const float *F, const float *W,
+                                  const float4 *lcc_f, const float4 *lcc_w, int force,
+                                  float alpha, NwDemonsLevelConst lc, const NwGrid &g,
+                                  cudaStream_t stream);
+
+/* pack = (f', f'², 0, 0) with f' = F - shift: smooth it, then nw_lcc_fixed_post. */
+cudaError_t nw_lcc_fixed_pack(float4 *pack, const float *F, float shift, const NwGrid &g,
+                              cudaStream_t stream);
+/* In place: (G*f', G*f'²) -> (μF, σFF = max(G*f'² - μF², 0)). */
+cudaError_t nw_lcc_fixed_post(float4 *lcc_f, const NwGrid &g, cudaStream_t stream);
+/* pack = (w', w'², f'w', 0) with w' = W - shift: smooth it, then nw_lcc_warped_post. */
+cudaError_t nw_lcc_warped_pack(float4 *pack, const float *F, const float *W, float shift,
+                               const NwGrid &g, cudaStream_t stream);
+/* In place: -> (μW, σWW = max(G*w'² - μW², 0), σFW = G*f'w' - μF μW). */
+cudaError_t nw_lcc_warped_post(float4 *lcc_w, const float4 *lcc_f, const NwGrid &g,
+                               cudaStream_t stream);
+
+/* Figures of the current W and s into *d_sums (device memory; d_partials holds
+ * NW_DEMONS_FIG_BLOCKS partial sums). lcc_f/lcc_w NULL for ssd. */
+#define NW_DEMONS_FIG_BLOCKS 1024
+cudaError_t nw_demons_sums_cuda(NwDemonsSums *d_sums, NwDemonsSums *d_partials, const float *F,
+                                const float *W, const float4 *s, const float4 *lcc_f,
+                                const float4 *lcc_w, NwDemonsLevelConst lc, const NwGrid &g,
+                                cudaStream_t stream);
+
+#endif

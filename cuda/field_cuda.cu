@@ -1,0 +1,188 @@
+/* field_cuda.cu — see field_cuda.cuh. CUDA back end. */
+#include "field_cuda.cuh"
+
+#include <cub/block/block_reduce.cuh>
+#include <cuda/functional>
+#include <math.h>
+
+#define THREADS 256
+
+static unsigned blocks_for(long long n)
+{
+  long long b = (n + THREADS - 1) / THREADS;
+  return (unsigned)(b < 1 ? 1 : b);
+}
+
+__global__ void compose_kernel(float4 *__restrict__ out, const float4 *__restrict__ a, float sa,
+                               const float4 *__restrict__ b, float sb, NwGrid g)
+{
+  const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= g.n())
+    return;
+  int i, j, k;
+  unravel(g, e, i, j, k);
+  const float4 be = sb * b[e];
+  const float4 ae = sample_trilinear(a, g, (float)i + be.x, (float)j + be.y, (float)k + be.z);
+  out[e] = be + sa * ae;
+}
+
+cudaError_t nw_compose_cuda(float4 *out, const float4 *a, float sa, const float4 *b, float sb,
+                            const NwGrid &g, cudaStream_t stream)
+{
+  compose_kernel<<<blocks_for(g.n()), THREADS, 0, stream>>>(out, a, sa, b, sb, g);
+  return cudaGetLastError();
+}
+
+__global__ void axpy_kernel(float4 *out, const float4 *a, float scale, const float4 *b,
+                            long long n)
+{
+  const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (e < n)
+    out[e] = a[e] + scale * b[e];
+}
+
+cudaError_t nw_axpy_cuda(float4 *out, const float4 *a, float scale, const float4 *b,
+                         const NwGrid &g, cudaStream_t stream)
+{
+  axpy_kernel<<<blocks_for(g.n()), THREADS, 0, stream>>>(out, a, scale, b, g.n());
+  return cudaGetLastError();
+}
+
+/* Grid-stride maximum of |u| per block (CUB block reduction), then one atomicMax on the
+ * float's bits: non-negative IEEE floats order like their unsigned bit patterns. */
+__global__ void max_norm_kernel(unsigned *__restrict__ d_max_bits, const float4 *__restrict__ u,
+                                long long n)
+{
+  typedef cub::BlockReduce<float, THREADS> Reduce;
+  __shared__ typename Reduce::TempStorage tmp;
+  float m = 0.0f;
+  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < n;
+       e += (long long)gridDim.x * blockDim.x)
+    m = fmaxf(m, norm3(u[e]));
+  const float block_max = Reduce(tmp).Reduce(m, cuda::maximum<>{});
+  if (threadIdx.x == 0)
+    atomicMax(d_max_bits, __float_as_uint(block_max));
+}
+
+cudaError_t nw_max_norm_cuda(float *d_max, const float4 *u, const NwGrid &g,
+                             cudaStream_t stream)
+{
+  cudaError_t e = cudaMemsetAsync(d_max, 0, sizeof(float), stream);
+  if (e != cudaSuccess)
+    return e;
+  long long blocks = (g.n() + THREADS - 1) / THREADS;
+  if (blocks > 4096) /* enough to fill any GPU; the rest is the grid-stride loop */
+    blocks = 4096;
+  max_norm_kernel<<<(unsigned)(blocks < 1 ? 1 : blocks), THREADS, 0, stream>>>(
+      reinterpret_cast<unsigned *>(d_max), u, g.n());
+  return cudaGetLastError();
+}
+
+int nw_exp_squarings(double max_norm)
+{
+  int n = 0;
+  while (n < 30 && ldexp(max_norm, -n) > 0.5)
+    n++;
+  return n;
+}
+
+cudaError_t nw_exp_cuda(float4 *out, float4 *scratch, const float4 *v, float sign,
+                        int n_squarings, const NwGrid &g, cudaStream_t stream)
+{
+  const float scale = sign * (float)ldexp(1.0, -n_squarings);
+  if (n_squarings == 0)
+    return nw_axpy_cuda(out, v, scale - 1.0f, v, g, stream); /* out = scale·v */
+  /* The first squaring reads v scaled on the fly; then ping-pong so that the last of the
+   * n_squarings writes lands in out. */
+  float4 *dst = (n_squarings % 2 == 1) ? out : scratch;
+  float4 *other = dst == out ? scratch : out;
+  cudaError_t e = nw_compose_cuda(dst, v, scale, v, scale, g, stream);
+  for (int q = 1; q < n_squarings && e == cudaSuccess; q++) {
+    e = nw_compose_cuda(other, dst, 1.0f, dst, 1.0f, g, stream);
+    float4 *t = dst;
+    dst = other;
+    other = t;
+  }
+  return e;
+}
+
+__global__ void warp_kernel(float *__restrict__ out, const float *__restrict__ in,
+                            const float4 *__restrict__ s, bool nearest, NwGrid g)
+{
+  const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= g.n())
+    return;
+  int i, j, k;
+  unravel(g, e, i, j, k);
+  const float4 d = s[e];
+  const float x = (float)i + d.x, y = (float)j + d.y, z = (float)k + d.z;
+  out[e] = nearest ? sample_nearest(in, g, x, y, z) : sample_trilinear(in, g, x, y, z);
+}
+
+cudaError_t nw_warp_cuda(float *out, const float *in, const float4 *s, bool nearest,
+                         const NwGrid &g, cudaStream_t stream)
+{
+  warp_kernel<<<blocks_for(g.n()), THREADS, 0, stream>>>(out, in, s, nearest, g);
+  return cudaGetLastError();
+}
+
+__global__ void jacobian_kernel(float *__restrict__ out, const float4 *__restrict__ u, NwGrid g)
+{
+  const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= g.n())
+    return;
+  int i, j, k;
+  unravel(g, e, i, j, k);
+  out[e] = jacobian_det(u, g, i, j, k, e);
+}
+
+cudaError_t nw_jacobian_cuda(float *out, const float4 *u, const NwGrid &g, cudaStream_t stream)
+{
+  jacobian_kernel<<<blocks_for(g.n()), THREADS, 0, stream>>>(out, u, g);
+  return cudaGetLastError();
+}
+
+__global__ void expand_kernel(float4 *__restrict__ out, const float *__restrict__ xyz,
+                              long long n)
+{
+  const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (e < n)
+    out[e] = make_float4(xyz[3 * e], xyz[3 * e + 1], xyz[3 * e + 2], 0.0f);
+}
+
+__global__ void pack_kernel(float *__restrict__ xyz, const float4 *__restrict__ in, long long n)
+{
+  const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= n)
+    return;
+  const float4 d = in[e];
+  xyz[3 * e] = d.x;
+  xyz[3 * e + 1] = d.y;
+  xyz[3 * e + 2] = d.z;
+}
+
+cudaError_t nw_field_upload(float4 *d_field, void *d_staging, const float *h_xyz,
+                            const NwGrid &g, cudaStream_t stream)
+{
+  cudaError_t e = cudaMemcpyAsync(d_staging, h_xyz, (size_t)g.n() * 3 * sizeof(float),
+                                  cudaMemcpyHostToDevice, stream);
+  if (e != cudaSuccess)
+    return e;
+  expand_kernel<<<blocks_for(g.n()), THREADS, 0, stream>>>(d_field, (const float *)d_staging,
+                                                           g.n());
+  return cudaGetLastError();
+}
+
+cudaError_t nw_field_download(float *h_xyz, void *d_staging, const float4 *d_field,
+                              const NwGrid &g, cudaStream_t stream)
+{
+  pack_kernel<<<blocks_for(g.n()), THREADS, 0, stream>>>((float *)d_staging, d_field, g.n());
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess)
+    return e;
+  e = cudaMemcpyAsync(h_xyz, d_staging, (size_t)g.n() * 3 * sizeof(float),
+                      cudaMemcpyDeviceToHost, stream);
+  if (e != cudaSuccess)
+    return e;
+  return cudaStreamSynchronize(stream);
+}

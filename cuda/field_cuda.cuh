@@ -1,0 +1,50 @@
+/* field_cuda.cuh — displacement/velocity field operations on the GPU, the twins of
+ * core/field.h and core/resample.h (nw_field_compose, nw_field_exp, nw_warp,
+ * nw_field_jacobian_det, nw_field_max_norm). CUDA back end; every function enqueues on the
+ * caller's stream and returns the launch status (no synchronisation).
+ *
+ * Fields are float4 (x, y, z, 0) in voxel units on an NwGrid; images are float. */
+#ifndef NW_FIELD_CUDA_CUH
+#define NW_FIELD_CUDA_CUH
+
+#include <cuda_runtime.h>
+
+#include "field_device.cuh"
+
+/* out(x) = sb·b(x) + sa·a(x + sb·b(x)): (id + out) = (id + sa·a) ∘ (id + sb·b).
+ * out must differ from a and b. */
+cudaError_t nw_compose_cuda(float4 *out, const float4 *a, float sa, const float4 *b, float sb,
+                            const NwGrid &g, cudaStream_t stream);
+
+/* out = a + scale·b (out may be a or b). */
+cudaError_t nw_axpy_cuda(float4 *out, const float4 *a, float scale, const float4 *b,
+                         const NwGrid &g, cudaStream_t stream);
+
+/* max |u| over voxels, written (as float) to *d_max on the device. */
+cudaError_t nw_max_norm_cuda(float *d_max, const float4 *u, const NwGrid &g,
+                             cudaStream_t stream);
+
+/* Squarings for a field of maximum norm max_norm: smallest N with 2^-N max <= 0.5 (<= 30),
+ * as nw_field_exp_squarings. Host function. */
+int nw_exp_squarings(double max_norm);
+
+/* out = exp(sign·v) by scaling and squaring with n_squarings squarings (from
+ * nw_exp_squarings of max|v|). scratch: a second field buffer. out, scratch, v distinct. */
+cudaError_t nw_exp_cuda(float4 *out, float4 *scratch, const float4 *v, float sign,
+                        int n_squarings, const NwGrid &g, cudaStream_t stream);
+
+/* out(x) = in(x + s(x)), trilinear (nearest = false) or nearest neighbour. */
+cudaError_t nw_warp_cuda(float *out, const float *in, const float4 *s, bool nearest,
+                         const NwGrid &g, cudaStream_t stream);
+
+/* out(x) = det(I + ∇u(x)). */
+cudaError_t nw_jacobian_cuda(float *out, const float4 *u, const NwGrid &g, cudaStream_t stream);
+
+/* float3-packed (host layout, nc = 3) <-> float4 device fields, through a device staging
+ * buffer of at least 12·n bytes (it may alias nothing else in flight). */
+cudaError_t nw_field_upload(float4 *d_field, void *d_staging, const float *h_xyz,
+                            const NwGrid &g, cudaStream_t stream);
+cudaError_t nw_field_download(float *h_xyz, void *d_staging, const float4 *d_field,
+                              const NwGrid &g, cudaStream_t stream);
+
+#endif

@@ -18,6 +18,17 @@ target_include_directories(nw_nifti INTERFACE ${NIFTI_INCLUDE_DIR})
 target_link_libraries(nw_nifti INTERFACE ${NIFTI2_LIBRARY} ${ZNZ_LIBRARY} ZLIB::ZLIB ${NW_LIBM})
 target_compile_definitions(nw_nifti INTERFACE HAVE_ZLIB)
 
+# giftiio (optional): GIFTI meshes. Its header includes nifti1_io.h, found beside nifti2_io.h.
+# Without it, reading or writing GIFTI reports "unsupported: built without giftiio".
+find_path(GIFTI_INCLUDE_DIR gifti_io.h PATH_SUFFIXES gifti)
+find_library(GIFTI_LIBRARY giftiio)
+if(GIFTI_INCLUDE_DIR AND GIFTI_LIBRARY)
+  add_library(nw_gifti INTERFACE)
+  target_include_directories(nw_gifti INTERFACE ${GIFTI_INCLUDE_DIR} ${NIFTI_INCLUDE_DIR})
+  target_link_libraries(nw_gifti INTERFACE ${GIFTI_LIBRARY})
+  target_compile_definitions(nw_gifti INTERFACE NW_HAVE_GIFTI=1)
+endif()
+
 # GUI: GTK 3, GLEW, OpenGL (and EGL for offscreen render tests), giftiio for GIFTI meshes.
 set(_nw_gui_found OFF)
 if(NOT NW_GUI STREQUAL "OFF")

@@ -3,6 +3,14 @@
 #ifndef NW_METHOD_TABLE_H
 #define NW_METHOD_TABLE_H
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 void nw_methods_register_builtin(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -29,6 +29,8 @@ if(NW_HAVE_CUDA)
     set(CMAKE_CUDA_ARCHITECTURES 90-real 75-virtual)
   endif()
   set(CMAKE_CUDA_STANDARD 17)
+  # One CUDA runtime in every executable: the shared one that CUDA::cudart names.
+  set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
   set(CMAKE_CUDA_STANDARD_REQUIRED ON)
   enable_language(CUDA)
   find_package(CUDAToolkit REQUIRED)

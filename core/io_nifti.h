@@ -9,7 +9,7 @@
  * Displacement fields (see docs/FIELDS.md):
  *   NW_FIELD_ITK   — default. dim[0]=5, dim[4]=1, dim[5]=3, intent 1007 (VECTOR), float32,
  *                    components in LPS millimetres: what antsApplyTransforms, ITK and
- *                    elastix's DisplacementFieldTransform read.
+ *                    elastix's transformix (DeformationFieldTransform) read.
  *   NW_FIELD_RAS   — NIfTI-strict: same shape, intent 1006 (DISPVECT), RAS millimetres.
  * Loading also accepts NiftyReg's (intent_name "NREG_TRANS", intent_p1 1 = displacement,
  * RAS mm) and FSL's 4D displacement fields (dim[0]=4, dim[4]=3, millimetres in FSL's

@@ -14,8 +14,10 @@ extern "C" {
 
 /* Number of usable CUDA devices; 0 when there is no device or no driver (never an error). */
 int nw_cuda_device_count(void);
-/* Name of device 0 and a short reason when none: "NVIDIA H100 80GB HBM3" / "no CUDA device
- * (cudaGetDeviceCount: no CUDA-capable device is detected)". TRUE when a device is usable. */
+/* Name of device 0, or a short reason when none: "NVIDIA H100 80GB HBM3" /
+ * "cudaGetDeviceCount: no CUDA-capable device is detected" (callers wrap the reason as
+ * "no CUDA device (...)"). TRUE when a device is usable: it exists and can run this build's
+ * kernels. The answer is computed once per process. */
 gboolean nw_cuda_probe(char *name, size_t name_len);
 /* Free and total device memory in bytes of the current device. */
 gboolean nw_cuda_mem_info(size_t *free_bytes, size_t *total_bytes);

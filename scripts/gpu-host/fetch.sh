@@ -1,0 +1,27 @@
+#!/bin/bash
+# Run HERE (the Debian 12 machine with package access), from anywhere: downloads the Debian
+# packages the GPU host lacks into <repo>/.gpu-debs and copies the unpack script into
+# <repo>/.gpu-scripts (both git-ignored). Then carry both to the GPU host, e.g. with the
+# device tool's carry [".gpu-debs", ".gpu-scripts"], and run scripts/gpu-host/test.sh there.
+# Extra arguments are extra package names. Re-running refreshes both folders.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+shared=${NW_SHARED_GPU_HOST:-$repo/../shared/gpu-host}
+[ -f "$shared/fetch-debs.sh" ] || shared=/work/shared/gpu-host
+for f in fetch-debs.sh unpack.sh; do
+  if [ ! -f "$shared/$f" ]; then
+    echo "fetch.sh: $shared/$f not found (set NW_SHARED_GPU_HOST)" >&2
+    exit 1
+  fi
+done
+rm -rf "$repo/.gpu-debs"
+bash "$shared/fetch-debs.sh" "$repo/.gpu-debs" "$@"
+mkdir -p "$repo/.gpu-scripts"
+cp "$shared/unpack.sh" "$repo/.gpu-scripts/unpack.sh"
+# Colin27 and its AAL labels, for the demo-pair timing of bench_demons (NW_TEMPLATES_DIR).
+mkdir -p "$repo/.gpu-scripts/templates"
+for f in ch2bet.nii.gz aal.nii.gz; do
+  [ -f "/usr/share/mricron/templates/$f" ] && cp "/usr/share/mricron/templates/$f" "$repo/.gpu-scripts/templates/"
+done
+echo "fetch.sh: $(ls "$repo/.gpu-debs" | wc -l) packages ($(du -sh "$repo/.gpu-debs" | cut -f1))" \
+     "in .gpu-debs; unpack script in .gpu-scripts"

@@ -1,0 +1,178 @@
+#!/bin/bash
+# Run THERE: on the GPU host (no network), from the repository root or anywhere, with
+# .gpu-debs and .gpu-scripts carried along (made here by scripts/gpu-host/fetch.sh).
+#
+#   bash scripts/gpu-host/test.sh            # logs go to $OUT (default ./out)
+#
+# With the device tool: command "bash scripts/gpu-host/test.sh", carry [".gpu-debs",
+# ".gpu-scripts"], timeout 600 (the script keeps itself under NW_TIME_BUDGET, below).
+#
+# Steps, each logged to $OUT/<step>.log, each run even when an earlier one failed (so every
+# log comes back): unpack the debs into /opt/nwdeps (else /tmp/nwdeps), configure build-gpu
+# (Ninja, Release, NW_CUDA=ON, NW_GUI=OFF), build with all cores, nvidia-smi, the whole
+# ctest suite (tee'd to $OUT/ctest.log), then every test labelled "cuda" under
+# compute-sanitizer memcheck and racecheck. A summary table comes last (and in
+# $OUT/summary.txt). Knobs: NW_GPU_JOBS (build jobs), NW_CTEST_TIMEOUT (s per test, default
+# 120), NW_SANITIZER_TIMEOUT (s per sanitizer run, default 150), NW_TIME_BUDGET (s, default
+# 540: no sanitizer run starts that could end later), NW_SKIP_SANITIZERS=1.
+# Exit status: 0 when every step passed, else 1.
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+repo=$PWD
+# The device tool returns at most 8 files from $OUT: every log goes to a scratch folder that
+# is packed into $OUT/logs.tar.gz at the end, beside summary.txt and the benchmark JSON.
+FINAL_OUT=${OUT:-$repo/out}
+OUT=$(mktemp -d /tmp/nwgpu-logs.XXXXXX)
+mkdir -p "$FINAL_OUT"
+build=$repo/build-gpu
+jobs=${NW_GPU_JOBS:-$(nproc)}
+ctest_timeout=${NW_CTEST_TIMEOUT:-120}
+san_timeout=${NW_SANITIZER_TIMEOUT:-150}
+# The device tool stops a command after 600 s: sanitizer runs that would end past this many
+# seconds since the start are skipped (and listed as such) so that the logs still come back.
+budget=${NW_TIME_BUDGET:-540}
+
+summary=()
+failed=0
+# record STEP RC [NOTE]: 0 ok, 77 skipped, 124 timeout, else FAIL.
+record() {
+  local verdict=FAIL
+  case $2 in
+    0) verdict=ok ;;
+    77) verdict=skipped ;;
+    124 | 137) verdict=TIMEOUT ;;
+  esac
+  [ "$verdict" = ok ] || [ "$verdict" = skipped ] || failed=1
+  summary+=("$(printf '%-36s %-8s rc=%-4s %s' "$1" "$verdict" "$2" "${3:-}")")
+}
+# step NAME CMD...: runs CMD with its output in $OUT/NAME.log and records the outcome.
+step() {
+  local name=$1
+  shift
+  echo "== $name: $*"
+  "$@" >"$OUT/$name.log" 2>&1
+  local rc=$?
+  record "$name" "$rc" "$name.log"
+  [ "$rc" -eq 0 ] || tail -n 30 "$OUT/$name.log"
+  return "$rc"
+}
+
+# --- dependencies: unpack the carried debs into a prefix and take its environment ----------
+prefix=${NW_DEPS_PREFIX:-/opt/nwdeps}
+mkdir -p "$prefix" 2>/dev/null && [ -w "$prefix" ] || prefix=/tmp/nwdeps
+if [ -f .gpu-scripts/unpack.sh ] && [ -d .gpu-debs ]; then
+  if bash .gpu-scripts/unpack.sh .gpu-debs "$prefix" >"$OUT/env.sh" 2>"$OUT/unpack.log"; then
+    # shellcheck disable=SC1091
+    source "$OUT/env.sh"
+    record unpack 0 "into $prefix"
+  else
+    record unpack 1 unpack.log
+  fi
+else
+  record unpack 1 "missing .gpu-debs or .gpu-scripts/unpack.sh: run scripts/gpu-host/fetch.sh"
+fi
+for d in /usr/local/cuda/bin /usr/local/cuda-13.0/bin; do
+  [ -d "$d" ] && export PATH=$PATH:$d
+done
+command -v nvcc >/dev/null && export CUDACXX=${CUDACXX:-$(command -v nvcc)}
+
+# --- GPU, configure, build -------------------------------------------------------------------
+step nvidia-smi nvidia-smi
+step configure cmake -S "$repo" -B "$build" -G Ninja -DNW_GUI=OFF -DNW_CUDA=ON \
+  -DCMAKE_BUILD_TYPE=Release
+configured=$?
+if [ "$configured" -eq 0 ]; then
+  # -k 0: keep going, so one broken target does not keep every other test from running
+  step build cmake --build "$build" -j "$jobs" -- -k 0
+else
+  record build 1 "not run: configure failed"
+fi
+
+# --- the whole test suite ----------------------------------------------------------------------
+echo "== ctest"
+ctest --test-dir "$build" --output-on-failure --timeout "$ctest_timeout" -j 4 2>&1 |
+  tee "$OUT/ctest.log"
+record ctest "${PIPESTATUS[0]}" "ctest.log: $(grep -E 'tests passed|tests failed' "$OUT/ctest.log" | tail -1)"
+cp "$build/Testing/Temporary/LastTest.log" "$OUT/LastTest.log" 2>/dev/null
+
+# --- benchmark (JSON) ---------------------------------------------------------------------------
+if [ -x "$build/bench/bench_smooth" ]; then
+  echo "== bench_smooth"
+  timeout 120 "$build/bench/bench_smooth" --size 192 --iterations 10 >"$FINAL_OUT/bench_smooth.json" \
+    2>"$OUT/bench_smooth.log"
+  record bench_smooth $? "$(head -c 300 "$FINAL_OUT/bench_smooth.json")"
+else
+  record bench_smooth 1 "not built"
+fi
+
+# --- log-demons benchmark (before the sanitizers, which may use up the time budget) -------
+if [ -x "$build/bench/bench_demons" ] && [ "${NW_SKIP_DEMONS_BENCH:-0}" != 1 ]; then
+  echo "== bench_demons"
+  export NW_TEMPLATES_DIR=$repo/.gpu-scripts/templates
+  OMP_NUM_THREADS=1 timeout 120 "$build/bench/bench_demons" --cpu-only --cpu-sizes 128 \
+    --cpu-iters 2 --json "$FINAL_OUT/bench_demons_cpu1.json" >"$OUT/bench_demons_cpu1.log" 2>&1
+  record bench_demons_cpu1 $? "$(tail -1 "$OUT/bench_demons_cpu1.log")"
+  timeout 240 "$build/bench/bench_demons" --sizes "${NW_BENCH_SIZES:-128,192,256,320}" \
+    --cpu-sizes 128 --cpu-iters 3 --demo-mm 1 --json "$FINAL_OUT/bench_demons.json" \
+    >"$OUT/bench_demons.log" 2>&1
+  record bench_demons $? "bench_demons.log"
+  cat "$OUT/bench_demons.log"
+fi
+
+# --- CUDA tests under compute-sanitizer -------------------------------------------------------
+# The tests labelled cuda (nw_add_test ... CUDA), found from ctest's own listing.
+cuda_tests() {
+  ctest --test-dir "$build" -L cuda --show-only=json-v1 2>/dev/null | python3 -c '
+import json, sys
+for t in json.load(sys.stdin).get("tests", []):
+    cmd = t.get("command") or []
+    if cmd:
+        print(t["name"] + "\t" + cmd[0])
+' 2>/dev/null ||
+    ctest --test-dir "$build" -L cuda -N 2>/dev/null |
+    sed -n 's/^ *Test *#[0-9]*: *\(.*\)$/\1/p' | while read -r t; do
+      printf '%s\t%s\n' "$t" "$build/tests/$t"
+    done
+}
+sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+if [ "${NW_SKIP_SANITIZERS:-0}" = 1 ]; then
+  record compute-sanitizer 77 "NW_SKIP_SANITIZERS=1"
+elif [ -z "$sanitizer" ]; then
+  record compute-sanitizer 1 "compute-sanitizer not found"
+else
+  list=$(cuda_tests)
+  [ -n "$list" ] || record compute-sanitizer 1 "no tests labelled cuda were found"
+  export NW_TEST_DATA=$repo/tests/data G_DEBUG=fatal-criticals
+  while IFS=$'\t' read -r name exe; do
+    [ -n "$name" ] || continue
+    for tool in memcheck racecheck; do
+      left=$((budget - SECONDS))
+      if [ "$left" -lt 20 ]; then
+        record "$tool $name" 77 "time budget of ${budget}s spent"
+        continue
+      fi
+      run_timeout=$((left < san_timeout ? left : san_timeout))
+      extra=()
+      [ "$tool" = memcheck ] && extra=(--leak-check full)
+      log=$OUT/$tool-$name.log
+      echo "== $tool $name"
+      (cd "$build/tests" 2>/dev/null || cd "$build"
+       timeout "$run_timeout" "$sanitizer" --tool "$tool" "${extra[@]}" --error-exitcode 1 \
+         "$exe") >"$log" 2>&1
+      rc=$?
+      record "$tool $name" "$rc" "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1)"
+      [ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] || tail -n 30 "$log"
+    done
+  done <<<"$list"
+fi
+
+# --- summary, last -----------------------------------------------------------------------------
+{
+  echo
+  echo "==== neurowarp GPU host summary ($(date -u '+%Y-%m-%d %H:%M UTC'), $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1))"
+  printf '%s\n' "${summary[@]}"
+  [ "$failed" -eq 0 ] && echo "ALL OK" || echo "SOME STEPS FAILED (logs in $OUT)"
+} | tee "$OUT/summary.txt"
+cp "$OUT/summary.txt" "$OUT/ctest.log" "$FINAL_OUT/" 2>/dev/null
+tar czf "$FINAL_OUT/logs.tar.gz" -C "$(dirname "$OUT")" "$(basename "$OUT")"
+exit "$failed"

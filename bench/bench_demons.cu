@@ -233,13 +233,16 @@ static int time_kernels(int n, KernelTime *kt)
   CK(cudaEventCreate(&t1));
   int nk = 0;
   TIME("update", 4 + 4 + 16, CK(nw_demons_update_cuda(u, F, W, NULL, NULL, 0, 1.0f, lc, g, st)));
-  TIME("gauss3_sigma1", 3 * 32, CK(nw_gauss3_float4(&u, &tmp, g, k1, st)));
-  TIME("gauss3_sigma1.5", 3 * 32, CK(nw_gauss3_float4(&u, &tmp, g, k15, st)));
+  TIME("gauss3_sigma1", 3 * 32, CK(nw_gauss3_float4(&u, &tmp, g, k1, NULL, st)));
+  TIME("gauss3_sigma1.5", 3 * 32, CK(nw_gauss3_float4(&u, &tmp, g, k15, NULL, st)));
+  TIME("gauss3_sigma1.5_max", 3 * 32, CK(nw_gauss3_float4(&u, &tmp, g, k15, d_max, st)));
   TIME("max_norm", 16, CK(nw_max_norm_cuda(d_max, u, g, st)));
   TIME("compose_ldg", 48, CK(nw_compose_cuda(tmp, v, 1.0f, u, 1.0f, g, st)));
-  TIME("exp", 48.0 * nsq, CK(nw_exp_cuda(s, tmp, v, 1.0f, nsq, g, st)));
+  /* A squaring gathers from the field it reads: 16 B read + 16 B written per voxel. */
+  TIME("exp", 32.0 * nsq, CK(nw_exp_cuda(s, tmp, v, 1.0f, nsq, g, st)));
   TIME("warp_ldg", 24, CK(nw_warp_cuda(W, M, s, false, g, st)));
-  TIME("sums", 24, CK(nw_demons_sums_cuda(sums, part, F, W, s, NULL, NULL, lc, g, st)));
+  TIME("sums", 24, CK(nw_demons_sums_cuda(sums, part, F, W, NULL, s, NULL, NULL, lc, g, st)));
+  TIME("warp_sums_fused", 28, CK(nw_demons_sums_cuda(sums, part, F, W, M, s, NULL, NULL, lc, g, st)));
   /* Texture variants. */
   cudaChannelFormatDesc cf = cudaCreateChannelDesc<float>(), cf4 = cudaCreateChannelDesc<float4>();
   cudaArray_t am, av;

@@ -71,15 +71,15 @@ static gboolean is_lcc(const DemonsCuda *st)
       return FALSE;                                                                            \
   } while (0)
 
+/* G(sigma) * field, in place (pointers may swap). d_max: when not NULL, receives max |result|
+ * (fused into the last pass). */
 static gboolean smooth_field(DemonsCuda *st, float4 **field, float4 **scratch, double sigma,
-                             GError **error)
+                             float *d_max, GError **error)
 {
-  if (sigma <= 0.0)
-    return TRUE;
   NwGaussKernel k[3];
   for (int a = 0; a < 3; a++)
-    nw_gauss_kernel(&k[a], sigma);
-  CHECK(nw_gauss3_float4(field, scratch, st->g, k, st->stream));
+    nw_gauss_kernel(&k[a], sigma); /* sigma <= 0: identity kernels, skipped passes */
+  CHECK(nw_gauss3_float4(field, scratch, st->g, k, d_max, st->stream));
   return TRUE;
 }
 
@@ -114,25 +114,28 @@ static gboolean check_memory(size_t n, gboolean lcc, const NwVolume *full, GErro
   return TRUE;
 }
 
-/* s = exp(v), W = M ∘ s, figures: demons_cpu.c evaluate(). Synchronises twice. */
-static gboolean evaluate(DemonsCuda *st, GError **error)
+/* s = exp(v), W = M ∘ s, figures: demons_cpu.c evaluate(). Synchronises twice. have_max_v:
+ * d_max_v already holds max|v| (fused into the smoothing of v). */
+static gboolean evaluate(DemonsCuda *st, gboolean have_max_v, GError **error)
 {
   const gboolean lcc = is_lcc(st);
-  CHECK(nw_max_norm_cuda(st->d_max_v, st->v, st->g, st->stream));
+  if (!have_max_v)
+    CHECK(nw_max_norm_cuda(st->d_max_v, st->v, st->g, st->stream));
   CHECK(cudaMemcpyAsync(&st->h->max_v, st->d_max_v, sizeof(float), cudaMemcpyDeviceToHost,
                         st->stream));
   CHECK(cudaStreamSynchronize(st->stream));
   st->squarings = nw_exp_squarings(st->h->max_v);
   /* u is free here (the update has been folded into v): scratch for the squarings. */
   CHECK(nw_exp_cuda(st->s, st->u, st->v, 1.0f, st->squarings, st->g, st->stream));
-  CHECK(nw_warp_cuda(st->W, st->M, st->s, false, st->g, st->stream));
-  if (lcc) {
+  if (lcc) { /* the local statistics need all of W before the figures */
+    CHECK(nw_warp_cuda(st->W, st->M, st->s, false, st->g, st->stream));
     CHECK(nw_lcc_warped_pack(st->lcc_w, st->F, st->W, st->lc.shift, st->g, st->stream));
-    if (!smooth_field(st, &st->lcc_w, &st->u, param(st, "lcc-sigma"), error))
+    if (!smooth_field(st, &st->lcc_w, &st->u, param(st, "lcc-sigma"), NULL, error))
       return FALSE;
     CHECK(nw_lcc_warped_post(st->lcc_w, st->lcc_f, st->g, st->stream));
   }
-  CHECK(nw_demons_sums_cuda(st->d_sums, st->d_partials, st->F, st->W, st->s,
+  /* ssd: W = M ∘ s fused into the figures pass. */
+  CHECK(nw_demons_sums_cuda(st->d_sums, st->d_partials, st->F, st->W, lcc ? NULL : st->M, st->s,
                             lcc ? st->lcc_f : NULL, lcc ? st->lcc_w : NULL, st->lc, st->g,
                             st->stream));
   CHECK(cudaMemcpyAsync(&st->h->sums, st->d_sums, sizeof(NwDemonsSums), cudaMemcpyDeviceToHost,
@@ -156,7 +159,7 @@ static gboolean evaluate(DemonsCuda *st, GError **error)
 static gboolean lcc_fixed_stats(DemonsCuda *st, GError **error)
 {
   CHECK(nw_lcc_fixed_pack(st->lcc_f, st->F, st->lc.shift, st->g, st->stream));
-  if (!smooth_field(st, &st->lcc_f, &st->u, param(st, "lcc-sigma"), error))
+  if (!smooth_field(st, &st->lcc_f, &st->u, param(st, "lcc-sigma"), NULL, error))
     return FALSE;
   CHECK(nw_lcc_fixed_post(st->lcc_f, st->g, st->stream));
   return TRUE;
@@ -169,9 +172,8 @@ static gboolean iterate(DemonsCuda *st, GError **error)
   CHECK(nw_demons_update_cuda(st->u, st->F, st->W, lcc ? st->lcc_f : NULL,
                               lcc ? st->lcc_w : NULL, (int)param(st, "force"),
                               (float)param(st, "max-step"), st->lc, st->g, st->stream));
-  if (!smooth_field(st, &st->u, &st->tmp, param(st, "sigma-fluid"), error))
+  if (!smooth_field(st, &st->u, &st->tmp, param(st, "sigma-fluid"), st->d_max_u, error))
     return FALSE;
-  CHECK(nw_max_norm_cuda(st->d_max_u, st->u, st->g, st->stream));
   if (param(st, "composition") == NW_DEMONS_BCH) {
     CHECK(nw_axpy_cuda(st->v, st->v, 1.0f, st->u, st->g, st->stream));
   } else {
@@ -180,10 +182,10 @@ static gboolean iterate(DemonsCuda *st, GError **error)
     st->v = st->tmp;
     st->tmp = t;
   }
-  if (!smooth_field(st, &st->v, &st->tmp, param(st, "sigma-diff"), error))
+  if (!smooth_field(st, &st->v, &st->tmp, param(st, "sigma-diff"), st->d_max_v, error))
     return FALSE;
   st->prev_energy = st->energy;
-  if (!evaluate(st, error))
+  if (!evaluate(st, TRUE, error))
     return FALSE;
   st->max_u = st->h->max_u;
   return TRUE;
@@ -264,7 +266,7 @@ static gboolean enter_level(DemonsCuda *st, int l, GError **error)
   st->iter_in_level = 0;
   st->level_done = FALSE;
   st->max_u = 0.0;
-  if (!evaluate(st, error))
+  if (!evaluate(st, FALSE, error))
     return FALSE;
   st->prev_energy = st->energy;
   return TRUE;
@@ -404,7 +406,7 @@ static gboolean demons_set_params(void *state, const NwParams *p, GError **error
   nw_params_free(st->params);
   st->params = nw_params_copy(p);
   if (new_window && is_lcc(st)) { /* new LCC window: local statistics and energy with it */
-    if (!lcc_fixed_stats(st, error) || !evaluate(st, error))
+    if (!lcc_fixed_stats(st, error) || !evaluate(st, FALSE, error))
       return FALSE;
     st->prev_energy = st->energy;
   }

@@ -23,11 +23,10 @@ __global__ void update_kernel(float4 *__restrict__ u, const float *__restrict__ 
                               const float4 *__restrict__ lcc_w, int force, float alpha,
                               NwDemonsLevelConst lc, NwGrid g)
 {
-  const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (e >= g.n())
-    return;
   int i, j, k;
-  unravel(g, e, i, j, k);
+  long long e;
+  if (!voxel_of_thread(g, i, j, k, e))
+    return;
   const float f = F[e], w = W[e];
   float r, a;
   if (lcc_f == NULL) {
@@ -62,7 +61,7 @@ cudaError_t nw_demons_update_cuda(float4 *u, const float *F, const float *W,
                                   float alpha, NwDemonsLevelConst lc, const NwGrid &g,
                                   cudaStream_t stream)
 {
-  update_kernel<<<blocks_for(g.n()), THREADS, 0, stream>>>(u, F, W, lcc_f, lcc_w, force, alpha,
+  update_kernel<<<nw_voxel_grid(g), NW_VOXEL_THREADS, 0, stream>>>(u, F, W, lcc_f, lcc_w, force, alpha,
                                                            lc, g);
   return cudaGetLastError();
 }
@@ -162,36 +161,50 @@ __device__ void block_reduce_sums(NwDemonsSums &t)
   t.folds = folds;
 }
 
-/* similarity_figures + the Jacobian statistics of evaluate(), per voxel, grid-stride. */
+/* similarity_figures + the Jacobian statistics of evaluate(), one warp per row (j, k) of
+ * the volume at a time, lanes along i; with FUSED_WARP also W = M ∘ s first. */
+template <bool FUSED_WARP>
 __global__ void sums_kernel(NwDemonsSums *__restrict__ partials, const float *__restrict__ F,
-                            const float *__restrict__ W, const float4 *__restrict__ s,
-                            const float4 *__restrict__ lcc_f, const float4 *__restrict__ lcc_w,
-                            NwDemonsLevelConst lc, NwGrid g)
+                            float *__restrict__ W, const float *__restrict__ M,
+                            const float4 *__restrict__ s, const float4 *__restrict__ lcc_f,
+                            const float4 *__restrict__ lcc_w, NwDemonsLevelConst lc, NwGrid g)
 {
   NwDemonsSums t = {0, 0, 0, 0, 0, 0, 0, 0, DBL_MAX, 0};
   const double var_min = 1e-6 * lc.scale2;
-  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < g.n();
-       e += (long long)gridDim.x * blockDim.x) {
-    const double f = (double)F[e] - lc.shift, w = (double)W[e] - lc.shift;
-    t.sf += f;
-    t.sw += w;
-    t.sff += f * f;
-    t.sww += w * w;
-    t.sfw += f * w;
-    t.sd2 += (f - w) * (f - w);
-    if (lcc_f != NULL) {
-      const double vf = lcc_f[e].y;
-      const float4 pw = lcc_w[e];
-      if (vf > var_min && (double)pw.y > var_min) {
-        t.slcc += (double)pw.z / sqrt(vf * (double)pw.y);
-        t.n_lcc += 1.0;
+  const int lane = threadIdx.x & 31;
+  const int rows = g.ny * g.nz, n_warps = (gridDim.x * blockDim.x) >> 5;
+  for (int row = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; row < rows; row += n_warps) {
+    const int j = row % g.ny, k = row / g.ny;
+    const long long base = (long long)row * g.nx;
+    for (int i = lane; i < g.nx; i += 32) {
+      const long long e = base + i;
+      float wv;
+      if (FUSED_WARP) {
+        const float4 d = s[e];
+        wv = sample_trilinear(M, g, (float)i + d.x, (float)j + d.y, (float)k + d.z);
+        W[e] = wv;
+      } else {
+        wv = W[e];
       }
+      const double f = (double)F[e] - lc.shift, w = (double)wv - lc.shift;
+      t.sf += f;
+      t.sw += w;
+      t.sff += f * f;
+      t.sww += w * w;
+      t.sfw += f * w;
+      t.sd2 += (f - w) * (f - w);
+      if (lcc_f != NULL) {
+        const double vf = lcc_f[e].y;
+        const float4 pw = lcc_w[e];
+        if (vf > var_min && (double)pw.y > var_min) {
+          t.slcc += (double)pw.z / sqrt(vf * (double)pw.y);
+          t.n_lcc += 1.0;
+        }
+      }
+      const double det = jacobian_det(s, g, i, j, k, e);
+      t.jac_min = det < t.jac_min ? det : t.jac_min;
+      t.folds += det <= 0.0;
     }
-    int i, j, k;
-    unravel(g, e, i, j, k);
-    const double d = jacobian_det(s, g, i, j, k, e);
-    t.jac_min = d < t.jac_min ? d : t.jac_min;
-    t.folds += d <= 0.0;
   }
   block_reduce_sums(t);
   if (threadIdx.x == 0)
@@ -223,12 +236,16 @@ __global__ void sums_final_kernel(NwDemonsSums *__restrict__ out,
 }
 
 cudaError_t nw_demons_sums_cuda(NwDemonsSums *d_sums, NwDemonsSums *d_partials, const float *F,
-                                const float *W, const float4 *s, const float4 *lcc_f,
+                                float *W, const float *M, const float4 *s, const float4 *lcc_f,
                                 const float4 *lcc_w, NwDemonsLevelConst lc, const NwGrid &g,
                                 cudaStream_t stream)
 {
-  sums_kernel<<<NW_DEMONS_FIG_BLOCKS, THREADS, 0, stream>>>(d_partials, F, W, s, lcc_f, lcc_w,
-                                                            lc, g);
+  if (M != NULL)
+    sums_kernel<true><<<NW_DEMONS_FIG_BLOCKS, THREADS, 0, stream>>>(d_partials, F, W, M, s,
+                                                                     lcc_f, lcc_w, lc, g);
+  else
+    sums_kernel<false><<<NW_DEMONS_FIG_BLOCKS, THREADS, 0, stream>>>(d_partials, F, W, M, s,
+                                                                      lcc_f, lcc_w, lc, g);
   cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess)
     return e;

@@ -43,10 +43,13 @@ cudaError_t nw_lcc_warped_post(float4 *lcc_w, const float4 *lcc_f, const NwGrid 
                                cudaStream_t stream);
 
 /* Figures of the current W and s into *d_sums (device memory; d_partials holds
- * NW_DEMONS_FIG_BLOCKS partial sums). lcc_f/lcc_w NULL for ssd. */
+ * NW_DEMONS_FIG_BLOCKS partial sums). lcc_f/lcc_w NULL for ssd. When M is not NULL the warp
+ * is fused in: W = M ∘ s is computed, stored and summed in the same pass (ssd: the figures
+ * need nothing else of W); with M NULL, W is read. Each warp of the grid walks whole rows
+ * (j, k) of the volume, so no voxel index is ever divided. */
 #define NW_DEMONS_FIG_BLOCKS 1024
 cudaError_t nw_demons_sums_cuda(NwDemonsSums *d_sums, NwDemonsSums *d_partials, const float *F,
-                                const float *W, const float4 *s, const float4 *lcc_f,
+                                float *W, const float *M, const float4 *s, const float4 *lcc_f,
                                 const float4 *lcc_w, NwDemonsLevelConst lc, const NwGrid &g,
                                 cudaStream_t stream);
 

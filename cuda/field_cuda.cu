@@ -16,11 +16,10 @@ static unsigned blocks_for(long long n)
 __global__ void compose_kernel(float4 *__restrict__ out, const float4 *__restrict__ a, float sa,
                                const float4 *__restrict__ b, float sb, NwGrid g)
 {
-  const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (e >= g.n())
-    return;
   int i, j, k;
-  unravel(g, e, i, j, k);
+  long long e;
+  if (!voxel_of_thread(g, i, j, k, e))
+    return;
   const float4 be = sb * b[e];
   const float4 ae = sample_trilinear(a, g, (float)i + be.x, (float)j + be.y, (float)k + be.z);
   out[e] = be + sa * ae;
@@ -29,7 +28,7 @@ __global__ void compose_kernel(float4 *__restrict__ out, const float4 *__restric
 cudaError_t nw_compose_cuda(float4 *out, const float4 *a, float sa, const float4 *b, float sb,
                             const NwGrid &g, cudaStream_t stream)
 {
-  compose_kernel<<<blocks_for(g.n()), THREADS, 0, stream>>>(out, a, sa, b, sb, g);
+  compose_kernel<<<nw_voxel_grid(g), NW_VOXEL_THREADS, 0, stream>>>(out, a, sa, b, sb, g);
   return cudaGetLastError();
 }
 
@@ -109,11 +108,10 @@ cudaError_t nw_exp_cuda(float4 *out, float4 *scratch, const float4 *v, float sig
 __global__ void warp_kernel(float *__restrict__ out, const float *__restrict__ in,
                             const float4 *__restrict__ s, bool nearest, NwGrid g)
 {
-  const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (e >= g.n())
-    return;
   int i, j, k;
-  unravel(g, e, i, j, k);
+  long long e;
+  if (!voxel_of_thread(g, i, j, k, e))
+    return;
   const float4 d = s[e];
   const float x = (float)i + d.x, y = (float)j + d.y, z = (float)k + d.z;
   out[e] = nearest ? sample_nearest(in, g, x, y, z) : sample_trilinear(in, g, x, y, z);
@@ -122,23 +120,22 @@ __global__ void warp_kernel(float *__restrict__ out, const float *__restrict__ i
 cudaError_t nw_warp_cuda(float *out, const float *in, const float4 *s, bool nearest,
                          const NwGrid &g, cudaStream_t stream)
 {
-  warp_kernel<<<blocks_for(g.n()), THREADS, 0, stream>>>(out, in, s, nearest, g);
+  warp_kernel<<<nw_voxel_grid(g), NW_VOXEL_THREADS, 0, stream>>>(out, in, s, nearest, g);
   return cudaGetLastError();
 }
 
 __global__ void jacobian_kernel(float *__restrict__ out, const float4 *__restrict__ u, NwGrid g)
 {
-  const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (e >= g.n())
-    return;
   int i, j, k;
-  unravel(g, e, i, j, k);
+  long long e;
+  if (!voxel_of_thread(g, i, j, k, e))
+    return;
   out[e] = jacobian_det(u, g, i, j, k, e);
 }
 
 cudaError_t nw_jacobian_cuda(float *out, const float4 *u, const NwGrid &g, cudaStream_t stream)
 {
-  jacobian_kernel<<<blocks_for(g.n()), THREADS, 0, stream>>>(out, u, g);
+  jacobian_kernel<<<nw_voxel_grid(g), NW_VOXEL_THREADS, 0, stream>>>(out, u, g);
   return cudaGetLastError();
 }
 

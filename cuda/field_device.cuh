@@ -47,6 +47,25 @@ __device__ __forceinline__ int clamp_int(int q, int lo, int hi)
   return q < lo ? lo : (q > hi ? hi : q);
 }
 
+/* One thread per voxel without index divisions (64-bit division costs dozens of
+ * instructions): threads along i, one grid row per (j, k). Launch with nw_voxel_grid(g) and
+ * NW_VOXEL_THREADS threads; voxel_of_thread is FALSE for the padding threads of a row. */
+#define NW_VOXEL_THREADS 128
+static inline dim3 nw_voxel_grid(const NwGrid &g)
+{
+  return dim3((unsigned)((g.nx + NW_VOXEL_THREADS - 1) / NW_VOXEL_THREADS), (unsigned)g.ny,
+              (unsigned)g.nz);
+}
+__device__ __forceinline__ bool voxel_of_thread(const NwGrid &g, int &i, int &j, int &k,
+                                                long long &e)
+{
+  i = blockIdx.x * blockDim.x + threadIdx.x;
+  j = blockIdx.y;
+  k = blockIdx.z;
+  e = ((long long)k * g.ny + j) * g.nx + i;
+  return i < g.nx;
+}
+
 /* Linear voxel index -> (i, j, k). */
 __device__ __forceinline__ void unravel(const NwGrid &g, long long e, int &i, int &j, int &k)
 {

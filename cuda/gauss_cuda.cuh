@@ -17,8 +17,10 @@
 
 /* Smooth the field in *data with kernels k[0..2] (one per axis; radius 0 skips an axis, as do
  * axes of size 1). Passes ping-pong between *data and *scratch; on return *data holds the
- * result (the two pointers may have been swapped). */
+ * result (the two pointers may have been swapped). When d_max_norm is not NULL, max |result|
+ * (Euclidean norm of x, y, z) is also written there, computed by the last pass as it stores
+ * its output — one pass over the field fewer than a separate reduction. */
 cudaError_t nw_gauss3_float4(float4 **data, float4 **scratch, const NwGrid &g,
-                             const NwGaussKernel k[3], cudaStream_t stream);
+                             const NwGaussKernel k[3], float *d_max_norm, cudaStream_t stream);
 
 #endif

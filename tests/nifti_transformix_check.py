@@ -4,59 +4,28 @@ nifti_fixture_writer) with elastix's transformix, and checks warped(x) = moving(
 oblique grid: proof that the LPS convention in docs/FIELDS.md is what elastix reads.
 Usage: nifti_transformix_check.py FOLDER. Exit 0 ok, 1 failure, 77 when transformix is absent."""
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 
 import nibabel as nib
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from transformix_util import apply_field, transformix_path  # noqa: E402
+
 
 def main():
-    tx = shutil.which("transformix")
-    if tx is None:
+    if transformix_path() is None:
         print("SKIP: transformix not installed")
         return 77
     folder = sys.argv[1]
     moving = os.path.join(folder, "tx_moving.nii.gz")
     field = os.path.join(folder, "tx_field.nii.gz")
     img = nib.load(moving)
-    a = img.affine
-    r = a[:3, :3]
-    flip = np.diag([-1.0, -1.0, 1.0])
-    spacing = np.linalg.norm(r, axis=0)
-    direction = flip @ r / spacing  # ITK direction cosines, LPS
-    origin = flip @ a[:3, 3]
     size = img.shape
-    params = "\n".join([
-        '(Transform "DeformationFieldTransform")',
-        '(DeformationFieldFileName "%s")' % field,
-        "(DeformationFieldInterpolationOrder 1)",
-        "(NumberOfParameters 0)",
-        '(InitialTransformParametersFileName "NoInitialTransform")',
-        '(HowToCombineTransforms "Compose")',
-        "(FixedImageDimension 3)", "(MovingImageDimension 3)",
-        '(FixedInternalImagePixelType "float")', '(MovingInternalImagePixelType "float")',
-        "(Size %d %d %d)" % size, "(Index 0 0 0)",
-        "(Spacing %.10f %.10f %.10f)" % tuple(spacing),
-        "(Origin %.10f %.10f %.10f)" % tuple(origin),
-        "(Direction %s)" % " ".join("%.10f" % v for v in direction.T.ravel()),
-        '(UseDirectionCosines "true")',
-        '(ResampleInterpolator "FinalBSplineInterpolator")',
-        "(FinalBSplineInterpolationOrder 1)", '(Resampler "DefaultResampler")',
-        "(DefaultPixelValue -1)", '(ResultImageFormat "nii.gz")',
-        '(ResultImagePixelType "float")', ""])
-    with tempfile.TemporaryDirectory() as out:
-        tp = os.path.join(out, "field.txt")
-        with open(tp, "w") as f:
-            f.write(params)
-        run = subprocess.run([tx, "-in", moving, "-tp", tp, "-out", out],
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        if run.returncode != 0:
-            print("FAIL: transformix exited %d:\n%s" % (run.returncode, run.stdout[-2000:]))
-            return 1
-        warped = nib.load(os.path.join(out, "result.nii.gz")).get_fdata()
+    warped, problem = apply_field(moving, field, img)
+    if problem:
+        print("FAIL: " + problem)
+        return 1
     i, j, k = np.meshgrid(np.arange(size[0]), np.arange(size[1]), np.arange(size[2]),
                           indexing="ij")
     want = (i + 0.5) + 10 * (j - 1.0) + 100 * (k + 2.0)  # u = (0.5, -1, 2) voxels

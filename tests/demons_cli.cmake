@@ -1,0 +1,7 @@
+# neurowarp-cli demons end to end, read back by elastix's transformix (skips without it).
+if(NW_PYTHON3)
+  add_test(NAME demons_transformix
+    COMMAND ${NW_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/demons_transformix_check.py
+            $<TARGET_FILE:neurowarp-cli>)
+  set_tests_properties(demons_transformix PROPERTIES SKIP_RETURN_CODE 77 LABELS "cli;demons")
+endif()

@@ -1,1 +1,447 @@
-/* cli_common.c — not yet implemented. */
+/* cli_common.c — see cli_common.h. Main thread, except the job callbacks (worker thread),
+ * which only print. Back end: whichever the method registry picks. */
+#include "cli_common.h"
+
+#include <glib-unix.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "job.h"
+#include "nw_error.h"
+
+/* ---- messages and option parsing ------------------------------------------------------ */
+
+static void print_one_line(const char *prefix, const char *message)
+{
+  g_autofree char *line = g_strdup(message != NULL ? message : "unknown error");
+  g_strdelimit(line, "\r\n", ' ');
+  fprintf(stderr, "%s: %s\n", prefix, line);
+  fflush(stderr);
+}
+
+int nw_cli_fail(const GError *error)
+{
+  print_one_line(NW_CLI_PROG, error != NULL ? error->message : NULL);
+  if (error != NULL && error->domain == NW_ERROR && error->code == NW_ERROR_CANCELLED)
+    return NW_CLI_EXIT_CANCELLED;
+  return NW_CLI_EXIT_FAILURE;
+}
+
+int nw_cli_usage(const char *command, const char *message)
+{
+  g_autofree char *prefix =
+      command != NULL ? g_strdup_printf("%s %s", NW_CLI_PROG, command) : g_strdup(NW_CLI_PROG);
+  print_one_line(prefix, message);
+  fprintf(stderr, "Try '%s --help'.\n", prefix);
+  return NW_CLI_EXIT_USAGE;
+}
+
+GOptionContext *nw_cli_context_new(const char *params_string, const char *summary,
+                                   const char *description)
+{
+  GOptionContext *ctx = g_option_context_new(params_string);
+  g_option_context_set_summary(ctx, summary);
+  g_option_context_set_description(ctx, description);
+  g_option_context_set_help_enabled(ctx, TRUE);
+  return ctx;
+}
+
+gboolean nw_cli_parse(GOptionContext *ctx, const char *command, int *argc, char ***argv,
+                      int *exit_code)
+{
+  g_autoptr(GError) error = NULL;
+  if (g_option_context_parse(ctx, argc, argv, &error))
+    return TRUE;
+  *exit_code = nw_cli_usage(command, error->message);
+  return FALSE;
+}
+
+/* ---- JSON ----------------------------------------------------------------------------- */
+
+void nw_json_string(GString *out, const char *text)
+{
+  g_autofree char *valid = g_utf8_make_valid(text != NULL ? text : "", -1);
+  g_string_append_c(out, '"');
+  for (const unsigned char *p = (const unsigned char *)valid; *p != '\0'; p++) {
+    switch (*p) {
+    case '"':
+      g_string_append(out, "\\\"");
+      break;
+    case '\\':
+      g_string_append(out, "\\\\");
+      break;
+    case '\n':
+      g_string_append(out, "\\n");
+      break;
+    case '\r':
+      g_string_append(out, "\\r");
+      break;
+    case '\t':
+      g_string_append(out, "\\t");
+      break;
+    default:
+      if (*p < 0x20)
+        g_string_append_printf(out, "\\u%04x", *p);
+      else
+        g_string_append_c(out, (char)*p);
+    }
+  }
+  g_string_append_c(out, '"');
+}
+
+void nw_json_number(GString *out, double value)
+{
+  if (!isfinite(value)) {
+    g_string_append(out, "null"); /* JSON has no NaN or Infinity */
+    return;
+  }
+  if (value == floor(value) && fabs(value) < 1e15) {
+    g_string_append_printf(out, "%.0f", value);
+    return;
+  }
+  /* %.17g round-trips a double; the C locale is in force (no setlocale), so '.' is the point. */
+  g_string_append_printf(out, "%.17g", value);
+}
+
+void nw_json_key(GString *out, gboolean first, const char *key)
+{
+  if (!first)
+    g_string_append_c(out, ',');
+  nw_json_string(out, key);
+  g_string_append_c(out, ':');
+}
+
+/* ---- method commands ------------------------------------------------------------------ */
+
+struct NwCliMethod {
+  char *command;
+  const char *method;
+  const NwParamSpec *specs; /* the method's table (static) */
+  int n_specs;
+  NwParams *params;
+  char **texts;       /* n_specs option values as given, or NULL */
+  GPtrArray *strings; /* help texts the option entries point into */
+  char *device_text, *params_file;
+  gboolean json;
+  const NwMethodOps *ops; /* after prepare */
+  gboolean auto_device;   /* --device auto (or none): say what was picked */
+  char cuda_name[256];
+  /* run state, shared with the worker's callbacks */
+  int max_iterations;
+  gboolean progress_line;
+  gint64 t_start;
+  int iterations;
+  double total_ms;
+  GMainLoop *loop;
+  NwCliReportHook hook; /* optional, nw_cli_method_set_report_hook */
+  gpointer hook_data;
+};
+
+NwCliMethod *nw_cli_method_new(const char *command, const char *method, GError **error)
+{
+  const NwMethodOps *ops = nw_method_lookup(method, NW_DEVICE_CPU, NULL);
+  if (ops == NULL)
+    ops = nw_method_lookup(method, NW_DEVICE_AUTO, error);
+  if (ops == NULL)
+    return NULL;
+  NwCliMethod *m = g_new0(NwCliMethod, 1);
+  m->command = g_strdup(command);
+  m->method = ops->name;
+  m->specs = ops->params;
+  m->n_specs = ops->n_params;
+  m->params = nw_params_new(ops->params, ops->n_params);
+  m->texts = g_new0(char *, ops->n_params + 1);
+  m->strings = g_ptr_array_new_with_free_func(g_free);
+  return m;
+}
+
+void nw_cli_method_free(NwCliMethod *m)
+{
+  if (m == NULL)
+    return;
+  g_free(m->command);
+  nw_params_free(m->params);
+  for (int i = 0; i < m->n_specs; i++) /* not g_strfreev: unset options leave NULL gaps */
+    g_free(m->texts[i]);
+  g_free(m->texts);
+  g_ptr_array_unref(m->strings);
+  g_free(m->device_text);
+  g_free(m->params_file);
+  g_free(m);
+}
+
+static const char *keep(NwCliMethod *m, char *owned)
+{
+  g_ptr_array_add(m->strings, owned);
+  return owned;
+}
+
+/* "Width of the Gaussian ... [mm, 0..50, default 1]" */
+static const char *param_help(NwCliMethod *m, const NwParamSpec *s, int index)
+{
+  g_autofree char *def = nw_params_format(m->params, index);
+  GString *h = g_string_new(s->tooltip);
+  g_string_append(h, " [");
+  if (s->unit != NULL && s->unit[0] != '\0')
+    g_string_append_printf(h, "%s, ", s->unit);
+  if (s->type == NW_PARAM_ENUM && s->choices != NULL) {
+    g_autofree char *all = g_strjoinv("|", (char **)s->choices);
+    g_string_append(h, all);
+  } else if (s->type == NW_PARAM_BOOL) {
+    g_string_append(h, "true|false");
+  } else {
+    g_string_append_printf(h, "%g..%g", s->min, s->max);
+  }
+  g_string_append_printf(h, ", default %s%s]", def, s->live ? ", live" : "");
+  return keep(m, g_string_free(h, FALSE));
+}
+
+static const char *param_arg(NwCliMethod *m, const NwParamSpec *s)
+{
+  switch (s->type) {
+  case NW_PARAM_INT:
+    return "N";
+  case NW_PARAM_BOOL:
+    return "BOOL";
+  case NW_PARAM_ENUM:
+    return "CHOICE";
+  default:
+    if (s->unit != NULL && s->unit[0] != '\0')
+      return keep(m, g_ascii_strup(s->unit, -1));
+    return "X";
+  }
+}
+
+void nw_cli_method_add_options(NwCliMethod *m, GOptionContext *ctx)
+{
+  GOptionEntry common[] = {
+      {"device", 0, 0, G_OPTION_ARG_STRING, &m->device_text,
+       "Where to run: auto (CUDA when a device is present), cpu or cuda", "auto|cpu|cuda"},
+      {"json", 0, 0, G_OPTION_ARG_NONE, &m->json,
+       "One JSON object per iteration on stdout, then a summary object", NULL},
+      {"params", 0, 0, G_OPTION_ARG_FILENAME, &m->params_file,
+       "Read parameters from a key file (group [<method>]); options given here win", "FILE"},
+      {NULL}};
+  g_option_context_add_main_entries(ctx, common, NULL);
+
+  GOptionEntry *entries = g_new0(GOptionEntry, m->n_specs + 1);
+  for (int i = 0; i < m->n_specs; i++) {
+    const NwParamSpec *s = &m->specs[i];
+    entries[i] = (GOptionEntry){
+        s->name, 0, 0, G_OPTION_ARG_STRING, &m->texts[i], param_help(m, s, i), param_arg(m, s)};
+  }
+  /* Main entries, not a group, so that plain --help lists them. */
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  g_free(entries); /* the context copied the entries; their strings live in m */
+}
+
+static gboolean read_params_file(NwCliMethod *m, GError **error)
+{
+  g_autoptr(GKeyFile) kf = g_key_file_new();
+  if (!g_key_file_load_from_file(kf, m->params_file, G_KEY_FILE_NONE, error)) {
+    g_prefix_error(error, "%s: ", m->params_file);
+    return FALSE;
+  }
+  if (!nw_params_from_key_file(m->params, kf, m->method, error)) {
+    g_prefix_error(error, "%s: ", m->params_file);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+gboolean nw_cli_method_prepare(NwCliMethod *m, int *exit_code, GError **error)
+{
+  *exit_code = NW_CLI_EXIT_FAILURE;
+  if (m->params_file != NULL && !read_params_file(m, error))
+    return FALSE;
+  *exit_code = NW_CLI_EXIT_USAGE; /* a bad value on the command line is a usage error */
+  for (int i = 0; i < m->n_specs; i++) {
+    if (m->texts[i] != NULL &&
+        !nw_params_set_string(m->params, m->specs[i].name, m->texts[i], error))
+      return FALSE; /* the message names the parameter, the value and the range */
+  }
+  NwDevice device = NW_DEVICE_AUTO;
+  if (m->device_text != NULL && !nw_device_parse(m->device_text, &device, error)) {
+    g_prefix_error(error, "--device: ");
+    return FALSE;
+  }
+  *exit_code = NW_CLI_EXIT_FAILURE; /* no device is a runtime failure */
+  m->ops = nw_method_lookup(m->method, device, error);
+  if (m->ops == NULL)
+    return FALSE;
+  m->auto_device = device == NW_DEVICE_AUTO;
+  *exit_code = NW_CLI_EXIT_OK;
+  return TRUE;
+}
+
+gboolean nw_cli_method_json(const NwCliMethod *m)
+{
+  return m->json;
+}
+const NwParams *nw_cli_method_params(const NwCliMethod *m)
+{
+  return m->params;
+}
+const NwMethodOps *nw_cli_method_ops(const NwCliMethod *m)
+{
+  return m->ops;
+}
+
+/* ---- running the job ------------------------------------------------------------------ */
+
+/* Worker thread. */
+static void on_iteration(NwJob *job, const NwIterationReport *r, double ms, gpointer data)
+{
+  NwCliMethod *m = data;
+  (void)job;
+  m->iterations = r->iteration;
+  m->total_ms += ms;
+  if (m->json) {
+    GString *line = g_string_new("{");
+    nw_json_key(line, TRUE, "iteration");
+    nw_json_number(line, r->iteration);
+    nw_json_key(line, FALSE, "level");
+    nw_json_number(line, r->level);
+    nw_json_key(line, FALSE, "ms");
+    nw_json_number(line, ms);
+    for (int f = 0; f < r->n_figures; f++) {
+      nw_json_key(line, FALSE, r->figure_names[f]);
+      nw_json_number(line, r->figures[f]);
+    }
+    g_string_append(line, "}\n");
+    fputs(line->str, stdout);
+    fflush(stdout);
+    g_string_free(line, TRUE);
+  }
+  if (m->progress_line) {
+    g_autofree char *total =
+        m->max_iterations > 0 ? g_strdup_printf("/%d", m->max_iterations) : g_strdup("");
+    fprintf(stderr, "\r%s [%s] iter %d%s", m->method, nw_device_name(m->ops->device), r->iteration,
+            total);
+    if (r->n_levels > 1) /* multi-resolution methods: which level, 1-based for people */
+      fprintf(stderr, "  level %d/%d", r->level + 1, r->n_levels);
+    if (r->n_figures > 0)
+      fprintf(stderr, "  %s %.4g", r->figure_names[0], r->figures[0]);
+    fprintf(stderr, "  %.1f ms/it   ", m->total_ms / MAX(1, r->iteration));
+    fflush(stderr);
+  }
+  if (m->hook != NULL)
+    m->hook(r, ms, m->hook_data);
+}
+
+void nw_cli_method_set_report_hook(NwCliMethod *m, NwCliReportHook hook, gpointer data)
+{
+  m->hook = hook;
+  m->hook_data = data;
+}
+
+static gboolean quit_loop(gpointer data)
+{
+  g_main_loop_quit(data);
+  return G_SOURCE_REMOVE;
+}
+
+/* Worker thread: hand the end over to the main loop (g_idle_add is thread-safe, and a quit
+ * queued before the loop runs is still seen, unlike a direct g_main_loop_quit). */
+static void on_done(NwJob *job, NwJobState state, const GError *error, gpointer data)
+{
+  NwCliMethod *m = data;
+  (void)job, (void)state, (void)error;
+  g_idle_add(quit_loop, m->loop);
+}
+
+/* First Ctrl-C: cancel at the next iteration boundary. A second one, for an iteration that
+ * takes too long: leave at once (outputs are written after the job, so nothing is half
+ * written). */
+static gboolean on_signal(gpointer data)
+{
+  static int count;
+  if (++count > 1) {
+    fprintf(stderr, "\n%s: interrupted\n", NW_CLI_PROG);
+    _exit(NW_CLI_EXIT_CANCELLED);
+  }
+  nw_job_cancel(data);
+  return G_SOURCE_CONTINUE;
+}
+
+NwMethodResult *nw_cli_method_run(NwCliMethod *m, const NwMethodInputs *in, int max_iterations,
+                                  GError **error)
+{
+  g_return_val_if_fail(m->ops != NULL, NULL);
+  m->max_iterations = max_iterations;
+  if (m->auto_device) {
+    /* Said when the job starts, so that failures before it keep stderr to one line. */
+    gboolean cuda = m->ops->device == NW_DEVICE_CUDA;
+    char why[256] = "";
+    if (cuda)
+      nw_method_cuda_available(why, sizeof why);
+    fprintf(stderr, "%s %s: --device auto picked %s%s%s%s\n", NW_CLI_PROG, m->command,
+            nw_device_name(m->ops->device), cuda ? " (" : "", cuda ? why : "", cuda ? ")" : "");
+  }
+  m->progress_line = isatty(STDERR_FILENO);
+  m->iterations = 0;
+  m->total_ms = 0.0;
+  m->t_start = g_get_monotonic_time();
+  m->loop = g_main_loop_new(NULL, FALSE);
+  NwJobCallbacks cb = {.on_iteration = on_iteration, .on_done = on_done};
+  NwJob *job = nw_job_new(m->ops, in, m->params, max_iterations, &cb, m);
+  guint sigint = g_unix_signal_add(SIGINT, on_signal, job);
+  guint sigterm = g_unix_signal_add(SIGTERM, on_signal, job);
+  nw_job_start(job, FALSE);
+  g_main_loop_run(m->loop);
+  g_source_remove(sigint);
+  g_source_remove(sigterm);
+  g_clear_pointer(&m->loop, g_main_loop_unref);
+  if (m->progress_line && m->iterations > 0)
+    fputc('\n', stderr);
+
+  NwMethodResult *result = NULL;
+  if (nw_job_wait(job, error))
+    result = nw_job_take_result(job, error);
+  nw_job_free(job);
+  m->total_ms = (double)(g_get_monotonic_time() - m->t_start) / 1000.0;
+  return result;
+}
+
+void nw_cli_method_print_summary(const NwCliMethod *m, const char *const *outputs)
+{
+  if (!m->json)
+    return;
+  GString *s = g_string_new("{");
+  nw_json_key(s, TRUE, "summary");
+  g_string_append(s, "true");
+  nw_json_key(s, FALSE, "command");
+  nw_json_string(s, m->command);
+  nw_json_key(s, FALSE, "method");
+  nw_json_string(s, m->method);
+  nw_json_key(s, FALSE, "device");
+  nw_json_string(s, nw_device_name(m->ops->device));
+  nw_json_key(s, FALSE, "iterations");
+  nw_json_number(s, m->iterations);
+  nw_json_key(s, FALSE, "total_ms");
+  nw_json_number(s, m->total_ms);
+  for (int i = 0; i < m->n_specs; i++) {
+    g_autofree char *key = g_strdup_printf("param_%s", m->specs[i].name);
+    nw_json_key(s, FALSE, key);
+    if (m->specs[i].type == NW_PARAM_ENUM || m->specs[i].type == NW_PARAM_BOOL) {
+      g_autofree char *text = nw_params_format(m->params, i);
+      nw_json_string(s, text);
+    } else {
+      nw_json_number(s, m->params->values[i]);
+    }
+  }
+  nw_json_key(s, FALSE, "outputs");
+  g_string_append_c(s, '[');
+  for (int i = 0; outputs != NULL && outputs[i] != NULL; i++) {
+    if (i > 0)
+      g_string_append_c(s, ',');
+    nw_json_string(s, outputs[i]);
+  }
+  g_string_append(s, "]}\n");
+  fputs(s->str, stdout);
+  fflush(stdout);
+  g_string_free(s, TRUE);
+}

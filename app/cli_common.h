@@ -1,0 +1,90 @@
+/* cli_common.h — the frame every neurowarp-cli subcommand shares: exit codes, one-line error
+ * messages, JSON output, and for method commands (smooth, demons, rigid, ...) the options
+ * --device/--json/--params plus one option per entry of the method's parameter table, and
+ * running the job with progress, JSON lines and Ctrl-C.
+ *
+ * Main thread only, except the job callbacks, which run on the job's worker thread and only
+ * write to stdout/stderr (the main thread sits in a main loop meanwhile). CPU or CUDA: the
+ * method registry picks the back end. */
+#ifndef NW_CLI_COMMON_H
+#define NW_CLI_COMMON_H
+
+#include <glib.h>
+
+#include "method.h"
+
+G_BEGIN_DECLS
+
+#define NW_CLI_PROG "neurowarp-cli"
+
+typedef enum {
+  NW_CLI_EXIT_OK = 0,
+  NW_CLI_EXIT_FAILURE = 1,    /* runtime failure: bad file, device error */
+  NW_CLI_EXIT_USAGE = 2,      /* unknown option, missing argument */
+  NW_CLI_EXIT_CANCELLED = 130 /* Ctrl-C, as a shell reports SIGINT */
+} NwCliExit;
+
+/* "neurowarp-cli: <message>" (one line: newlines in the message become spaces) on stderr;
+ * returns 130 for NW_ERROR_CANCELLED, else 1. */
+int nw_cli_fail(const GError *error);
+/* "neurowarp-cli <command>: <message>" and "Try 'neurowarp-cli <command> --help'." on
+ * stderr; returns 2. */
+int nw_cli_usage(const char *command, const char *message);
+/* A GOptionContext for a subcommand: parameter string, summary and description (examples);
+ * help is enabled. main() has set the program name to "neurowarp-cli <command>". */
+GOptionContext *nw_cli_context_new(const char *params_string, const char *summary,
+                                   const char *description);
+/* Parse argv with ctx: FALSE and the exit code (2) in *exit_code on a usage error. */
+gboolean nw_cli_parse(GOptionContext *ctx, const char *command, int *argc, char ***argv,
+                      int *exit_code);
+
+/* JSON: a string with quotes and escapes (control characters as \u00XX; invalid UTF-8 is
+ * replaced); a number with %.17g (integers without exponent), null for NaN/Inf. */
+void nw_json_string(GString *out, const char *text);
+void nw_json_number(GString *out, double value);
+/* ",\"key\":value" helpers for building objects (the caller writes the braces). */
+void nw_json_key(GString *out, gboolean first, const char *key);
+
+/* The subcommands (cli_info.c, cli_smooth.c, cli_demo_data.c): argv[0] is the subcommand's
+ * name; they return the exit status. */
+int nw_cli_info(int argc, char **argv);
+int nw_cli_smooth(int argc, char **argv);
+int nw_cli_demo_data(int argc, char **argv);
+int nw_cli_demons(int argc, char **argv); /* cli_demons.c */
+
+/* ---- method commands ------------------------------------------------------------------ */
+
+typedef struct NwCliMethod NwCliMethod;
+
+/* For method (a registered name): the table comes from its CPU (else CUDA) implementation. */
+NwCliMethod *nw_cli_method_new(const char *command, const char *method, GError **error);
+void nw_cli_method_free(NwCliMethod *m);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(NwCliMethod, nw_cli_method_free)
+
+/* Add --device, --json, --params and one --<name> per parameter to ctx, with unit, range,
+ * default and tooltip in --help. */
+void nw_cli_method_add_options(NwCliMethod *m, GOptionContext *ctx);
+/* After parsing: read --params FILE (group = the method), then the command-line values
+ * (which win), then pick the device. Errors are usage errors when the exit code is 2. */
+gboolean nw_cli_method_prepare(NwCliMethod *m, int *exit_code, GError **error);
+gboolean nw_cli_method_json(const NwCliMethod *m);
+const NwParams *nw_cli_method_params(const NwCliMethod *m);
+const NwMethodOps *nw_cli_method_ops(const NwCliMethod *m);
+
+/* Run the job on its worker thread while the main thread waits in a main loop that turns
+ * SIGINT/SIGTERM into nw_job_cancel. Progress line on a terminal stderr, JSON lines on
+ * stdout with --json. max_iterations <= 0: the method's own rule. Returns the result, or
+ * NULL with the error (NW_ERROR_CANCELLED when the user interrupted). */
+NwMethodResult *nw_cli_method_run(NwCliMethod *m, const NwMethodInputs *in, int max_iterations,
+                                  GError **error);
+/* Optional, set before nw_cli_method_run: called on the worker thread after every iteration
+ * (after the JSON line), e.g. to keep per-level counts for a summary file. */
+typedef void (*NwCliReportHook)(const NwIterationReport *report, double ms, gpointer data);
+void nw_cli_method_set_report_hook(NwCliMethod *m, NwCliReportHook hook, gpointer data);
+/* With --json: the closing summary object {"summary":true,"command":..,"method":..,
+ * "device":..,"iterations":..,"total_ms":..,"outputs":[..]} on stdout. */
+void nw_cli_method_print_summary(const NwCliMethod *m, const char *const *outputs);
+
+G_END_DECLS
+
+#endif

@@ -493,7 +493,20 @@ int main(int argc, char **argv)
     }
     if (sweep != NULL) {
       /* Parameter sweep on the demo case: configurations separated by ';'. */
-      gchar **cfg = g_strsplit(sweep, ";", -1);
+      /* "@FILE": one configuration per line, '#' comments. */
+      g_autofree char *from_file = NULL;
+      if (sweep[0] == '@' && !g_file_get_contents(sweep + 1, &from_file, NULL, NULL)) {
+        fprintf(stderr, "cannot read %s\n", sweep + 1);
+        return 1;
+      }
+      GString *list = g_string_new(NULL);
+      gchar **lines = g_strsplit(from_file ? from_file : sweep, from_file ? "\n" : ";", -1);
+      for (int q = 0; lines[q] != NULL; q++)
+        if (lines[q][0] != '#' && lines[q][0] != '\0')
+          g_string_append_printf(list, "%s%s", list->len ? ";" : "", lines[q]);
+      g_strfreev(lines);
+      gchar **cfg = g_strsplit(list->str, ";", -1);
+      g_string_free(list, TRUE);
       g_string_append(js, ",\n  \"sweep\": [");
       for (int q = 0; cfg[q] != NULL; q++) {
         double dice = 0;

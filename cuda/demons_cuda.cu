@@ -132,7 +132,7 @@ static gboolean evaluate(DemonsCuda *st, gboolean have_max_v, GError **error)
     CHECK(nw_lcc_warped_pack(st->lcc_w, st->F, st->W, st->lc.shift, st->g, st->stream));
     if (!smooth_field(st, &st->lcc_w, &st->u, param(st, "lcc-sigma"), NULL, error))
       return FALSE;
-    CHECK(nw_lcc_warped_post(st->lcc_w, st->lcc_f, st->g, st->stream));
+    CHECK(nw_lcc_warped_post(st->lcc_w, st->lcc_f, st->W, st->lc, st->g, st->stream));
   }
   /* ssd: W = M ∘ s fused into the figures pass. */
   CHECK(nw_demons_sums_cuda(st->d_sums, st->d_partials, st->F, st->W, lcc ? NULL : st->M, st->s,
@@ -161,7 +161,7 @@ static gboolean lcc_fixed_stats(DemonsCuda *st, GError **error)
   CHECK(nw_lcc_fixed_pack(st->lcc_f, st->F, st->lc.shift, st->g, st->stream));
   if (!smooth_field(st, &st->lcc_f, &st->u, param(st, "lcc-sigma"), NULL, error))
     return FALSE;
-  CHECK(nw_lcc_fixed_post(st->lcc_f, st->g, st->stream));
+  CHECK(nw_lcc_fixed_post(st->lcc_f, st->F, st->lc, st->g, st->stream));
   return TRUE;
 }
 
@@ -261,6 +261,7 @@ static gboolean enter_level(DemonsCuda *st, int l, GError **error)
   st->lc.shift = (float)fs.mean;
   const double range = (double)fs.max - fs.min;
   st->lc.scale2 = range > 0 ? range * range : 1.0;
+  st->lc.eps = NW_DEMONS_LCC_EPS * st->lc.scale2;
   if (lcc && !lcc_fixed_stats(st, error))
     return FALSE;
   st->iter_in_level = 0;

@@ -17,7 +17,18 @@ static unsigned blocks_for(long long n)
 
 /* ---- update ------------------------------------------------------------------------------ */
 
-/* demons_cpu.c residual_at + demons_update, per voxel. */
+/* Gradient of the x component of a float4 image (F̂ or Ŵ), as gradient(). */
+__device__ __forceinline__ float3 gradient_x(const float4 *__restrict__ f, const NwGrid &g, int i,
+                                             int j, int k, long long e)
+{
+  const NwDiff dx = diff_axis(i, g.nx, 1), dy = diff_axis(j, g.ny, g.nx),
+               dz = diff_axis(k, g.nz, (long long)g.nx * g.ny);
+  return make_float3((f[e + dx.hi].x - f[e + dx.lo].x) * dx.inv,
+                     (f[e + dy.hi].x - f[e + dy.lo].x) * dy.inv,
+                     (f[e + dz.hi].x - f[e + dz.lo].x) * dz.inv);
+}
+
+/* demons_cpu.c update_at + demons_step_vec, per voxel. */
 __global__ void update_kernel(float4 *__restrict__ u, const float *__restrict__ F,
                               const float *__restrict__ W, const float4 *__restrict__ lcc_f,
                               const float4 *__restrict__ lcc_w, int force, float alpha,
@@ -27,28 +38,26 @@ __global__ void update_kernel(float4 *__restrict__ u, const float *__restrict__ 
   long long e;
   if (!voxel_of_thread(g, i, j, k, e))
     return;
-  const float f = F[e], w = W[e];
-  float r, a;
+  float r;
+  float3 gf, gw;
   if (lcc_f == NULL) {
-    r = f - w;
-    a = 1.0f;
+    r = F[e] - W[e];
+    gf = gradient(F, g, i, j, k, e);
+    gw = gradient(W, g, i, j, k, e);
   } else {
-    const float4 pf = lcc_f[e], pw = lcc_w[e];
-    const float eps = (float)(1e-6 * lc.scale2);
-    a = pw.z / (pw.y + eps);
-    r = (f - lc.shift - pf.x) - a * (w - lc.shift - pw.x);
+    r = lcc_f[e].x - lcc_w[e].x;
+    gf = gradient_x(lcc_f, g, i, j, k, e);
+    gw = gradient_x(lcc_w, g, i, j, k, e);
   }
-  const float3 gf = gradient(F, g, i, j, k, e), gw = gradient(W, g, i, j, k, e);
   float3 J;
   if (force == NW_DEMONS_FORCE_FIXED)
     J = gf;
   else if (force == NW_DEMONS_FORCE_MOVING)
-    J = make_float3(a * gw.x, a * gw.y, a * gw.z);
+    J = gw;
   else
-    J = make_float3(0.5f * (gf.x + a * gw.x), 0.5f * (gf.y + a * gw.y), 0.5f * (gf.z + a * gw.z));
+    J = make_float3(0.5f * (gf.x + gw.x), 0.5f * (gf.y + gw.y), 0.5f * (gf.z + gw.z));
   const float j2 = J.x * J.x + J.y * J.y + J.z * J.z;
-  const float inv_k = 1.0f / (4.0f * alpha * alpha);
-  const float den = j2 + r * r * inv_k;
+  const float den = j2 + r * r / (4.0f * alpha * alpha);
   float s = den > (float)(1e-20 * lc.scale2) ? r / den : 0.0f;
   const float len = fabsf(s) * sqrtf(j2);
   if (len > alpha)
@@ -61,8 +70,8 @@ cudaError_t nw_demons_update_cuda(float4 *u, const float *F, const float *W,
                                   float alpha, NwDemonsLevelConst lc, const NwGrid &g,
                                   cudaStream_t stream)
 {
-  update_kernel<<<nw_voxel_grid(g), NW_VOXEL_THREADS, 0, stream>>>(u, F, W, lcc_f, lcc_w, force, alpha,
-                                                           lc, g);
+  update_kernel<<<nw_voxel_grid(g), NW_VOXEL_THREADS, 0, stream>>>(u, F, W, lcc_f, lcc_w, force,
+                                                                   alpha, lc, g);
   return cudaGetLastError();
 }
 
@@ -74,16 +83,18 @@ __global__ void lcc_fixed_pack_kernel(float4 *pack, const float *F, float shift,
   if (e >= n)
     return;
   const double f = (double)F[e] - shift;
-  pack[e] = make_float4((float)f, (float)(f * f), 0.0f, 0.0f);
+  pack[e] = make_float4(0.0f, (float)f, (float)(f * f), 0.0f);
 }
 
-__global__ void lcc_fixed_post_kernel(float4 *p, long long n)
+__global__ void lcc_fixed_post_kernel(float4 *p, const float *F, NwDemonsLevelConst lc,
+                                      long long n)
 {
   const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (e >= n)
     return;
   float4 q = p[e];
-  q.y = fmaxf(q.y - q.x * q.x, 0.0f);
+  q.z = fmaxf(q.z - q.y * q.y, 0.0f);
+  q.x = (float)(((double)F[e] - lc.shift - q.y) / sqrt((double)q.z + lc.eps));
   p[e] = q;
 }
 
@@ -94,18 +105,19 @@ __global__ void lcc_warped_pack_kernel(float4 *pack, const float *F, const float
   if (e >= n)
     return;
   const double w = (double)W[e] - shift, f = (double)F[e] - shift;
-  pack[e] = make_float4((float)w, (float)(w * w), (float)(f * w), 0.0f);
+  pack[e] = make_float4(0.0f, (float)w, (float)(w * w), (float)(f * w));
 }
 
-__global__ void lcc_warped_post_kernel(float4 *p, const float4 *lcc_f, long long n)
+__global__ void lcc_warped_post_kernel(float4 *p, const float4 *lcc_f, const float *W,
+                                       NwDemonsLevelConst lc, long long n)
 {
   const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (e >= n)
     return;
   float4 q = p[e];
-  const float muf = lcc_f[e].x;
-  q.y = fmaxf(q.y - q.x * q.x, 0.0f);
-  q.z = q.z - muf * q.x;
+  q.z = fmaxf(q.z - q.y * q.y, 0.0f);
+  q.w = q.w - lcc_f[e].y * q.y;
+  q.x = (float)(((double)W[e] - lc.shift - q.y) / sqrt((double)q.z + lc.eps));
   p[e] = q;
 }
 
@@ -116,9 +128,10 @@ cudaError_t nw_lcc_fixed_pack(float4 *pack, const float *F, float shift, const N
   return cudaGetLastError();
 }
 
-cudaError_t nw_lcc_fixed_post(float4 *lcc_f, const NwGrid &g, cudaStream_t stream)
+cudaError_t nw_lcc_fixed_post(float4 *lcc_f, const float *F, NwDemonsLevelConst lc,
+                              const NwGrid &g, cudaStream_t stream)
 {
-  lcc_fixed_post_kernel<<<blocks_for(g.n()), THREADS, 0, stream>>>(lcc_f, g.n());
+  lcc_fixed_post_kernel<<<blocks_for(g.n()), THREADS, 0, stream>>>(lcc_f, F, lc, g.n());
   return cudaGetLastError();
 }
 
@@ -129,10 +142,10 @@ cudaError_t nw_lcc_warped_pack(float4 *pack, const float *F, const float *W, flo
   return cudaGetLastError();
 }
 
-cudaError_t nw_lcc_warped_post(float4 *lcc_w, const float4 *lcc_f, const NwGrid &g,
-                               cudaStream_t stream)
+cudaError_t nw_lcc_warped_post(float4 *lcc_w, const float4 *lcc_f, const float *W,
+                               NwDemonsLevelConst lc, const NwGrid &g, cudaStream_t stream)
 {
-  lcc_warped_post_kernel<<<blocks_for(g.n()), THREADS, 0, stream>>>(lcc_w, lcc_f, g.n());
+  lcc_warped_post_kernel<<<blocks_for(g.n()), THREADS, 0, stream>>>(lcc_w, lcc_f, W, lc, g.n());
   return cudaGetLastError();
 }
 
@@ -170,7 +183,6 @@ __global__ void sums_kernel(NwDemonsSums *__restrict__ partials, const float *__
                             const float4 *__restrict__ lcc_w, NwDemonsLevelConst lc, NwGrid g)
 {
   NwDemonsSums t = {0, 0, 0, 0, 0, 0, 0, 0, DBL_MAX, 0};
-  const double var_min = 1e-6 * lc.scale2;
   const int lane = threadIdx.x & 31;
   const int rows = g.ny * g.nz, n_warps = (gridDim.x * blockDim.x) >> 5;
   for (int row = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; row < rows; row += n_warps) {
@@ -193,13 +205,10 @@ __global__ void sums_kernel(NwDemonsSums *__restrict__ partials, const float *__
       t.sww += w * w;
       t.sfw += f * w;
       t.sd2 += (f - w) * (f - w);
-      if (lcc_f != NULL) {
-        const double vf = lcc_f[e].y;
+      if (lcc_f != NULL) { /* ρ = σFW / sqrt((σF² + eps)(σW² + eps)), every voxel */
         const float4 pw = lcc_w[e];
-        if (vf > var_min && (double)pw.y > var_min) {
-          t.slcc += (double)pw.z / sqrt(vf * (double)pw.y);
-          t.n_lcc += 1.0;
-        }
+        t.slcc += (double)pw.w / sqrt(((double)lcc_f[e].z + lc.eps) * ((double)pw.z + lc.eps));
+        t.n_lcc += 1.0;
       }
       const double det = jacobian_det(s, g, i, j, k, e);
       t.jac_min = det < t.jac_min ? det : t.jac_min;

@@ -21,26 +21,30 @@ struct NwDemonsSums {
 struct NwDemonsLevelConst {
   float shift;   /* mean of F at this level, subtracted before squaring */
   double scale2; /* squared intensity range of F: variance and denominator thresholds */
+  double eps;    /* lcc: NW_DEMONS_LCC_EPS * scale2, added to local variances */
 };
 
-/* u = demons update (before smoothing). lcc_f = (μF, σFF), lcc_w = (μW, σWW, σFW) after
- * lcc post-processing; both NULL for ssd. force: NwDemonsForce. */
+/* u = demons update (before smoothing): ssd on F and W, or (lcc_f, lcc_w not NULL) on the
+ * locally normalised images F̂ = lcc_f.x and Ŵ = lcc_w.x. force: NwDemonsForce. */
 cudaError_t nw_demons_update_cuda(float4 *u, const float *F, const float *W,
                                   const float4 *lcc_f, const float4 *lcc_w, int force,
                                   float alpha, NwDemonsLevelConst lc, const NwGrid &g,
                                   cudaStream_t stream);
 
-/* pack = (f', f'², 0, 0) with f' = F - shift: smooth it, then nw_lcc_fixed_post. */
+/* LCC by local normalisation (demons_cpu.c): Gaussian-window mean μ and variance σ² of each
+ * image, Î = (I - μI) / sqrt(σI² + eps).
+ * Fixed, once per level: pack (0, f', f'², 0) with f' = F - shift, smooth, then post gives
+ * lcc_f = (F̂, μF, σF², 0). */
 cudaError_t nw_lcc_fixed_pack(float4 *pack, const float *F, float shift, const NwGrid &g,
                               cudaStream_t stream);
-/* In place: (G*f', G*f'²) -> (μF, σFF = max(G*f'² - μF², 0)). */
-cudaError_t nw_lcc_fixed_post(float4 *lcc_f, const NwGrid &g, cudaStream_t stream);
-/* pack = (w', w'², f'w', 0) with w' = W - shift: smooth it, then nw_lcc_warped_post. */
+cudaError_t nw_lcc_fixed_post(float4 *lcc_f, const float *F, NwDemonsLevelConst lc,
+                              const NwGrid &g, cudaStream_t stream);
+/* Warped, every iteration: pack (0, w', w'², f'w'), smooth, then post gives
+ * lcc_w = (Ŵ, μW, σW², σFW). */
 cudaError_t nw_lcc_warped_pack(float4 *pack, const float *F, const float *W, float shift,
                                const NwGrid &g, cudaStream_t stream);
-/* In place: -> (μW, σWW = max(G*w'² - μW², 0), σFW = G*f'w' - μF μW). */
-cudaError_t nw_lcc_warped_post(float4 *lcc_w, const float4 *lcc_f, const NwGrid &g,
-                               cudaStream_t stream);
+cudaError_t nw_lcc_warped_post(float4 *lcc_w, const float4 *lcc_f, const float *W,
+                               NwDemonsLevelConst lc, const NwGrid &g, cudaStream_t stream);
 
 /* Figures of the current W and s into *d_sums (device memory; d_partials holds
  * NW_DEMONS_FIG_BLOCKS partial sums). lcc_f/lcc_w NULL for ssd. When M is not NULL the warp

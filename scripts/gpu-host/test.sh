@@ -117,6 +117,15 @@ if [ -x "$build/bench/bench_demons" ] && [ "${NW_SKIP_DEMONS_BENCH:-0}" != 1 ]; 
     >"$OUT/bench_demons.log" 2>&1
   record bench_demons $? "bench_demons.log"
   cat "$OUT/bench_demons.log"
+  if [ -f bench/demons_sweep.txt ]; then # parameter sweep on the demo case, 2 mm then 1 mm
+    for mm in 2 1; do
+      timeout 150 "$build/bench/bench_demons" --sizes "" --cpu-sizes "" --demo-mm 0 \
+        --sweep @bench/demons_sweep.txt --sweep-mm $mm --json "$FINAL_OUT/sweep_${mm}mm.json" \
+        >"$OUT/sweep_${mm}mm.log" 2>&1
+      record "sweep ${mm}mm" $? "sweep_${mm}mm.log"
+      sort -b -k5,5n "$OUT/sweep_${mm}mm.log" | tail -8
+    done
+  fi
 fi
 
 # --- CUDA tests under compute-sanitizer -------------------------------------------------------

@@ -58,7 +58,7 @@ __global__ void update_kernel(float4 *__restrict__ u, const float *__restrict__ 
     J = make_float3(0.5f * (gf.x + gw.x), 0.5f * (gf.y + gw.y), 0.5f * (gf.z + gw.z));
   const float j2 = J.x * J.x + J.y * J.y + J.z * J.z;
   const float den = j2 + r * r / (4.0f * alpha * alpha);
-  float s = den > (float)(1e-20 * lc.scale2) ? r / den : 0.0f;
+  float s = den > (float)(NW_DEMONS_DEN_MIN * (lcc_f ? 1.0 : lc.scale2)) ? r / den : 0.0f;
   const float len = fabsf(s) * sqrtf(j2);
   if (len > alpha)
     s *= alpha / len;
@@ -174,13 +174,41 @@ __device__ void block_reduce_sums(NwDemonsSums &t)
   t.folds = folds;
 }
 
+/* Adds one voxel's terms (w: its warped intensity) to t. */
+__device__ __forceinline__ void add_voxel(NwDemonsSums &t, float fv, float wv, int i, int j, int k,
+                                          long long e, const float4 *__restrict__ s,
+                                          const float4 *__restrict__ lcc_f,
+                                          const float4 *__restrict__ lcc_w,
+                                          const NwDemonsLevelConst &lc, const NwGrid &g)
+{
+  const double f = (double)fv - lc.shift, w = (double)wv - lc.shift;
+  t.sf += f;
+  t.sw += w;
+  t.sff += f * f;
+  t.sww += w * w;
+  t.sfw += f * w;
+  t.sd2 += (f - w) * (f - w);
+  /* ρ = σFW / sqrt((σF² + eps)(σW² + eps)), over the fixed image's structured voxels */
+  if (lcc_f != NULL && (double)lcc_f[e].z > lc.eps) {
+    const float4 pw = lcc_w[e];
+    t.slcc += (double)pw.w / sqrt(((double)lcc_f[e].z + lc.eps) * ((double)pw.z + lc.eps));
+    t.n_lcc += 1.0;
+  }
+  const double det = jacobian_det(s, g, i, j, k, e);
+  t.jac_min = det < t.jac_min ? det : t.jac_min;
+  t.folds += det <= 0.0;
+}
+
 /* similarity_figures + the Jacobian statistics of evaluate(), one warp per row (j, k) of
- * the volume at a time, lanes along i; with FUSED_WARP also W = M ∘ s first. */
+ * the volume at a time; each lane takes voxels i and i + 32 together, issuing both voxels'
+ * loads before either is used (the kernel is latency-bound: more bytes in flight per warp).
+ * With FUSED_WARP, W = M ∘ s is computed and stored first. */
 template <bool FUSED_WARP>
-__global__ void sums_kernel(NwDemonsSums *__restrict__ partials, const float *__restrict__ F,
-                            float *__restrict__ W, const float *__restrict__ M,
-                            const float4 *__restrict__ s, const float4 *__restrict__ lcc_f,
-                            const float4 *__restrict__ lcc_w, NwDemonsLevelConst lc, NwGrid g)
+__global__ void __launch_bounds__(THREADS, 3)
+    sums_kernel(NwDemonsSums *__restrict__ partials, const float *__restrict__ F,
+                float *__restrict__ W, const float *__restrict__ M,
+                const float4 *__restrict__ s, const float4 *__restrict__ lcc_f,
+                const float4 *__restrict__ lcc_w, NwDemonsLevelConst lc, NwGrid g)
 {
   NwDemonsSums t = {0, 0, 0, 0, 0, 0, 0, 0, DBL_MAX, 0};
   const int lane = threadIdx.x & 31;
@@ -188,31 +216,26 @@ __global__ void sums_kernel(NwDemonsSums *__restrict__ partials, const float *__
   for (int row = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; row < rows; row += n_warps) {
     const int j = row % g.ny, k = row / g.ny;
     const long long base = (long long)row * g.nx;
-    for (int i = lane; i < g.nx; i += 32) {
-      const long long e = base + i;
-      float wv;
+    for (int i0 = lane; i0 < g.nx; i0 += 64) {
+      const int i1 = i0 + 32;
+      const bool two = i1 < g.nx;
+      const long long e0 = base + i0, e1 = base + (two ? i1 : i0);
+      const float f0 = F[e0], f1 = F[e1];
+      float w0, w1;
       if (FUSED_WARP) {
-        const float4 d = s[e];
-        wv = sample_trilinear(M, g, (float)i + d.x, (float)j + d.y, (float)k + d.z);
-        W[e] = wv;
+        const float4 d0 = s[e0], d1 = s[e1];
+        w0 = sample_trilinear(M, g, (float)i0 + d0.x, (float)j + d0.y, (float)k + d0.z);
+        w1 = sample_trilinear(M, g, (float)i1 + d1.x, (float)j + d1.y, (float)k + d1.z);
+        W[e0] = w0;
+        if (two)
+          W[e1] = w1;
       } else {
-        wv = W[e];
+        w0 = W[e0];
+        w1 = W[e1];
       }
-      const double f = (double)F[e] - lc.shift, w = (double)wv - lc.shift;
-      t.sf += f;
-      t.sw += w;
-      t.sff += f * f;
-      t.sww += w * w;
-      t.sfw += f * w;
-      t.sd2 += (f - w) * (f - w);
-      if (lcc_f != NULL) { /* ρ = σFW / sqrt((σF² + eps)(σW² + eps)), every voxel */
-        const float4 pw = lcc_w[e];
-        t.slcc += (double)pw.w / sqrt(((double)lcc_f[e].z + lc.eps) * ((double)pw.z + lc.eps));
-        t.n_lcc += 1.0;
-      }
-      const double det = jacobian_det(s, g, i, j, k, e);
-      t.jac_min = det < t.jac_min ? det : t.jac_min;
-      t.folds += det <= 0.0;
+      add_voxel(t, f0, w0, i0, j, k, e0, s, lcc_f, lcc_w, lc, g);
+      if (two)
+        add_voxel(t, f1, w1, i1, j, k, e1, s, lcc_f, lcc_w, lc, g);
     }
   }
   block_reduce_sums(t);

@@ -29,7 +29,8 @@
  *      the bracket; bch: first-order BCH v <- v + u (what Vercauteren et al. found enough).
  *   5. diffusion-like regularisation: v <- G(sigma-diff) * v.
  * Figures after the iteration (for s = exp(v) of the updated v): "energy" (the similarity
- * energy: ssd: mean (F - W)²; lcc: 1 - mean of ρ over all voxels), "mse" (mean (F - W)²),
+ * energy: ssd: mean (F - W)²; lcc: 1 - mean of ρ over the voxels where the fixed image is
+ * not locally flat, σF² > ε, a set fixed per level), "mse" (mean (F - W)²),
  * "ncc" (global normalised cross-correlation of F and W), "max_u" (max |u| of this update
  * after the fluid smoothing, voxels), "min_jac" (min det(I + ∇s)), "folds" (voxels with
  * det <= 0), "squarings" (N).
@@ -58,6 +59,12 @@ G_BEGIN_DECLS
 /* lcc: added to local variances, times the squared intensity range of F, so the normalised
  * images and their force vanish where an image is locally flat. Shared by both back ends. */
 #define NW_DEMONS_LCC_EPS 1e-4
+
+/* A voxel whose demons denominator |J|² + r²/K is below this (times the squared intensity
+ * scale: the range of F for ssd, 1 for lcc's unit-scale normalised images) gets no update.
+ * There the images carry no signal, and r and J are rounding noise whose ratio would
+ * otherwise make a full-length step in a random direction (ITK's demons uses 1e-9 too). */
+#define NW_DEMONS_DEN_MIN 1e-9
 
 typedef enum {
   NW_DEMONS_FORCE_SYMMETRIC,

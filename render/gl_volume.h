@@ -1,0 +1,41 @@
+/* gl_volume.h — a volume as a 3D texture plus the mapping from world RAS mm to its texture
+ * coordinates: the input of the slice, compare and field renderers.
+ *
+ * Scalar volumes become GL_R32F textures, vector fields (nc = 3, voxel units) GL_RGB32F.
+ * Texture coordinate of voxel index i along an axis of n voxels: (i + 0.5) / n, so
+ * ras_to_tex = S * T * ras_to_vox. A texture can be filled from host memory (upload) or
+ * wrap a texture someone else fills (the CUDA-GL interop path of the live view), with the
+ * same geometry. Thread: the one with the GL context current. */
+#ifndef NW_GL_VOLUME_H
+#define NW_GL_VOLUME_H
+
+#include <GL/glew.h>
+#include <glib.h>
+
+#include "volume.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  GLuint tex;        /* GL_TEXTURE_3D */
+  gboolean owns_tex; /* FALSE when wrapped */
+  int nx, ny, nz, nc;
+  double vox_to_ras[16]; /* row-major, as NwVolume */
+  double ras_to_vox[16];
+  double ras_to_tex[16]; /* world RAS mm -> texture coordinates in [0, 1] */
+} NwGlVolume;
+
+/* Upload v (nc 1 or 3). nearest: GL_NEAREST sampling (label maps) instead of trilinear.
+ * NULL with an error when the texture cannot be made (size over GL_MAX_3D_TEXTURE_SIZE,
+ * out of memory). */
+NwGlVolume *nw_gl_volume_new(const NwVolume *v, gboolean nearest, GError **error);
+/* Replace the voxels (same dims and nc as at creation). */
+void nw_gl_volume_update(NwGlVolume *g, const NwVolume *v);
+/* Wrap an existing GL_TEXTURE_3D (not deleted by nw_gl_volume_free) that holds voxels with
+ * the dims and affine of like. */
+NwGlVolume *nw_gl_volume_wrap(GLuint tex, const NwVolume *like);
+void nw_gl_volume_free(NwGlVolume *g);
+
+G_END_DECLS
+
+#endif

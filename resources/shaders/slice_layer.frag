@@ -1,0 +1,37 @@
+#version 330 core
+// slice_layer.frag — one scalar layer through its colour map: value -> (v - lo) / (hi - lo)
+// -> LUT; label maps take the LUT entry 1 + (label - 1) mod 255 and leave 0 transparent.
+in vec3 v_world;
+uniform sampler3D u_vol;
+uniform sampler1D u_lut;
+uniform mat4 u_ras_to_tex;  // world RAS mm -> texture coordinates
+uniform float u_lo, u_hi, u_opacity;
+uniform int u_label;        // 1: label map
+uniform int u_clear_below;  // 1: values up to lo + 5 % of the range are transparent
+out vec4 frag;
+
+bool inside(vec3 tc) { return all(greaterThanEqual(tc, vec3(0.0))) && all(lessThanEqual(tc, vec3(1.0))); }
+vec4 lut(float t) { return texture(u_lut, (clamp(t, 0.0, 1.0) * 255.0 + 0.5) / 256.0); }
+
+void main()
+{
+  vec3 tc = (u_ras_to_tex * vec4(v_world, 1.0)).xyz;
+  if (!inside(tc))
+    discard;
+  float v = texture(u_vol, tc).r;
+  if (isnan(v))
+    discard;
+  vec4 c;
+  if (u_label == 1) {
+    int l = int(floor(v + 0.5));
+    if (l <= 0)
+      discard;
+    c = texelFetch(u_lut, 1 + (l - 1) % 255, 0);
+  } else {
+    float t = (v - u_lo) / max(u_hi - u_lo, 1e-20);
+    if (u_clear_below == 1 && t <= 0.05)
+      discard;
+    c = lut(t);
+  }
+  frag = vec4(c.rgb, c.a * u_opacity);
+}

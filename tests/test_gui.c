@@ -1,0 +1,413 @@
+/* test_gui.c — the application itself under X (Xvfb + Mesa software GL): it is started as
+ * a user would, driven by its command-line options and a script, and its screenshots are
+ * checked pixel by pixel: the demo shows a brain in the three slice views and a lit surface
+ * in the 3D view; comparison modes, the crosshair, window/level and opening a field change
+ * the picture as expected; a corrupt file gives an error message and the application goes
+ * on. Skips (77) without a DISPLAY. */
+#include <gdk-pixbuf/gdk-pixbuf.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "io_nifti.h"
+#include "testutil.h"
+
+#ifndef NW_GUI_BINARY
+#error "NW_GUI_BINARY must name the neurowarp executable"
+#endif
+
+enum { CELL = 200 };
+/* Synthetic volumes: 50^3 voxels of 2 mm, world = 2 * index, so the box is [-1, 99] mm and
+ * a 200-pixel view shows 0.52 mm per pixel around the centre (49, 49, 49). */
+static const double MMPP = 100.0 / CELL * 1.04, CENTRE = 49.0;
+
+typedef struct {
+  GdkPixbuf *pb;
+  int w, h, stride, nch;
+  const guint8 *px;
+} Image;
+
+static void image_load(Image *im, const char *path)
+{
+  g_autoptr(GError) error = NULL;
+  im->pb = gdk_pixbuf_new_from_file(path, &error);
+  g_assert_no_error(error);
+  im->w = gdk_pixbuf_get_width(im->pb);
+  im->h = gdk_pixbuf_get_height(im->pb);
+  im->stride = gdk_pixbuf_get_rowstride(im->pb);
+  im->nch = gdk_pixbuf_get_n_channels(im->pb);
+  im->px = gdk_pixbuf_read_pixels(im->pb);
+}
+
+static const guint8 *at(const Image *im, int x, int y)
+{
+  g_assert_true(x >= 0 && y >= 0 && x < im->w && y < im->h);
+  return im->px + (size_t)y * im->stride + (size_t)x * im->nch;
+}
+
+static void assert_rgb(const Image *im, int x, int y, int r, int g, int b, int tol)
+{
+  const guint8 *p = at(im, x, y);
+  if (abs(p[0] - r) > tol || abs(p[1] - g) > tol || abs(p[2] - b) > tol)
+    g_error("pixel (%d, %d) is (%d, %d, %d), expected (%d, %d, %d) +- %d", x, y, p[0], p[1], p[2],
+            r, g, b, tol);
+}
+
+/* Run neurowarp with args; returns stderr and (if out_text) stdout; asserts the exit
+ * status. */
+static char *run_app_out(const char *const *args, int want_status, char **out_text)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new();
+  g_ptr_array_add(argv, (char *)NW_GUI_BINARY);
+  for (int i = 0; args[i] != NULL; i++)
+    g_ptr_array_add(argv, (char *)args[i]);
+  g_ptr_array_add(argv, NULL);
+  g_auto(GStrv) env = g_get_environ();
+  env = g_environ_setenv(env, "LIBGL_ALWAYS_SOFTWARE", "1", TRUE);
+  env = g_environ_setenv(env, "GDK_BACKEND", "x11", TRUE);
+  env = g_environ_setenv(env, "GDK_SCALE", "1", TRUE);
+  /* recent files and caches go to the test's folder, not the user's home */
+  env = g_environ_setenv(env, "XDG_DATA_HOME", nw_test_tmpdir(), TRUE);
+  env = g_environ_setenv(env, "XDG_CACHE_HOME", nw_test_tmpdir(), TRUE);
+  char *out = NULL, *err = NULL;
+  int status = 0;
+  g_autoptr(GError) error = NULL;
+  g_assert_true(g_spawn_sync(NULL, (char **)argv->pdata, env, G_SPAWN_DEFAULT, NULL, NULL, &out,
+                             &err, &status, &error));
+  g_assert_no_error(error);
+  g_autoptr(GError) wait_error = NULL;
+  int code = 0;
+  if (!g_spawn_check_wait_status(status, &wait_error))
+    code = wait_error->domain == G_SPAWN_EXIT_ERROR ? wait_error->code : -1;
+  if (code != want_status)
+    g_error("neurowarp: exit status %d (%s), wanted %d; stderr:\n%s", code,
+            wait_error ? wait_error->message : "ok", want_status, err);
+  if (out_text != NULL)
+    *out_text = out;
+  else
+    g_free(out);
+  return err;
+}
+
+static char *run_app(const char *const *args, int want_status)
+{
+  return run_app_out(args, want_status, NULL);
+}
+
+static void write_constant(const char *name, float value)
+{
+  g_autoptr(NwVolume) v = nw_volume_new(50, 50, 50, 1, NULL);
+  nw_volume_set_spacing(v, 2, 2, 2);
+  for (size_t i = 0; i < nw_volume_n_voxels(v); i++)
+    v->data[i] = value;
+  g_autofree char *path = nw_test_path(name);
+  g_autoptr(GError) error = NULL;
+  g_assert_true(nw_nifti_write(path, v, NW_DT_FLOAT32, FALSE, &error));
+  g_assert_no_error(error);
+}
+
+static char *write_script(const char *name, const char *text)
+{
+  char *path = nw_test_path(name);
+  g_assert_true(g_file_set_contents(path, text, -1, NULL));
+  return path;
+}
+
+/* Pixel of world point (x, y) in the axial quadrant (top left) of a figure. */
+static void axial_pixel(double x, double y, double *px, double *py)
+{
+  *px = 0.5 * CELL + (x - CENTRE) / MMPP;
+  *py = 0.5 * CELL - (y - CENTRE) / MMPP;
+}
+
+static gboolean is_crosshair(const guint8 *p)
+{
+  return p[0] > 200 && p[1] > 150 && p[2] < 90;
+}
+
+static void test_demo_figure(void)
+{
+  g_autofree char *shot = nw_test_path("demo.png");
+  const char *args[] = {"--shot-size", "200", "--screenshot", shot, NULL};
+  g_autofree char *err = run_app(args, 0);
+  Image im;
+  image_load(&im, shot);
+  g_assert_cmpint(im.w, ==, 2 * CELL + 2);
+  for (int q = 0; q < 4; q++) {
+    int ox = (q % 2) * (CELL + 2), oy = (q / 2) * (CELL + 2), bright = 0, surface = 0, cross = 0,
+        contour = 0;
+    for (int y = 0; y < CELL; y++)
+      for (int x = 0; x < CELL; x++) {
+        const guint8 *p = at(&im, ox + x, oy + y);
+        bright += MAX(p[0], MAX(p[1], p[2])) > 80;
+        surface += p[0] > 120 && p[0] >= p[1] && p[0] > p[2] + 40 && !is_crosshair(p);
+        cross += is_crosshair(p);
+        contour += p[0] > 200 && p[1] > 150 && p[1] < 230 && p[2] < 170 && p[0] - p[2] > 60 &&
+                   !is_crosshair(p);
+      }
+    if (q < 3) {
+      /* the brain fills a good part of every slice view; the crosshair crosses it */
+      g_assert_cmpint(bright, >, CELL * CELL / 5);
+      g_assert_cmpint(cross, >, CELL);
+      /* the brain surface's outline where it cuts the slice */
+      g_assert_cmpint(contour, >, 100);
+    } else {
+      /* lit skin-coloured surface in the 3D view */
+      g_assert_cmpint(surface, >, CELL * CELL / 50);
+    }
+  }
+}
+
+/* fixed = 100, moving = 50 everywhere; both shown with window [0, 100]. */
+static void test_compare_and_actions(void)
+{
+  write_constant("fixed.nii.gz", 100.0f);
+  write_constant("moving.nii.gz", 50.0f);
+  g_autofree char *fixed = nw_test_path("fixed.nii.gz");
+  g_autofree char *moving = nw_test_path("moving.nii.gz");
+  g_autofree char *dir = g_strdup(nw_test_tmpdir());
+  g_autofree char *text =
+      g_strdup_printf("open %s\nopen %s\nwindow 100 50\n"
+                      "screenshot %s/blend.png\n"
+                      "compare checker\ntile 10\nscreenshot %s/checker.png\n"
+                      "compare difference\nscreenshot %s/difference.png\n"
+                      "compare curtain\ncurtain 0.3\nscreenshot %s/curtain.png\n"
+                      "compare flicker\nscreenshot %s/f0.png\nsleep 350\nscreenshot %s/f1.png\n"
+                      "sleep 350\nscreenshot %s/f2.png\nsleep 350\nscreenshot %s/f3.png\n"
+                      "compare none\nscreenshot %s/none.png\n"
+                      "window 200 100\nscreenshot %s/window.png\n"
+                      "crosshair 60 30 49\nscreenshot %s/crosshair.png\nstatus\n"
+                      "zoom axial 2\nscreenshot %s/zoom.png\n"
+                      "quit\n",
+                      fixed, moving, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir);
+  g_autofree char *script = write_script("compare.txt", text);
+  const char *args[] = {"--no-demo", "--shot-size", "200", "--script", script, NULL};
+  g_autofree char *out = NULL;
+  g_autofree char *err = run_app_out(args, 0, &out);
+  Image im;
+  g_autofree char *p = NULL;
+
+  /* the status bar follows the crosshair: world and voxel position, both values */
+  g_assert_nonnull(
+      strstr(out, "status: crosshair  RAS (60.0, 30.0, 49.0) mm   voxel (30, 15, 25)"));
+  g_assert_nonnull(strstr(out, "fixed.nii.gz 100   moving.nii.gz 50"));
+
+  /* blend: A magenta, B green at half -> (255, 128, 255) */
+  p = g_build_filename(dir, "blend.png", NULL);
+  image_load(&im, p);
+  assert_rgb(&im, 60, 60, 255, 128, 255, 2);
+  g_object_unref(im.pb);
+
+  /* checkerboard of 10 mm tiles: A (white) and B (mid grey) by tile parity */
+  g_free(p);
+  p = g_build_filename(dir, "checker.png", NULL);
+  image_load(&im, p);
+  int n = 0, n_a = 0;
+  for (int y = 30; y < CELL - 30; y += 3)
+    for (int x = 30; x < CELL - 30; x += 3) {
+      if (abs(x - CELL / 2) < 3 || abs(y - CELL / 2) < 3)
+        continue; /* crosshair */
+      double wx = CENTRE + (x + 0.5 - 0.5 * CELL) * MMPP,
+             wy = CENTRE - (y + 0.5 - 0.5 * CELL) * MMPP;
+      double fx = wx / 10 - floor(wx / 10), fy = wy / 10 - floor(wy / 10);
+      if (fx < 0.1 || fx > 0.9 || fy < 0.1 || fy > 0.9)
+        continue;
+      int parity = ((int)floor(wx / 10) + (int)floor(wy / 10) + (int)floor(CENTRE / 10)) & 1;
+      int want = parity == 0 ? 255 : 128;
+      assert_rgb(&im, x, y, want, want, want, 2);
+      n++;
+      n_a += parity == 0;
+    }
+  g_assert_cmpint(n, >, 100);
+  g_assert_cmpint(n_a, >, n / 4);
+  g_assert_cmpint(n_a, <, 3 * n / 4);
+  g_object_unref(im.pb);
+
+  /* difference A - B = +50 = the default range (half of A's window): the red end */
+  g_free(p);
+  p = g_build_filename(dir, "difference.png", NULL);
+  image_load(&im, p);
+  assert_rgb(&im, 60, 60, 180, 10, 35, 3);
+  g_object_unref(im.pb);
+
+  /* curtain at 30 % of the width: A left of it, B right */
+  g_free(p);
+  p = g_build_filename(dir, "curtain.png", NULL);
+  image_load(&im, p);
+  assert_rgb(&im, (int)(0.3 * CELL) - 5, 60, 255, 255, 255, 2);
+  assert_rgb(&im, (int)(0.3 * CELL) + 5, 60, 128, 128, 128, 2);
+  g_object_unref(im.pb);
+
+  /* flicker: every picture is A or B, and over a second both are shown */
+  int seen_a = 0, seen_b = 0;
+  for (int i = 0; i < 4; i++) {
+    g_autofree char *name = g_strdup_printf("f%d.png", i);
+    g_free(p);
+    p = g_build_filename(dir, name, NULL);
+    image_load(&im, p);
+    const guint8 *c = at(&im, 60, 60);
+    g_assert_true(c[0] == c[2] && (abs(c[0] - 255) <= 2 || abs(c[0] - 128) <= 2));
+    seen_a += c[0] > 200;
+    seen_b += c[0] < 200;
+    g_object_unref(im.pb);
+  }
+  g_assert_cmpint(seen_a, >, 0);
+  g_assert_cmpint(seen_b, >, 0);
+
+  /* layers only: moving (50) drawn over fixed */
+  g_free(p);
+  p = g_build_filename(dir, "none.png", NULL);
+  image_load(&im, p);
+  assert_rgb(&im, 60, 60, 128, 128, 128, 2);
+  g_object_unref(im.pb);
+
+  /* window 200, level 100: 50 maps to a quarter of the grey ramp */
+  g_free(p);
+  p = g_build_filename(dir, "window.png", NULL);
+  image_load(&im, p);
+  assert_rgb(&im, 60, 60, 64, 64, 64, 2);
+  g_object_unref(im.pb);
+
+  /* the crosshair lines move to x = 60 mm and y = 30 mm in the axial view */
+  g_free(p);
+  p = g_build_filename(dir, "crosshair.png", NULL);
+  image_load(&im, p);
+  double px, py;
+  axial_pixel(60, 30, &px, &py);
+  int row = 40, col = 40; /* away from the other line */
+  g_assert_true(is_crosshair(at(&im, (int)floor(px), row)));
+  g_assert_false(is_crosshair(at(&im, CELL / 2, row)));
+  g_assert_true(is_crosshair(at(&im, col, (int)floor(py))));
+  g_assert_false(is_crosshair(at(&im, col, CELL / 2)));
+  g_object_unref(im.pb);
+
+  /* zoom 2 about the view centre (49, 49): the vertical line at x = 60 doubles its offset */
+  g_free(p);
+  p = g_build_filename(dir, "zoom.png", NULL);
+  image_load(&im, p);
+  double zx = 0.5 * CELL + 2.0 * (60 - CENTRE) / MMPP;
+  g_assert_true(is_crosshair(at(&im, (int)floor(zx), row)));
+  g_assert_false(is_crosshair(at(&im, (int)floor(px), row)));
+  g_object_unref(im.pb);
+}
+
+/* A field of constant displacement (2, 0, 0) voxels: its grid is the regular grid moved by
+ * 4 mm along x, and its log-Jacobian is 0 everywhere (the white middle of the map). */
+static void test_open_field(void)
+{
+  g_autoptr(NwVolume) u = nw_volume_new(50, 50, 50, 3, NULL);
+  nw_volume_set_spacing(u, 2, 2, 2);
+  for (size_t i = 0; i < nw_volume_n_voxels(u); i++)
+    u->data[i * 3] = 2.0f;
+  g_autofree char *field = nw_test_path("field.nii.gz");
+  g_autoptr(GError) error = NULL;
+  g_assert_true(nw_nifti_write_field(field, u, NW_FIELD_ITK, &error));
+  g_assert_no_error(error);
+  g_autofree char *grid_png = nw_test_path("grid.png");
+  g_autofree char *jac_png = nw_test_path("jacobian.png");
+  g_autofree char *text =
+      g_strdup_printf("open %s\nscreenshot %s\nhide field.nii.gz\nshow field.nii.gz: log-Jacobian\n"
+                      "screenshot %s\nquit\n",
+                      field, grid_png, jac_png);
+  g_autofree char *script = write_script("field.txt", text);
+  const char *args[] = {"--no-demo", "--shot-size", "200", "--script", script, NULL};
+  g_autofree char *err = run_app(args, 0);
+  Image im;
+  image_load(&im, grid_png);
+  /* vertical grid lines at x = 8 m + 4 mm, horizontal ones at y = 8 m; row at y = 52 mm lies
+   * between horizontal lines */
+  double px, py, px_old, dummy;
+  axial_pixel(44, 52, &px, &py);
+  axial_pixel(40, 52, &px_old, &dummy);
+  const guint8 *on = at(&im, (int)floor(px), (int)floor(py));
+  const guint8 *off = at(&im, (int)floor(px_old), (int)floor(py));
+  g_assert_cmpint(on[1], >, 150);
+  g_assert_cmpint(on[2], >, 150);
+  g_assert_cmpint(off[1], <, 60);
+  g_object_unref(im.pb);
+  image_load(&im, jac_png);
+  const guint8 *j = at(&im, 60, 60);
+  g_assert_cmpint(abs(j[0] - j[2]), <, 8); /* neutral: neither blue nor red */
+  g_assert_cmpint(j[0], >, 150);
+  g_object_unref(im.pb);
+}
+
+static void test_corrupt_file(void)
+{
+  write_constant("good.nii.gz", 100.0f);
+  g_autofree char *good = nw_test_path("good.nii.gz");
+  g_autofree char *bad = nw_test_path("corrupt.nii");
+  /* a NIfTI-sized header of junk */
+  char junk[400];
+  memset(junk, 'x', sizeof junk);
+  g_assert_true(g_file_set_contents(bad, junk, sizeof junk, NULL));
+  g_autofree char *shot = nw_test_path("after-error.png");
+  const char *args[] = {"--no-demo",   "--open", good,           "--open", bad,
+                        "--shot-size", "200",    "--screenshot", shot,     NULL};
+  g_autofree char *err = run_app(args, 0);
+  /* the message names the file; the window went on and drew the good file */
+  g_assert_nonnull(strstr(err, "Could not open"));
+  g_assert_nonnull(strstr(err, "corrupt.nii"));
+  Image im;
+  image_load(&im, shot);
+  assert_rgb(&im, 60, 60, 255, 255, 255, 2);
+  g_object_unref(im.pb);
+}
+
+/* A volume stored with the x axis flipped (i grows towards the patient's left, as in
+ * radiological LAS files): a marker in the first 10 columns lies at world x 80..98 mm, on
+ * the patient's right, and must show on the screen's right of the axial view. */
+static void test_orientation(void)
+{
+  g_autoptr(NwVolume) v = nw_volume_new(50, 50, 50, 1, NULL);
+  const double aff[16] = {-2, 0, 0, 98, 0, 2, 0, 0, 0, 0, 2, 0, 0, 0, 0, 1};
+  nw_volume_set_affine(v, aff);
+  for (int k = 0; k < 50; k++)
+    for (int j = 0; j < 50; j++)
+      for (int i = 0; i < 50; i++)
+        v->data[nw_volume_index(v, i, j, k)] = i < 10 ? 100.0f : 20.0f;
+  char code[4];
+  nw_volume_orientation_code(v, code);
+  g_assert_cmpstr(code, ==, "LAS");
+  g_autofree char *path = nw_test_path("las.nii.gz");
+  g_autoptr(GError) error = NULL;
+  g_assert_true(nw_nifti_write(path, v, NW_DT_FLOAT32, FALSE, &error));
+  g_autofree char *shot = nw_test_path("las.png");
+  const char *args[] = {"--no-demo", path, "--shot-size", "200", "--screenshot", shot, NULL};
+  g_autofree char *err = run_app(args, 0);
+  Image im;
+  image_load(&im, shot);
+  double px, py;
+  axial_pixel(90, 60, &px, &py);
+  assert_rgb(&im, (int)px, (int)py, 255, 255, 255, 2); /* right: the marker */
+  axial_pixel(10, 60, &px, &py);
+  assert_rgb(&im, (int)px, (int)py, 0, 0, 0, 2);
+  /* coronal view (top right quadrant) too: x to the right */
+  assert_rgb(&im, CELL + 2 + (int)(0.5 * CELL + (90 - CENTRE) / MMPP), 60, 255, 255, 255, 2);
+  g_object_unref(im.pb);
+}
+
+static void test_bad_script(void)
+{
+  g_autofree char *script = write_script("bad.txt", "compare wipe\n");
+  const char *args[] = {"--no-demo", "--script", script, NULL};
+  g_autofree char *err = run_app(args, 2);
+  g_assert_nonnull(strstr(err, "compare wipe"));
+  g_assert_nonnull(strstr(err, "unknown comparison mode"));
+}
+
+int main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  if (g_getenv("DISPLAY") == NULL || g_getenv("DISPLAY")[0] == '\0') {
+    printf("SKIP: no DISPLAY (run under xvfb-run)\n");
+    return NW_TEST_SKIP;
+  }
+  g_test_add_func("/gui/demo-figure", test_demo_figure);
+  g_test_add_func("/gui/compare-and-actions", test_compare_and_actions);
+  g_test_add_func("/gui/open-field", test_open_field);
+  g_test_add_func("/gui/corrupt-file", test_corrupt_file);
+  g_test_add_func("/gui/orientation", test_orientation);
+  g_test_add_func("/gui/bad-script", test_bad_script);
+  return g_test_run();
+}

@@ -1,0 +1,193 @@
+/* test_gui_layer.c — the GUI's data side without a display: layer defaults and ranges,
+ * window presets, values under a point, the scene's compare pair and bounds, and what the
+ * loader makes of each kind of file (image, label map, displacement field, mesh, junk). */
+#include <math.h>
+#include <string.h>
+
+#include "io_mesh.h"
+#include "io_nifti.h"
+#include "nw_error.h"
+#include "nw_layer.h"
+#include "nw_loader.h"
+#include "nw_scene.h"
+#include "testutil.h"
+
+/* 20^3 voxels of 1 mm: background 0 in the outer shell, value 10 + i inside. */
+static NwVolume *ramp(void)
+{
+  NwVolume *v = nw_volume_new(20, 20, 20, 1, NULL);
+  for (int k = 0; k < 20; k++)
+    for (int j = 0; j < 20; j++)
+      for (int i = 0; i < 20; i++) {
+        gboolean inside = i >= 2 && i < 18 && j >= 2 && j < 18 && k >= 2 && k < 18;
+        v->data[nw_volume_index(v, i, j, k)] = inside ? 10.0f + i : 0.0f;
+      }
+  return v;
+}
+
+static void test_layer_ranges_and_presets(void)
+{
+  g_autoptr(NwLayer) l = nw_layer_new_volume(NW_LAYER_IMAGE, "ramp", ramp());
+  g_assert_cmpfloat(l->data_min, ==, 0.0f);
+  g_assert_cmpfloat(l->data_max, ==, 27.0f);
+  /* auto range: percentiles of the non-zero voxels, with the background kept black */
+  g_assert_cmpfloat(l->robust_lo, ==, 0.0f);
+  g_assert_cmpfloat(l->robust_hi, ==, 27.0f);
+  g_assert_cmpfloat(l->style.hi, ==, l->robust_hi);
+  g_assert_cmpint(l->style.colormap, ==, NW_COLORMAP_GREY);
+  g_assert_true(nw_layer_apply_window_preset(l, "ct-brain"));
+  g_assert_cmpfloat(l->style.lo, ==, 0.0f);
+  g_assert_cmpfloat(l->style.hi, ==, 80.0f);
+  g_assert_true(nw_layer_apply_window_preset(l, "full"));
+  g_assert_cmpfloat(l->style.hi, ==, 27.0f);
+  g_assert_false(nw_layer_apply_window_preset(l, "lung"));
+  nw_layer_set_window_level(l, 10.0, 20.0);
+  g_assert_cmpfloat(l->style.lo, ==, 15.0f);
+  g_assert_cmpfloat(l->style.hi, ==, 25.0f);
+  /* trilinear value at a voxel centre and between two */
+  double v, ras[3] = {5.0, 5.0, 5.0};
+  g_assert_true(nw_layer_value_at(l, ras, &v));
+  g_assert_cmpfloat_with_epsilon(v, 15.0, 1e-5);
+  ras[0] = 5.5;
+  g_assert_true(nw_layer_value_at(l, ras, &v));
+  g_assert_cmpfloat_with_epsilon(v, 15.5, 1e-5);
+  ras[0] = 25.0;
+  g_assert_false(nw_layer_value_at(l, ras, &v));
+}
+
+static void test_constant_and_field_layers(void)
+{
+  NwVolume *c = nw_volume_new(4, 4, 4, 1, NULL);
+  for (size_t i = 0; i < nw_volume_n_voxels(c); i++)
+    c->data[i] = 100.0f;
+  g_autoptr(NwLayer) lc = nw_layer_new_volume(NW_LAYER_IMAGE, "c", c);
+  g_assert_cmpfloat(lc->style.lo, ==, 0.0f); /* shown white against zero */
+  g_assert_cmpfloat(lc->style.hi, ==, 100.0f);
+
+  NwVolume *u = nw_volume_new(4, 4, 4, 3, NULL);
+  nw_volume_set_spacing(u, 2, 2, 2);
+  for (size_t i = 0; i < nw_volume_n_voxels(u); i++)
+    u->data[i * 3] = 3.0f, u->data[i * 3 + 1] = 4.0f;
+  g_autoptr(NwLayer) lf = nw_layer_new_volume(NW_LAYER_FIELD, "u", u);
+  /* |u| in mm: (3, 4) voxels of 2 mm = 10 mm */
+  g_assert_cmpfloat_with_epsilon(lf->data_max, 10.0, 1e-4);
+  double v, ras[3] = {2, 2, 2};
+  g_assert_true(nw_layer_value_at(lf, ras, &v));
+  g_assert_cmpfloat_with_epsilon(v, 10.0, 1e-4);
+  NwFieldShow s;
+  g_assert_true(nw_field_show_from_name("log-jacobian", &s));
+  g_assert_cmpint(s, ==, NW_FIELD_SHOW_LOG_JACOBIAN);
+}
+
+static void test_scene(void)
+{
+  g_autoptr(NwScene) s = nw_scene_new();
+  double lo[3], hi[3], c[3];
+  nw_scene_get_bounds(s, lo, hi);
+  g_assert_cmpfloat(lo[0], ==, -100.0);
+  NwVolume *v = ramp();
+  nw_volume_set_spacing(v, 2, 1, 1);
+  g_autoptr(NwLayer) a = nw_layer_new_volume(NW_LAYER_IMAGE, "a", v);
+  g_autoptr(NwLayer) lab = nw_layer_new_volume(NW_LAYER_LABELS, "lab", ramp());
+  g_autoptr(NwLayer) b = nw_layer_new_volume(NW_LAYER_IMAGE, "b", ramp());
+  nw_scene_add_layer(s, a);
+  nw_scene_add_layer(s, lab);
+  nw_scene_add_layer(s, b);
+  /* the first two images are compared, the first layer is active */
+  g_assert_true(nw_scene_get_compare_a(s) == a);
+  g_assert_true(nw_scene_get_compare_b(s) == b);
+  g_assert_true(nw_scene_get_active(s) == a);
+  g_assert_true(nw_scene_comparing(s));
+  b->visible = FALSE;
+  g_assert_false(nw_scene_comparing(s));
+  g_assert_true(nw_scene_find_layer(s, "lab") == lab);
+  /* the crosshair starts at the first volume's centre; bounds are the union */
+  nw_scene_get_crosshair(s, c);
+  g_assert_cmpfloat_with_epsilon(c[0], 19.0, 1e-9);
+  g_assert_cmpfloat_with_epsilon(c[1], 9.5, 1e-9);
+  nw_scene_get_bounds(s, lo, hi);
+  g_assert_cmpfloat_with_epsilon(lo[0], -1.0, 1e-9);
+  g_assert_cmpfloat_with_epsilon(hi[0], 39.0, 1e-9);
+  g_assert_cmpfloat_with_epsilon(nw_scene_slice_step(s, 0), 2.0, 1e-9);
+  nw_scene_remove_layer(s, a);
+  g_assert_null(nw_scene_get_compare_a(s));
+  g_assert_cmpuint(nw_scene_n_layers(s), ==, 2);
+}
+
+static void test_loader_kinds(void)
+{
+  g_autoptr(GError) error = NULL;
+  /* a label map: whole numbers and a telling name */
+  g_autoptr(NwVolume) labels = nw_volume_new(8, 8, 8, 1, NULL);
+  for (size_t i = 0; i < nw_volume_n_voxels(labels); i++)
+    labels->data[i] = (float)(i % 5);
+  g_autofree char *lpath = nw_test_path("aseg_labels.nii.gz");
+  g_assert_true(nw_nifti_write(lpath, labels, NW_DT_INT16, FALSE, &error));
+  g_autoptr(GPtrArray) l1 = nw_load_file(lpath, &error);
+  g_assert_no_error(error);
+  g_assert_cmpuint(l1->len, ==, 1);
+  NwLayer *ll = g_ptr_array_index(l1, 0);
+  g_assert_cmpint(ll->kind, ==, NW_LAYER_LABELS);
+  g_assert_cmpint(ll->style.colormap, ==, NW_COLORMAP_LABEL);
+  g_assert_cmpstr(ll->name, ==, "aseg_labels.nii.gz");
+
+  /* the same numbers under a plain name are an image */
+  g_autofree char *ipath = nw_test_path("t1.nii.gz");
+  g_assert_true(nw_nifti_write(ipath, labels, NW_DT_INT16, FALSE, &error));
+  g_autoptr(GPtrArray) l2 = nw_load_file(ipath, &error);
+  g_assert_cmpint(((NwLayer *)g_ptr_array_index(l2, 0))->kind, ==, NW_LAYER_IMAGE);
+
+  /* a displacement field: grid layer plus a hidden log-Jacobian layer */
+  g_autoptr(NwVolume) u = nw_volume_new(8, 8, 8, 3, NULL);
+  for (size_t i = 0; i < nw_volume_n_voxels(u); i++)
+    u->data[i * 3 + 2] = 0.5f;
+  g_autofree char *fpath = nw_test_path("warp.nii.gz");
+  g_assert_true(nw_nifti_write_field(fpath, u, NW_FIELD_ITK, &error));
+  g_autoptr(GPtrArray) l3 = nw_load_file(fpath, &error);
+  g_assert_no_error(error);
+  g_assert_cmpuint(l3->len, ==, 2);
+  NwLayer *grid = g_ptr_array_index(l3, 0), *jac = g_ptr_array_index(l3, 1);
+  g_assert_cmpint(grid->kind, ==, NW_LAYER_FIELD);
+  g_assert_cmpint(grid->field_show, ==, NW_FIELD_SHOW_GRID);
+  g_assert_cmpint(jac->field_show, ==, NW_FIELD_SHOW_LOG_JACOBIAN);
+  g_assert_false(jac->visible);
+  g_assert_cmpfloat_with_epsilon(grid->data_max, 0.5, 1e-4);
+  g_assert_cmpstr(jac->name, ==, "warp.nii.gz: log-Jacobian");
+
+  /* a mesh */
+  g_autoptr(NwSurface) s = nw_surface_new(3, 1, NULL);
+  const float v[9] = {0, 0, 0, 10, 0, 0, 0, 10, 0};
+  memcpy(s->vertices, v, sizeof v);
+  s->triangles[0] = 0, s->triangles[1] = 1, s->triangles[2] = 2;
+  g_autofree char *mpath = nw_test_path("tri.obj");
+  g_assert_true(nw_mesh_write(mpath, s, NW_MESH_AUTO, &error));
+  g_assert_no_error(error);
+  g_autoptr(GPtrArray) l4 = nw_load_file(mpath, &error);
+  g_assert_no_error(error);
+  NwLayer *ml = g_ptr_array_index(l4, 0);
+  g_assert_cmpint(ml->kind, ==, NW_LAYER_SURFACE);
+  g_assert_nonnull(ml->surface->normals);
+
+  /* junk and missing files: errors naming the file, no layers */
+  g_autofree char *junk = nw_test_path("junk.nii");
+  g_assert_true(g_file_set_contents(junk, "not an image at all", -1, NULL));
+  g_autoptr(GPtrArray) l5 = nw_load_file(junk, &error);
+  g_assert_null(l5);
+  g_assert_nonnull(error);
+  g_assert_nonnull(strstr(error->message, "junk.nii"));
+  g_clear_error(&error);
+  g_autoptr(GPtrArray) l6 = nw_load_file("/nonexistent/x.nii.gz", &error);
+  g_assert_null(l6);
+  g_assert_error(error, NW_ERROR, NW_ERROR_IO);
+  g_assert_nonnull(strstr(error->message, "/nonexistent/x.nii.gz: no such file"));
+}
+
+int main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/gui-layer/ranges-presets", test_layer_ranges_and_presets);
+  g_test_add_func("/gui-layer/constant-and-field", test_constant_and_field_layers);
+  g_test_add_func("/gui-layer/scene", test_scene);
+  g_test_add_func("/gui-layer/loader-kinds", test_loader_kinds);
+  return g_test_run();
+}

@@ -1,0 +1,263 @@
+/* nw_layer_list.c — the layer list widget (see nw_layer_list.h). Main thread only. */
+#include "nw_layer_list.h"
+
+#include <math.h>
+
+struct _NwLayerList {
+  GtkBox parent;
+  NwScene *scene;
+  GtkListBox *list;
+  gulong layers_id;
+  guint rebuild_id;    /* idle source of a pending rebuild */
+  gboolean rebuilding; /* widget signals during a rebuild are not user edits */
+};
+
+G_DEFINE_TYPE(NwLayerList, nw_layer_list, GTK_TYPE_BOX)
+
+#define LAYER_KEY "nw-layer"
+
+static NwLayer *row_layer(GtkWidget *w)
+{
+  return g_object_get_data(G_OBJECT(w), LAYER_KEY);
+}
+
+static void edited(NwLayerList *ll)
+{
+  if (!ll->rebuilding)
+    nw_scene_changed(ll->scene);
+}
+
+static void on_visible(GtkToggleButton *b, NwLayerList *ll)
+{
+  row_layer(GTK_WIDGET(b))->visible = gtk_toggle_button_get_active(b);
+  edited(ll);
+}
+
+static void on_opacity(GtkRange *r, NwLayerList *ll)
+{
+  row_layer(GTK_WIDGET(r))->style.opacity = (float)gtk_range_get_value(r);
+  edited(ll);
+}
+
+static void on_colormap(GtkComboBox *c, NwLayerList *ll)
+{
+  NwColormap m;
+  if (nw_colormap_from_name(gtk_combo_box_get_active_id(c), &m))
+    row_layer(GTK_WIDGET(c))->style.colormap = m;
+  edited(ll);
+}
+
+static void on_field_show(GtkComboBox *c, NwLayerList *ll)
+{
+  NwFieldShow s;
+  NwLayer *l = row_layer(GTK_WIDGET(c));
+  if (nw_field_show_from_name(gtk_combo_box_get_active_id(c), &s)) {
+    l->field_show = s;
+    if (s == NW_FIELD_SHOW_LOG_JACOBIAN) {
+      l->style.colormap = NW_COLORMAP_DIVERGING;
+      float r = MAX(fabsf(l->style.lo), fabsf(l->style.hi));
+      l->style.lo = -r, l->style.hi = r;
+    } else if (s == NW_FIELD_SHOW_MAGNITUDE) {
+      l->style.colormap = NW_COLORMAP_HOT;
+      l->style.lo = 0.0f, l->style.hi = MAX(l->data_max, 1e-3f);
+    }
+  }
+  if (!ll->rebuilding)
+    g_signal_emit_by_name(ll->scene, "layers-changed"); /* ranges changed: rebuild */
+  edited(ll);
+}
+
+static void on_lo(GtkSpinButton *s, NwLayerList *ll)
+{
+  row_layer(GTK_WIDGET(s))->style.lo = (float)gtk_spin_button_get_value(s);
+  edited(ll);
+}
+
+static void on_hi(GtkSpinButton *s, NwLayerList *ll)
+{
+  row_layer(GTK_WIDGET(s))->style.hi = (float)gtk_spin_button_get_value(s);
+  edited(ll);
+}
+
+static GtkWidget *tagged(GtkWidget *w, NwLayer *l)
+{
+  g_object_set_data(G_OBJECT(w), LAYER_KEY, l);
+  gtk_widget_set_visible(w, TRUE);
+  return w;
+}
+
+static GtkWidget *caption(const char *text, NwLayer *l)
+{
+  GtkWidget *c = tagged(gtk_label_new(text), l);
+  gtk_label_set_xalign(GTK_LABEL(c), 1.0f);
+  gtk_style_context_add_class(gtk_widget_get_style_context(c), "dim-label");
+  return c;
+}
+
+static const char *kind_tag(const NwLayer *l)
+{
+  static const char *const tags[] = {"image", "labels", "field", "surface"};
+  return tags[l->kind];
+}
+
+static GtkWidget *range_spin(NwLayerList *ll, NwLayer *l, float value, GCallback cb)
+{
+  double span = MAX(fabs((double)l->data_max - l->data_min), 1.0);
+  double lo = MIN(l->data_min, l->style.lo) - span, hi = MAX(l->data_max, l->style.hi) + span;
+  GtkWidget *s = gtk_spin_button_new_with_range(lo, hi, span / 100.0);
+  gtk_spin_button_set_digits(GTK_SPIN_BUTTON(s), span < 10 ? 3 : 1);
+  gtk_spin_button_set_value(GTK_SPIN_BUTTON(s), value);
+  gtk_entry_set_width_chars(GTK_ENTRY(s), 7);
+  g_signal_connect(s, "value-changed", cb, ll);
+  return tagged(s, l);
+}
+
+static GtkWidget *controls_row(NwLayerList *ll, NwLayer *l)
+{
+  GtkWidget *grid = tagged(gtk_grid_new(), l);
+  gtk_grid_set_column_spacing(GTK_GRID(grid), 4);
+  gtk_grid_set_row_spacing(GTK_GRID(grid), 2);
+  g_object_set(grid, "margin", 4, NULL);
+
+  GtkWidget *vis = tagged(gtk_check_button_new(), l);
+  gtk_toggle_button_set_active(GTK_TOGGLE_BUTTON(vis), l->visible);
+  gtk_widget_set_tooltip_text(vis, "Show or hide this layer");
+  g_signal_connect(vis, "toggled", G_CALLBACK(on_visible), ll);
+  gtk_widget_set_halign(vis, GTK_ALIGN_END);
+  gtk_grid_attach(GTK_GRID(grid), vis, 0, 0, 1, 1);
+  g_autofree char *markup =
+      g_markup_printf_escaped("<b>%s</b> <small>%s%s</small>", l->name, kind_tag(l),
+                              l == nw_scene_get_compare_a(ll->scene)   ? " · compare A"
+                              : l == nw_scene_get_compare_b(ll->scene) ? " · compare B"
+                                                                       : "");
+  GtkWidget *name = tagged(gtk_label_new(NULL), l);
+  gtk_label_set_markup(GTK_LABEL(name), markup);
+  gtk_label_set_xalign(GTK_LABEL(name), 0.0f);
+  gtk_label_set_ellipsize(GTK_LABEL(name), PANGO_ELLIPSIZE_MIDDLE);
+  gtk_widget_set_hexpand(name, TRUE);
+  gtk_grid_attach(GTK_GRID(grid), name, 1, 0, 3, 1);
+
+  GtkWidget *op = tagged(gtk_scale_new_with_range(GTK_ORIENTATION_HORIZONTAL, 0, 1, 0.05), l);
+  gtk_scale_set_draw_value(GTK_SCALE(op), FALSE);
+  gtk_range_set_value(GTK_RANGE(op), l->style.opacity);
+  gtk_widget_set_tooltip_text(op, "Opacity");
+  gtk_widget_set_hexpand(op, TRUE);
+  g_signal_connect(op, "value-changed", G_CALLBACK(on_opacity), ll);
+  gtk_grid_attach(GTK_GRID(grid), caption("opacity", l), 0, 1, 1, 1);
+  gtk_grid_attach(GTK_GRID(grid), op, 1, 1, 3, 1);
+
+  int row = 2;
+  gboolean mapped = l->kind != NW_LAYER_SURFACE || l->surface->scalars != NULL;
+  if (mapped) {
+    GtkWidget *cm = tagged(gtk_combo_box_text_new(), l);
+    for (int m = 0; m < NW_COLORMAP_COUNT; m++)
+      gtk_combo_box_text_append(GTK_COMBO_BOX_TEXT(cm), nw_colormap_name(m), nw_colormap_name(m));
+    gtk_combo_box_set_active_id(GTK_COMBO_BOX(cm), nw_colormap_name(l->style.colormap));
+    gtk_widget_set_tooltip_text(cm, "Colour map");
+    g_signal_connect(cm, "changed", G_CALLBACK(on_colormap), ll);
+    gtk_grid_attach(GTK_GRID(grid), caption("colours", l), 0, row, 1, 1);
+    gtk_grid_attach(GTK_GRID(grid), cm, 1, row++, 3, 1);
+  }
+  if (l->kind == NW_LAYER_FIELD) {
+    GtkWidget *fs = tagged(gtk_combo_box_text_new(), l);
+    for (int s = 0; s < NW_FIELD_SHOW_COUNT; s++)
+      gtk_combo_box_text_append(GTK_COMBO_BOX_TEXT(fs), nw_field_show_name(s),
+                                nw_field_show_name(s));
+    gtk_combo_box_set_active_id(GTK_COMBO_BOX(fs), nw_field_show_name(l->field_show));
+    gtk_widget_set_tooltip_text(fs, "How the displacement field is drawn");
+    g_signal_connect(fs, "changed", G_CALLBACK(on_field_show), ll);
+    gtk_grid_attach(GTK_GRID(grid), caption("draw as", l), 0, row, 1, 1);
+    gtk_grid_attach(GTK_GRID(grid), fs, 1, row++, 3, 1);
+  }
+  if (l->kind != NW_LAYER_LABELS && mapped) {
+    gtk_grid_attach(GTK_GRID(grid), caption("range", l), 0, row, 1, 1);
+    gtk_grid_attach(GTK_GRID(grid), range_spin(ll, l, l->style.lo, G_CALLBACK(on_lo)), 1, row, 1,
+                    1);
+    gtk_grid_attach(GTK_GRID(grid), range_spin(ll, l, l->style.hi, G_CALLBACK(on_hi)), 2, row, 2,
+                    1);
+  }
+  return grid;
+}
+
+static void rebuild(NwScene *scene, NwLayerList *ll)
+{
+  ll->rebuilding = TRUE;
+  GList *children = gtk_container_get_children(GTK_CONTAINER(ll->list));
+  for (GList *c = children; c != NULL; c = c->next)
+    gtk_widget_destroy(c->data);
+  g_list_free(children);
+  NwLayer *active = nw_scene_get_active(scene);
+  for (guint i = 0; i < nw_scene_n_layers(scene); i++) {
+    NwLayer *l = nw_scene_get_layer(scene, i);
+    GtkWidget *row = tagged(gtk_list_box_row_new(), l);
+    gtk_container_add(GTK_CONTAINER(row), controls_row(ll, l));
+    gtk_list_box_insert(ll->list, row, -1);
+    if (l == active)
+      gtk_list_box_select_row(ll->list, GTK_LIST_BOX_ROW(row));
+  }
+  ll->rebuilding = FALSE;
+}
+
+/* Rebuild on idle: the signal may come from one of the row's own widgets, which the rebuild
+ * destroys. */
+static gboolean rebuild_idle(gpointer data)
+{
+  NwLayerList *ll = data;
+  ll->rebuild_id = 0;
+  rebuild(ll->scene, ll);
+  return G_SOURCE_REMOVE;
+}
+
+static void on_layers_changed(NwScene *scene, NwLayerList *ll)
+{
+  if (ll->rebuild_id == 0)
+    ll->rebuild_id = g_idle_add(rebuild_idle, ll);
+}
+
+static void on_row_selected(GtkListBox *box, GtkListBoxRow *row, NwLayerList *ll)
+{
+  if (ll->rebuilding || row == NULL)
+    return;
+  /* setting the active layer emits layers-changed, which would rebuild under our feet */
+  g_signal_handler_block(ll->scene, ll->layers_id);
+  nw_scene_set_active(ll->scene, row_layer(GTK_WIDGET(row)));
+  g_signal_handler_unblock(ll->scene, ll->layers_id);
+}
+
+static void nw_layer_list_dispose(GObject *obj)
+{
+  NwLayerList *ll = NW_LAYER_LIST(obj);
+  if (ll->rebuild_id != 0) {
+    g_source_remove(ll->rebuild_id);
+    ll->rebuild_id = 0;
+  }
+  if (ll->scene != NULL) {
+    g_signal_handler_disconnect(ll->scene, ll->layers_id);
+    g_clear_object(&ll->scene);
+  }
+  G_OBJECT_CLASS(nw_layer_list_parent_class)->dispose(obj);
+}
+
+static void nw_layer_list_class_init(NwLayerListClass *klass)
+{
+  G_OBJECT_CLASS(klass)->dispose = nw_layer_list_dispose;
+}
+
+static void nw_layer_list_init(NwLayerList *ll)
+{
+  gtk_orientable_set_orientation(GTK_ORIENTABLE(ll), GTK_ORIENTATION_VERTICAL);
+  ll->list = GTK_LIST_BOX(gtk_list_box_new());
+  gtk_list_box_set_selection_mode(ll->list, GTK_SELECTION_BROWSE);
+  g_signal_connect(ll->list, "row-selected", G_CALLBACK(on_row_selected), ll);
+  gtk_widget_set_visible(GTK_WIDGET(ll->list), TRUE);
+  gtk_box_pack_start(GTK_BOX(ll), GTK_WIDGET(ll->list), TRUE, TRUE, 0);
+}
+
+NwLayerList *nw_layer_list_new(NwScene *scene)
+{
+  NwLayerList *ll = g_object_new(NW_TYPE_LAYER_LIST, NULL);
+  ll->scene = g_object_ref(scene);
+  ll->layers_id = g_signal_connect(scene, "layers-changed", G_CALLBACK(on_layers_changed), ll);
+  rebuild(scene, ll);
+  return ll;
+}

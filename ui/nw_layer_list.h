@@ -1,0 +1,21 @@
+/* nw_layer_list.h — the layer list beside the views: per layer a visibility switch,
+ * opacity, colour map, value range and (fields) how the field is drawn; clicking a row makes
+ * that layer the active one (window/level drags and presets act on it). Rebuilt when the
+ * scene's layers change. Main thread only. */
+#ifndef NW_LAYER_LIST_H
+#define NW_LAYER_LIST_H
+
+#include <gtk/gtk.h>
+
+#include "nw_scene.h"
+
+G_BEGIN_DECLS
+
+#define NW_TYPE_LAYER_LIST (nw_layer_list_get_type())
+G_DECLARE_FINAL_TYPE(NwLayerList, nw_layer_list, NW, LAYER_LIST, GtkBox)
+
+NwLayerList *nw_layer_list_new(NwScene *scene);
+
+G_END_DECLS
+
+#endif

@@ -1,0 +1,59 @@
+/* nw_scene.h — what the window shows: the layers in drawing order, the linked crosshair
+ * (world RAS mm), the pair of images being compared and how, and the active layer (the one
+ * window/level drags change). Every view draws the same scene. Main thread only.
+ *
+ * Signals:
+ *   "changed"         something visible changed: views redraw
+ *   "layers-changed"  layers were added or removed, or the active layer changed
+ *   "crosshair-moved" the crosshair moved (the status bar follows) */
+#ifndef NW_SCENE_H
+#define NW_SCENE_H
+
+#include <glib-object.h>
+
+#include "nw_layer.h"
+#include "renderer.h"
+
+G_BEGIN_DECLS
+
+#define NW_TYPE_SCENE (nw_scene_get_type())
+G_DECLARE_FINAL_TYPE(NwScene, nw_scene, NW, SCENE, GObject)
+
+NwScene *nw_scene_new(void);
+
+/* Layers, bottom first. The scene keeps a reference. The first two images become the
+ * compared pair A and B. */
+void nw_scene_add_layer(NwScene *s, NwLayer *layer);
+void nw_scene_remove_layer(NwScene *s, NwLayer *layer);
+guint nw_scene_n_layers(NwScene *s);
+NwLayer *nw_scene_get_layer(NwScene *s, guint i);
+/* First layer with this name, or NULL. */
+NwLayer *nw_scene_find_layer(NwScene *s, const char *name);
+
+NwLayer *nw_scene_get_active(NwScene *s);
+void nw_scene_set_active(NwScene *s, NwLayer *layer);
+
+/* Compared images (may be NULL) and the comparison settings (mutable: call
+ * nw_scene_changed after changing them). */
+NwLayer *nw_scene_get_compare_a(NwScene *s);
+NwLayer *nw_scene_get_compare_b(NwScene *s);
+void nw_scene_set_compare_pair(NwScene *s, NwLayer *a, NwLayer *b);
+NwCompareStyle *nw_scene_get_compare(NwScene *s);
+void nw_scene_set_compare_mode(NwScene *s, NwCompareMode mode);
+/* TRUE when A and B exist, are visible and a comparison mode is on. */
+gboolean nw_scene_comparing(NwScene *s);
+
+void nw_scene_get_crosshair(NwScene *s, double ras[3]);
+void nw_scene_set_crosshair(NwScene *s, const double ras[3]);
+
+/* World box (RAS mm) of all volume layers (else surfaces; else a 200 mm cube). */
+void nw_scene_get_bounds(NwScene *s, double lo[3], double hi[3]);
+/* Voxel size (mm) of the first volume layer along world axis `axis`, for slice steps. */
+double nw_scene_slice_step(NwScene *s, int axis);
+
+/* Emit "changed". */
+void nw_scene_changed(NwScene *s);
+
+G_END_DECLS
+
+#endif

@@ -1,0 +1,321 @@
+/* nw_script.c — the script runner (see nw_script.h). Main thread only. */
+#include "nw_script.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nw_error.h"
+#include "nw_screenshot.h"
+
+/* The window as the X server shows it, GL views included. */
+static gboolean screenshot_window(NwWindow *w, const char *path, GError **error)
+{
+  GdkWindow *gw = gtk_widget_get_window(GTK_WIDGET(w));
+  g_autoptr(GdkPixbuf) pb =
+      gdk_pixbuf_get_from_window(gw, 0, 0, gdk_window_get_width(gw), gdk_window_get_height(gw));
+  if (pb == NULL) {
+    g_set_error(error, NW_ERROR, NW_ERROR_IO, "%s: the window could not be read back", path);
+    return FALSE;
+  }
+  g_autoptr(GdkPixbuf) rgba = gdk_pixbuf_add_alpha(pb, FALSE, 0, 0, 0);
+  int width = gdk_pixbuf_get_width(rgba), height = gdk_pixbuf_get_height(rgba);
+  int stride = gdk_pixbuf_get_rowstride(rgba);
+  g_autofree guint8 *px = g_malloc((size_t)width * height * 4);
+  for (int y = 0; y < height; y++)
+    memcpy(px + (size_t)y * width * 4, gdk_pixbuf_read_pixels(rgba) + (size_t)y * stride,
+           (size_t)width * 4);
+  return nw_png_save_rgba(path, px, width, height, error);
+}
+
+struct NwScript {
+  GtkApplication *app;
+  NwWindow *win; /* weak */
+  char **lines;
+  int pos, cell;
+  int *status;
+  gint64 wait_start;
+  gint64 resume_at; /* sleep: monotonic time to go on */
+};
+
+NwScript *nw_script_new(GtkApplication *app, NwWindow *win, char **lines, int cell)
+{
+  NwScript *s = g_new0(NwScript, 1);
+  s->app = g_object_ref(app);
+  s->win = win;
+  g_object_add_weak_pointer(G_OBJECT(win), (gpointer *)&s->win);
+  s->lines = g_strdupv(lines);
+  s->cell = cell;
+  return s;
+}
+
+static void script_free(NwScript *s)
+{
+  if (s->win != NULL)
+    g_object_remove_weak_pointer(G_OBJECT(s->win), (gpointer *)&s->win);
+  g_object_unref(s->app);
+  g_strfreev(s->lines);
+  g_free(s);
+}
+
+static gboolean bad(GError **error, const char *line, const char *why)
+{
+  g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "script line \"%s\": %s", line, why);
+  return FALSE;
+}
+
+/* The layer named by the rest of the line (names may contain spaces). */
+static NwLayer *named_layer(NwWindow *w, const char *name, const char *line, GError **error)
+{
+  NwLayer *l = nw_scene_find_layer(nw_window_get_scene(w), name);
+  if (l == NULL)
+    bad(error, line, "no layer of that name");
+  return l;
+}
+
+static gboolean parse_double(const char *s, double *out)
+{
+  char *end = NULL;
+  *out = g_ascii_strtod(s, &end);
+  return end != s && *end == '\0';
+}
+
+static void layers_edited(NwWindow *w)
+{
+  g_signal_emit_by_name(nw_window_get_scene(w), "layers-changed");
+  nw_scene_changed(nw_window_get_scene(w));
+}
+
+static gboolean run_window(NwWindow *w, char **t, int n, const char *line, GError **error)
+{
+  double win, lev;
+  if (n < 3 || !parse_double(t[1], &win) || !parse_double(t[2], &lev))
+    return bad(error, line, "expected: window WIDTH LEVEL [LAYER]");
+  NwScene *scene = nw_window_get_scene(w);
+  if (n > 3) {
+    g_autofree char *name = g_strjoinv(" ", t + 3);
+    NwLayer *l = named_layer(w, name, line, error);
+    if (l == NULL)
+      return FALSE;
+    nw_layer_set_window_level(l, win, lev);
+  } else {
+    for (guint i = 0; i < nw_scene_n_layers(scene); i++) {
+      NwLayer *l = nw_scene_get_layer(scene, i);
+      if (l->kind == NW_LAYER_IMAGE)
+        nw_layer_set_window_level(l, win, lev);
+    }
+  }
+  layers_edited(w);
+  return TRUE;
+}
+
+/* Commands of the form "VERB VALUE LAYER NAME". */
+static gboolean run_layer_setting(NwWindow *w, char **t, int n, const char *line, GError **error)
+{
+  if (n < 3)
+    return bad(error, line, "expected: VERB VALUE LAYER");
+  g_autofree char *name = g_strjoinv(" ", t + 2);
+  NwLayer *l = named_layer(w, name, line, error);
+  if (l == NULL)
+    return FALSE;
+  double x;
+  if (strcmp(t[0], "field") == 0) {
+    if (l->kind != NW_LAYER_FIELD || !nw_field_show_from_name(t[1], &l->field_show))
+      return bad(error, line, "not a field layer, or an unknown style");
+    if (l->field_show == NW_FIELD_SHOW_LOG_JACOBIAN)
+      l->style.colormap = NW_COLORMAP_DIVERGING, l->style.lo = -0.2f, l->style.hi = 0.2f;
+    else if (l->field_show == NW_FIELD_SHOW_MAGNITUDE)
+      l->style.colormap = NW_COLORMAP_HOT, l->style.lo = 0.0f, l->style.hi = l->data_max;
+  } else if (strcmp(t[0], "colormap") == 0) {
+    if (!nw_colormap_from_name(t[1], &l->style.colormap))
+      return bad(error, line, "unknown colour map");
+  } else if (strcmp(t[0], "opacity") == 0) {
+    if (!parse_double(t[1], &x) || x < 0 || x > 1)
+      return bad(error, line, "opacity must be 0..1");
+    l->style.opacity = (float)x;
+  } else if (strcmp(t[0], "step") == 0) {
+    if (!parse_double(t[1], &x) || x < 1)
+      return bad(error, line, "step must be >= 1 voxel");
+    l->grid_step_vox = (int)x;
+  } else if (strcmp(t[0], "preset") == 0) {
+    if (!nw_layer_apply_window_preset(l, t[1]))
+      return bad(error, line, "unknown preset");
+  }
+  layers_edited(w);
+  return TRUE;
+}
+
+static gboolean run_compare_setting(NwWindow *w, char **t, int n, const char *line, GError **error)
+{
+  double x;
+  if (n != 2 || !parse_double(t[1], &x))
+    return bad(error, line, "expected one number");
+  NwCompareStyle *c = nw_scene_get_compare(nw_window_get_scene(w));
+  if (strcmp(t[0], "blend") == 0)
+    c->blend = (float)CLAMP(x, 0.0, 1.0);
+  else if (strcmp(t[0], "tile") == 0)
+    c->tile_mm = (float)MAX(x, 0.5);
+  else
+    c->curtain = (float)CLAMP(x, 0.0, 1.0);
+  nw_scene_changed(nw_window_get_scene(w));
+  return TRUE;
+}
+
+static gboolean run_visibility(NwWindow *w, char **t, int n, const char *line, GError **error)
+{
+  if (n < 2)
+    return bad(error, line, "expected a layer name");
+  g_autofree char *name = g_strjoinv(" ", t + 1);
+  NwLayer *l = named_layer(w, name, line, error);
+  if (l == NULL)
+    return FALSE;
+  if (strcmp(t[0], "active") == 0)
+    nw_scene_set_active(nw_window_get_scene(w), l);
+  else
+    l->visible = strcmp(t[0], "show") == 0;
+  layers_edited(w);
+  return TRUE;
+}
+
+static gboolean run_screenshot(NwWindow *w, char **t, int n, int cell, const char *line,
+                               GError **error)
+{
+  if (strcmp(t[0], "screenshot-window") == 0) {
+    if (n != 2)
+      return bad(error, line, "expected: screenshot-window PATH");
+    return screenshot_window(w, t[1], error);
+  }
+  if (strcmp(t[0], "screenshot") == 0) {
+    if (n != 2)
+      return bad(error, line, "expected: screenshot PATH");
+    return nw_window_save_screenshot(w, t[1], cell, error);
+  }
+  NwViewKind k;
+  if (n != 3 || !nw_view_kind_from_name(t[1], &k))
+    return bad(error, line, "expected: screenshot-view VIEW PATH");
+  return nw_screenshot_view(nw_window_get_view(w, k), t[2], 2 * cell, 2 * cell, error);
+}
+
+gboolean nw_script_run_line(NwWindow *w, const char *line, int cell, GError **error)
+{
+  g_autofree char *copy = g_strstrip(g_strdup(line));
+  g_auto(GStrv) t = g_strsplit_set(copy, " \t", -1);
+  /* drop empty tokens from repeated blanks */
+  int n = 0;
+  for (int i = 0; t[i] != NULL; i++)
+    if (t[i][0] != '\0')
+      t[n++] = t[i];
+    else
+      g_free(t[i]);
+  t[n] = NULL;
+  if (n == 0 || t[0][0] == '#')
+    return TRUE;
+  const char *cmd = t[0];
+  GActionGroup *ag = G_ACTION_GROUP(w);
+  if (strcmp(cmd, "open") == 0 && n >= 2) {
+    g_autofree char *path = g_strjoinv(" ", t + 1);
+    nw_window_open_file(w, path);
+  } else if (strcmp(cmd, "demo") == 0) {
+    nw_window_open_demo(w);
+  } else if (strcmp(cmd, "compare") == 0 && n == 2) {
+    NwCompareMode m;
+    if (!nw_compare_mode_from_name(t[1], &m))
+      return bad(error, line, "unknown comparison mode");
+    g_action_group_activate_action(ag, "compare-mode", g_variant_new_string(t[1]));
+  } else if (strcmp(cmd, "view") == 0 && n == 2) {
+    NwViewKind k;
+    if (strcmp(t[1], "grid") != 0 && !nw_view_kind_from_name(t[1], &k))
+      return bad(error, line, "unknown view");
+    if (strcmp(nw_window_get_layout(w), t[1]) != 0) /* maximize toggles */
+      g_action_group_activate_action(ag, "maximize", g_variant_new_string(t[1]));
+  } else if (strcmp(cmd, "crosshair") == 0) {
+    double r[3];
+    if (n != 4 || !parse_double(t[1], &r[0]) || !parse_double(t[2], &r[1]) ||
+        !parse_double(t[3], &r[2]))
+      return bad(error, line, "expected: crosshair X Y Z");
+    nw_scene_set_crosshair(nw_window_get_scene(w), r);
+  } else if (strcmp(cmd, "window") == 0) {
+    return run_window(w, t, n, line, error);
+  } else if (strcmp(cmd, "preset") == 0 && n == 2) {
+    g_action_group_activate_action(ag, "window-preset", g_variant_new_string(t[1]));
+  } else if (strcmp(cmd, "field") == 0 || strcmp(cmd, "colormap") == 0 ||
+             strcmp(cmd, "opacity") == 0 || strcmp(cmd, "step") == 0 ||
+             strcmp(cmd, "preset") == 0) {
+    return run_layer_setting(w, t, n, line, error);
+  } else if (strcmp(cmd, "blend") == 0 || strcmp(cmd, "tile") == 0 || strcmp(cmd, "curtain") == 0) {
+    return run_compare_setting(w, t, n, line, error);
+  } else if (strcmp(cmd, "show") == 0 || strcmp(cmd, "hide") == 0 || strcmp(cmd, "active") == 0) {
+    return run_visibility(w, t, n, line, error);
+  } else if (strcmp(cmd, "status") == 0) {
+    printf("status: %s\n", nw_window_get_status_text(w));
+    fflush(stdout);
+  } else if (strcmp(cmd, "zoom") == 0) {
+    NwViewKind k;
+    double f;
+    if (n != 3 || !nw_view_kind_from_name(t[1], &k) || !parse_double(t[2], &f) || f <= 0)
+      return bad(error, line, "expected: zoom VIEW FACTOR");
+    nw_view_set_zoom(nw_window_get_view(w, k), f);
+  } else if (strcmp(cmd, "sleep") == 0) {
+    /* handled by the runner */
+  } else if (g_str_has_prefix(cmd, "screenshot")) {
+    return run_screenshot(w, t, n, cell, line, error);
+  } else if (strcmp(cmd, "quit") == 0) {
+    gtk_widget_destroy(GTK_WIDGET(w));
+  } else {
+    return bad(error, line, "unknown command or wrong number of arguments");
+  }
+  return TRUE;
+}
+
+static void finish(NwScript *s, int status)
+{
+  *s->status = status;
+  if (status != 0)
+    g_application_quit(G_APPLICATION(s->app));
+  script_free(s);
+}
+
+static gboolean tick(gpointer data)
+{
+  NwScript *s = data;
+  if (s->win == NULL) { /* closed (quit) */
+    finish(s, *s->status);
+    return G_SOURCE_REMOVE;
+  }
+  gboolean ready = gtk_widget_get_mapped(GTK_WIDGET(s->win)) && nw_window_views_ready(s->win) &&
+                   !nw_window_is_busy(s->win);
+  if (!ready) {
+    if (g_get_monotonic_time() - s->wait_start > 180 * G_USEC_PER_SEC) {
+      fprintf(stderr, "neurowarp: script: gave up waiting for the views or a load\n");
+      finish(s, 3);
+      return G_SOURCE_REMOVE;
+    }
+    return G_SOURCE_CONTINUE;
+  }
+  if (g_get_monotonic_time() < s->resume_at)
+    return G_SOURCE_CONTINUE;
+  if (s->lines[s->pos] == NULL) {
+    finish(s, 0);
+    return G_SOURCE_REMOVE;
+  }
+  const char *line = s->lines[s->pos++];
+  if (g_str_has_prefix(g_strchug((char *)line), "sleep")) {
+    s->resume_at = g_get_monotonic_time() + 1000 * g_ascii_strtoll(line + 5, NULL, 10);
+    return G_SOURCE_CONTINUE;
+  }
+  g_autoptr(GError) error = NULL;
+  if (!nw_script_run_line(s->win, line, s->cell, &error)) {
+    fprintf(stderr, "neurowarp: %s\n", error->message);
+    finish(s, 2);
+    return G_SOURCE_REMOVE;
+  }
+  s->wait_start = g_get_monotonic_time();
+  return G_SOURCE_CONTINUE;
+}
+
+void nw_script_start(NwScript *s, int *status)
+{
+  s->status = status;
+  s->wait_start = g_get_monotonic_time();
+  g_timeout_add(30, tick, s);
+}

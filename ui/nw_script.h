@@ -1,0 +1,46 @@
+/* nw_script.h — scripted use of the window, for tests, figures and batch screenshots.
+ * A script is a list of lines run in order once the views are up; before each line the
+ * runner waits until every load has finished. Commands:
+ *   open PATH            load a file (as File > Open)
+ *   demo                 load the demo case
+ *   compare MODE         none | blend | checker | difference | flicker | curtain
+ *   blend W | tile MM | curtain F      comparison settings
+ *   crosshair X Y Z      world RAS mm
+ *   window W L [LAYER]   window width and level (default: every image layer)
+ *   preset NAME [LAYER]  auto | full | ct-brain | ct-soft | ct-bone
+ *   view NAME            grid | axial | coronal | sagittal | 3d (maximise)
+ *   show LAYER | hide LAYER | active LAYER
+ *   field STYLE LAYER    grid | arrows | magnitude | log-jacobian
+ *   colormap MAP LAYER | opacity F LAYER | step K LAYER (grid/arrow spacing, voxels)
+ *   screenshot PATH      the current layout (see nw_window_save_screenshot)
+ *   screenshot-view VIEW PATH          one view
+ *   screenshot-window PATH             the whole window as on screen (menus, layer list)
+ *   status               print the status bar's text on stdout
+ *   zoom VIEW FACTOR     zoom a slice view about its centre (1 = fit)
+ *   sleep MS             let the window run for a while (e.g. before screenshot-window)
+ *   quit
+ * Empty lines and lines starting with # are skipped. A bad line or a failed screenshot
+ * stops the script with exit status 2; waiting more than 180 s for loads, with 3.
+ * Main thread only. */
+#ifndef NW_SCRIPT_H
+#define NW_SCRIPT_H
+
+#include "nw_window.h"
+
+G_BEGIN_DECLS
+
+typedef struct NwScript NwScript;
+
+/* lines: one command each (copied). cell: pixels per view in screenshots. */
+NwScript *nw_script_new(GtkApplication *app, NwWindow *win, char **lines, int cell);
+/* Start running on the main loop; frees itself when done. The exit status goes to *status
+ * (which must outlive the script). */
+void nw_script_start(NwScript *s, int *status);
+
+/* Run one command now (no waiting); FALSE with a message when it is wrong or fails. Exposed
+ * for tests. */
+gboolean nw_script_run_line(NwWindow *win, const char *line, int cell, GError **error);
+
+G_END_DECLS
+
+#endif

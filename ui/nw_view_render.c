@@ -1,0 +1,351 @@
+/* nw_view_render.c — drawing the scene in one view's GL context (see nw_view_render.h).
+ * Layers draw bottom first: images (the compared pair through the compare shader), label
+ * maps, field overlays, surface contours; then the crosshair and the orientation letters,
+ * which are cairo-drawn sprites so that screenshots carry them.
+ * Main thread, with the view's GL context current. */
+#include "nw_view_render.h"
+
+#include <cairo.h>
+#include <string.h>
+
+#include "field_renderer.h"
+#include "mesh_renderer.h"
+#include "nw_gl.h"
+
+const float nw_crosshair_color[4] = {1.0f, 0.85f, 0.0f, 0.9f};
+const float nw_view_background[3] = {0.06f, 0.06f, 0.08f};
+
+typedef struct {
+  NwLayer *layer; /* a reference */
+  guint generation;
+  NwGlVolume *vol;
+  NwGlMesh *mesh;
+  GArray *contour[3]; /* per world axis: segments at contour_depth */
+  double contour_depth[3];
+  gboolean used;
+} GpuEntry;
+
+struct NwViewGpu {
+  NwRenderer *r;
+  GHashTable *entries;  /* NwLayer* -> GpuEntry* */
+  NwSprite *letters[6]; /* L R A P S I */
+};
+
+static const char letter_chars[] = "LRAPSI";
+
+static void entry_free(gpointer p)
+{
+  GpuEntry *e = p;
+  nw_gl_volume_free(e->vol);
+  nw_gl_mesh_free(e->mesh);
+  for (int a = 0; a < 3; a++)
+    if (e->contour[a] != NULL)
+      g_array_free(e->contour[a], TRUE);
+  nw_layer_unref(e->layer);
+  g_free(e);
+}
+
+/* A bold letter with a dark outline, readable on any image. */
+static NwSprite *letter_sprite(char c)
+{
+  const int w = 20, h = 22;
+  cairo_surface_t *cs = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, w, h);
+  cairo_t *cr = cairo_create(cs);
+  char text[2] = {c, 0};
+  cairo_select_font_face(cr, "Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
+  cairo_set_font_size(cr, 16);
+  cairo_text_extents_t ext;
+  cairo_text_extents(cr, text, &ext);
+  cairo_move_to(cr, 0.5 * (w - ext.width) - ext.x_bearing, 0.5 * (h - ext.height) - ext.y_bearing);
+  cairo_text_path(cr, text);
+  cairo_set_source_rgba(cr, 0, 0, 0, 0.85);
+  cairo_set_line_width(cr, 3.0);
+  cairo_stroke_preserve(cr);
+  cairo_set_source_rgb(cr, 0.55, 0.85, 1.0);
+  cairo_fill(cr);
+  cairo_surface_flush(cs);
+  NwSprite *s =
+      nw_sprite_new(cairo_image_surface_get_data(cs), w, h, cairo_image_surface_get_stride(cs));
+  cairo_destroy(cr);
+  cairo_surface_destroy(cs);
+  return s;
+}
+
+NwViewGpu *nw_view_gpu_new(GError **error)
+{
+  NwRenderer *r = nw_renderer_new(error);
+  if (r == NULL)
+    return NULL;
+  NwViewGpu *gpu = g_new0(NwViewGpu, 1);
+  gpu->r = r;
+  gpu->entries = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, entry_free);
+  for (int i = 0; i < 6; i++)
+    gpu->letters[i] = letter_sprite(letter_chars[i]);
+  return gpu;
+}
+
+void nw_view_gpu_free(NwViewGpu *gpu)
+{
+  if (gpu == NULL)
+    return;
+  g_hash_table_destroy(gpu->entries);
+  for (int i = 0; i < 6; i++)
+    nw_sprite_free(gpu->letters[i]);
+  nw_renderer_free(gpu->r);
+  g_free(gpu);
+}
+
+/* The GL objects of a layer, (re)made when missing or stale; NULL when the GPU refuses
+ * (too large): the layer is then skipped in this view. */
+static GpuEntry *entry_for(NwViewGpu *gpu, NwLayer *l)
+{
+  GpuEntry *e = g_hash_table_lookup(gpu->entries, l);
+  if (e != NULL && e->generation != l->generation) {
+    /* new voxels on the same grid (a live job's frames): refill the texture in place */
+    const NwVolume *v = l->volume;
+    if (e->vol != NULL && v != NULL && v->nx == e->vol->nx && v->ny == e->vol->ny &&
+        v->nz == e->vol->nz && v->nc == e->vol->nc) {
+      nw_gl_volume_update(e->vol, v);
+      e->generation = l->generation;
+    } else {
+      g_hash_table_remove(gpu->entries, l);
+      e = NULL;
+    }
+  }
+  if (e == NULL) {
+    e = g_new0(GpuEntry, 1);
+    e->layer = nw_layer_ref(l);
+    e->generation = l->generation;
+    g_autoptr(GError) error = NULL;
+    if (l->volume != NULL)
+      e->vol = nw_gl_volume_new(l->volume, l->kind == NW_LAYER_LABELS, &error);
+    else if (l->surface != NULL && l->surface->n_triangles > 0)
+      e->mesh = nw_gl_mesh_new(l->surface, &error);
+    if (error != NULL)
+      g_warning("%s: %s", l->name, error->message);
+    g_hash_table_insert(gpu->entries, l, e);
+  }
+  e->used = TRUE;
+  return e;
+}
+
+/* Drop the GL objects of layers the scene no longer has. */
+static void prune(NwViewGpu *gpu, NwScene *scene)
+{
+  GHashTableIter it;
+  gpointer key, value;
+  g_hash_table_iter_init(&it, gpu->entries);
+  while (g_hash_table_iter_next(&it, &key, &value)) {
+    gboolean present = FALSE;
+    for (guint i = 0; i < nw_scene_n_layers(scene) && !present; i++)
+      present = nw_scene_get_layer(scene, i) == key;
+    if (!present)
+      g_hash_table_iter_remove(&it);
+  }
+}
+
+static void clear_view(int w, int h, gboolean depth)
+{
+  glViewport(0, 0, w, h);
+  glClearColor(nw_view_background[0], nw_view_background[1], nw_view_background[2], 1.0f);
+  glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
+  glDepthFunc(GL_LEQUAL); /* layers on one slice plane share depths: later ones draw over */
+  if (depth)
+    glEnable(GL_DEPTH_TEST);
+  else
+    glDisable(GL_DEPTH_TEST);
+}
+
+/* Images and label maps on one quad (2D view rectangle or 3D slice plane). */
+static void draw_volumes(NwViewGpu *gpu, NwScene *scene, const double mvp[16], const float quad[12],
+                         int viewport_w, gboolean clear_background)
+{
+  gboolean comparing = nw_scene_comparing(scene);
+  NwLayer *a = nw_scene_get_compare_a(scene), *b = nw_scene_get_compare_b(scene);
+  for (guint i = 0; i < nw_scene_n_layers(scene); i++) {
+    NwLayer *l = nw_scene_get_layer(scene, i);
+    if (!l->visible || (l->kind != NW_LAYER_IMAGE && l->kind != NW_LAYER_LABELS))
+      continue;
+    if (comparing && l == b)
+      continue;
+    GpuEntry *e = entry_for(gpu, l);
+    if (e->vol == NULL)
+      continue;
+    /* in 3D the empty background of a slice is see-through, so planes hide less */
+    NwLayerStyle st = l->style;
+    st.clear_below = st.clear_below || clear_background;
+    if (comparing && l == a) {
+      GpuEntry *eb = entry_for(gpu, b);
+      NwLayerStyle sb = b->style;
+      sb.clear_below = sb.clear_below || clear_background;
+      if (eb->vol != NULL)
+        nw_render_slice_compare(gpu->r, mvp, quad, e->vol, &st, eb->vol, &sb,
+                                nw_scene_get_compare(scene), viewport_w);
+    } else {
+      nw_render_slice_layer(gpu->r, mvp, quad, e->vol, &st);
+    }
+  }
+}
+
+static void draw_fields(NwViewGpu *gpu, NwScene *scene, const NwSliceGeometry *g,
+                        const double mvp[16], const float quad[12])
+{
+  for (guint i = 0; i < nw_scene_n_layers(scene); i++) {
+    NwLayer *l = nw_scene_get_layer(scene, i);
+    if (!l->visible || l->kind != NW_LAYER_FIELD)
+      continue;
+    GpuEntry *e = entry_for(gpu, l);
+    if (e->vol == NULL)
+      continue;
+    float rgba[4] = {l->color[0], l->color[1], l->color[2], l->style.opacity};
+    /* arrows: the longest one spans 90 % of the gap to its neighbour */
+    double step_mm = nw_field_grid_step_mm(e->vol, 0, l->grid_step_vox);
+    float arrow_scale = l->data_max > 0.0f ? (float)(0.9 * step_mm / l->data_max) : 1.0f;
+    switch (l->field_show) {
+    case NW_FIELD_SHOW_GRID:
+      nw_render_field_grid(gpu->r, g, e->vol, l->grid_step_vox, 1.0f, rgba);
+      break;
+    case NW_FIELD_SHOW_ARROWS:
+      nw_render_field_arrows(gpu->r, g, e->vol, l->grid_step_vox, arrow_scale, 0.05f, rgba);
+      break;
+    case NW_FIELD_SHOW_MAGNITUDE:
+      nw_render_field_heat(gpu->r, mvp, quad, e->vol, NW_FIELD_HEAT_MAGNITUDE, &l->style);
+      break;
+    default:
+      nw_render_field_heat(gpu->r, mvp, quad, e->vol, NW_FIELD_HEAT_LOG_JACOBIAN, &l->style);
+      break;
+    }
+  }
+}
+
+static void draw_contours(NwViewGpu *gpu, NwScene *scene, const NwSliceGeometry *g,
+                          const double mvp[16])
+{
+  int u, v, n;
+  nw_plane_axes(g->plane, &u, &v, &n);
+  double depth = g->center_ras[n];
+  for (guint i = 0; i < nw_scene_n_layers(scene); i++) {
+    NwLayer *l = nw_scene_get_layer(scene, i);
+    if (!l->visible || l->kind != NW_LAYER_SURFACE || l->surface == NULL)
+      continue;
+    GpuEntry *e = entry_for(gpu, l);
+    if (e->contour[n] == NULL || e->contour_depth[n] != depth) {
+      if (e->contour[n] == NULL)
+        e->contour[n] = g_array_new(FALSE, FALSE, sizeof(float));
+      g_array_set_size(e->contour[n], 0);
+      nw_surface_plane_contour(l->surface, n, depth, e->contour[n]);
+      e->contour_depth[n] = depth;
+    }
+    float rgba[4] = {l->color[0], l->color[1], l->color[2], l->style.opacity};
+    nw_render_lines(gpu->r, mvp, (const float *)(void *)e->contour[n]->data,
+                    (int)(e->contour[n]->len / 3), rgba);
+  }
+}
+
+static void draw_crosshair(NwViewGpu *gpu, NwScene *scene, const NwSliceGeometry *g,
+                           const double mvp[16])
+{
+  int u, v, n;
+  nw_plane_axes(g->plane, &u, &v, &n);
+  double c[3], lo[3], hi[3];
+  nw_scene_get_crosshair(scene, c);
+  nw_slice_geometry_pixel_to_world(g, 0, g->height, lo);
+  nw_slice_geometry_pixel_to_world(g, g->width, 0, hi);
+  float p[12];
+  for (int k = 0; k < 4; k++)
+    p[k * 3 + n] = (float)g->center_ras[n];
+  p[0 + u] = (float)lo[u], p[0 + v] = (float)c[v];
+  p[3 + u] = (float)hi[u], p[3 + v] = (float)c[v];
+  p[6 + u] = (float)c[u], p[6 + v] = (float)lo[v];
+  p[9 + u] = (float)c[u], p[9 + v] = (float)hi[v];
+  nw_render_lines(gpu->r, mvp, p, 4, nw_crosshair_color);
+}
+
+static void draw_letters(NwViewGpu *gpu, const NwSliceGeometry *g)
+{
+  const char *l[4];
+  nw_plane_letters(g->plane, l);
+  int w = g->width, h = g->height;
+  const double pos[4][2] = {
+      {4, 0.5 * h - 11}, {w - 24, 0.5 * h - 11}, {0.5 * w - 10, 4}, {0.5 * w - 10, h - 26}};
+  for (int i = 0; i < 4; i++) {
+    const char *c = strchr(letter_chars, l[i][0]);
+    nw_render_sprite(gpu->r, gpu->letters[c - letter_chars], pos[i][0], pos[i][1], w, h);
+  }
+}
+
+void nw_view_render_slice(NwViewGpu *gpu, NwScene *scene, const NwSliceGeometry *g)
+{
+  prune(gpu, scene);
+  clear_view(g->width, g->height, FALSE);
+  double mvp[16];
+  float quad[12];
+  nw_slice_geometry_mvp(g, mvp);
+  nw_slice_geometry_quad(g, quad);
+  draw_volumes(gpu, scene, mvp, quad, g->width, FALSE);
+  draw_fields(gpu, scene, g, mvp, quad);
+  draw_contours(gpu, scene, g, mvp);
+  draw_crosshair(gpu, scene, g, mvp);
+  draw_letters(gpu, g);
+  glUseProgram(0);
+  glBindVertexArray(0);
+}
+
+/* The slice plane `plane` through the crosshair, spanning the scene box. */
+static void plane_quad(NwScene *scene, NwPlane plane, float quad[12], float outline[24])
+{
+  int u, v, n;
+  nw_plane_axes(plane, &u, &v, &n);
+  double lo[3], hi[3], c[3];
+  nw_scene_get_bounds(scene, lo, hi);
+  nw_scene_get_crosshair(scene, c);
+  static const int corner[4][2] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}};
+  for (int k = 0; k < 4; k++) {
+    quad[k * 3 + u] = (float)(corner[k][0] ? hi[u] : lo[u]);
+    quad[k * 3 + v] = (float)(corner[k][1] ? hi[v] : lo[v]);
+    quad[k * 3 + n] = (float)c[n];
+  }
+  static const int ring[8] = {0, 1, 1, 3, 3, 2, 2, 0};
+  for (int k = 0; k < 8; k++)
+    memcpy(outline + 3 * k, quad + 3 * ring[k], 3 * sizeof(float));
+}
+
+void nw_view_render_3d(NwViewGpu *gpu, NwScene *scene, const NwOrbitCamera *cam)
+{
+  prune(gpu, scene);
+  clear_view(cam->width, cam->height, TRUE);
+  double view[16], mvp[16], eye[3], c[3];
+  nw_orbit_camera_matrices(cam, view, mvp);
+  nw_orbit_camera_eye(cam, eye);
+  nw_scene_get_crosshair(scene, c);
+  for (int p = 0; p < 3; p++) {
+    float quad[12], outline[24];
+    plane_quad(scene, (NwPlane)p, quad, outline);
+    draw_volumes(gpu, scene, mvp, quad, cam->width, TRUE);
+    nw_render_lines(gpu->r, mvp, outline, 8, nw_crosshair_color);
+  }
+  for (guint i = 0; i < nw_scene_n_layers(scene); i++) {
+    NwLayer *l = nw_scene_get_layer(scene, i);
+    if (!l->visible || l->kind != NW_LAYER_SURFACE)
+      continue;
+    GpuEntry *e = entry_for(gpu, l);
+    if (e->mesh == NULL)
+      continue;
+    NwMeshStyle st = {.color = {l->color[0], l->color[1], l->color[2], 1.0f},
+                      .use_scalars = l->surface->scalars != NULL,
+                      .colormap = l->style.colormap,
+                      .lo = l->style.lo,
+                      .hi = l->style.hi,
+                      .opacity = l->style.opacity,
+                      .cut = TRUE};
+    /* open the octant facing the eye so the slice planes show inside the surface */
+    for (int a = 0; a < 3; a++) {
+      st.cut_center[a] = (float)c[a];
+      st.cut_sign[a] = eye[a] >= c[a] ? 1.0f : -1.0f;
+    }
+    nw_render_mesh(gpu->r, e->mesh, view, mvp, &st);
+  }
+  glDisable(GL_DEPTH_TEST);
+  glUseProgram(0);
+  glBindVertexArray(0);
+}

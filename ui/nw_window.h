@@ -1,0 +1,47 @@
+/* nw_window.h — the main window: header bar with menus, the layer list, the four views
+ * (axial, coronal, sagittal, 3D) in a 2x2 grid with one-click maximise, comparison
+ * controls, an error bar and a status bar with the coordinates and values under the
+ * pointer or crosshair. Files open on worker threads; errors go to the error bar (and to
+ * stderr, for scripted runs). Commands are win.* actions (see nw_application.c for the
+ * accelerators). Main thread only. */
+#ifndef NW_WINDOW_H
+#define NW_WINDOW_H
+
+#include <gtk/gtk.h>
+
+#include "nw_scene.h"
+#include "nw_view.h"
+
+G_BEGIN_DECLS
+
+#define NW_TYPE_WINDOW (nw_window_get_type())
+G_DECLARE_FINAL_TYPE(NwWindow, nw_window, NW, WINDOW, GtkApplicationWindow)
+
+NwWindow *nw_window_new(GtkApplication *app);
+NwScene *nw_window_get_scene(NwWindow *w);
+NwView *nw_window_get_view(NwWindow *w, NwViewKind kind);
+
+/* Start loading (worker thread); the layers appear when done. */
+void nw_window_open_file(NwWindow *w, const char *path);
+void nw_window_open_demo(NwWindow *w);
+/* TRUE while any load runs. */
+gboolean nw_window_is_busy(NwWindow *w);
+/* TRUE when every view has its GL context and renderers. */
+gboolean nw_window_views_ready(NwWindow *w);
+
+/* Show message in the error bar (and on stderr). The last message, or NULL. */
+void nw_window_show_error(NwWindow *w, const char *message);
+const char *nw_window_get_error_text(NwWindow *w);
+
+/* The status bar's text (coordinates and values at the crosshair or pointer). */
+const char *nw_window_get_status_text(NwWindow *w);
+
+/* "grid" or the name of the maximised view. */
+const char *nw_window_get_layout(NwWindow *w);
+/* The current layout to PNG: the 2x2 figure (cell x cell per view) or the maximised view
+ * (2 cell x 2 cell). */
+gboolean nw_window_save_screenshot(NwWindow *w, const char *path, int cell, GError **error);
+
+G_END_DECLS
+
+#endif

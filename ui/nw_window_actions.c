@@ -1,0 +1,175 @@
+/* nw_window_actions.c — the window's win.* actions: opening, screenshots, comparison mode,
+ * layout, window/level presets. Accelerators live in one table in nw_application.c.
+ * Main thread only. */
+#include "nw_screenshot.h"
+#include "nw_window_private.h"
+
+static void open_demo(GSimpleAction *a, GVariant *p, gpointer data)
+{
+  nw_window_open_demo(NW_WINDOW(data));
+}
+
+static void open_file(GSimpleAction *a, GVariant *p, gpointer data)
+{
+  nw_window_open_file(NW_WINDOW(data), g_variant_get_string(p, NULL));
+}
+
+/* Ask for a PNG name; NULL when cancelled. */
+static char *ask_png_path(NwWindow *w, const char *title, const char *suggested)
+{
+  GtkFileChooserNative *fc = gtk_file_chooser_native_new(
+      title, GTK_WINDOW(w), GTK_FILE_CHOOSER_ACTION_SAVE, "_Save", "_Cancel");
+  gtk_file_chooser_set_do_overwrite_confirmation(GTK_FILE_CHOOSER(fc), TRUE);
+  gtk_file_chooser_set_current_name(GTK_FILE_CHOOSER(fc), suggested);
+  char *path = NULL;
+  if (gtk_native_dialog_run(GTK_NATIVE_DIALOG(fc)) == GTK_RESPONSE_ACCEPT)
+    path = gtk_file_chooser_get_filename(GTK_FILE_CHOOSER(fc));
+  g_object_unref(fc);
+  return path;
+}
+
+static void report(NwWindow *w, GError *error, const char *path)
+{
+  if (error != NULL) {
+    g_autofree char *msg = g_strdup_printf("Could not save %s: %s", path, error->message);
+    nw_window_show_error(w, msg);
+  }
+}
+
+static void screenshot(GSimpleAction *a, GVariant *p, gpointer data)
+{
+  NwWindow *w = NW_WINDOW(data);
+  NwView *v = w->views[w->current_view];
+  g_autofree char *name = g_strdup_printf("neurowarp-%s.png", nw_view_kind_name(w->current_view));
+  g_autofree char *path = ask_png_path(w, "Save a screenshot of the view", name);
+  if (path == NULL)
+    return;
+  int scale = gtk_widget_get_scale_factor(GTK_WIDGET(v));
+  g_autoptr(GError) error = NULL;
+  nw_screenshot_view(v, path, gtk_widget_get_allocated_width(GTK_WIDGET(v)) * scale,
+                     gtk_widget_get_allocated_height(GTK_WIDGET(v)) * scale, &error);
+  report(w, error, path);
+}
+
+static void export_figure(GSimpleAction *a, GVariant *p, gpointer data)
+{
+  NwWindow *w = NW_WINDOW(data);
+  g_autofree char *path = ask_png_path(w, "Export the 2×2 figure", "neurowarp-figure.png");
+  if (path == NULL)
+    return;
+  g_autoptr(GError) error = NULL;
+  nw_screenshot_figure((NwView *const *)w->views, path, 600, &error);
+  report(w, error, path);
+}
+
+static void remove_layer(GSimpleAction *a, GVariant *p, gpointer data)
+{
+  NwWindow *w = NW_WINDOW(data);
+  NwLayer *l = nw_scene_get_active(w->scene);
+  if (l != NULL)
+    nw_scene_remove_layer(w->scene, l);
+}
+
+static gboolean flicker_tick(gpointer data)
+{
+  NwWindow *w = NW_WINDOW(data);
+  NwCompareStyle *c = nw_scene_get_compare(w->scene);
+  c->show_b = !c->show_b;
+  nw_scene_changed(w->scene);
+  return G_SOURCE_CONTINUE;
+}
+
+static void compare_mode(GSimpleAction *a, GVariant *p, gpointer data)
+{
+  NwWindow *w = NW_WINDOW(data);
+  NwCompareMode m;
+  if (!nw_compare_mode_from_name(g_variant_get_string(p, NULL), &m))
+    return;
+  g_simple_action_set_state(a, p);
+  nw_scene_set_compare_mode(w->scene, m);
+  if (w->flicker_id != 0)
+    g_source_remove(w->flicker_id), w->flicker_id = 0;
+  if (m == NW_COMPARE_FLICKER)
+    w->flicker_id = g_timeout_add(500, flicker_tick, w);
+  nw_window_sync_compare_bar(w);
+}
+
+static void blend_colormaps(GSimpleAction *a, GVariant *p, gpointer data)
+{
+  NwWindow *w = NW_WINDOW(data);
+  gboolean on = !g_variant_get_boolean(g_action_get_state(G_ACTION(a)));
+  g_simple_action_set_state(a, g_variant_new_boolean(on));
+  nw_scene_get_compare(w->scene)->magenta_green = !on;
+  nw_scene_changed(w->scene);
+}
+
+static void swap_compare(GSimpleAction *a, GVariant *p, gpointer data)
+{
+  NwWindow *w = NW_WINDOW(data);
+  nw_scene_set_compare_pair(w->scene, nw_scene_get_compare_b(w->scene),
+                            nw_scene_get_compare_a(w->scene));
+  g_signal_emit_by_name(w->scene, "layers-changed");
+}
+
+static void maximize(GSimpleAction *a, GVariant *p, gpointer data)
+{
+  NwWindow *w = NW_WINDOW(data);
+  const char *name = g_variant_get_string(p, NULL);
+  NwViewKind k;
+  int target = -1;
+  if (nw_view_kind_from_name(name, &k))
+    target = w->maximized == (int)k ? -1 : (int)k; /* the same key again: back to the grid */
+  else if (g_strcmp0(name, "grid") != 0)
+    return;
+  nw_window_set_layout(w, target);
+  g_simple_action_set_state(a, g_variant_new_string(nw_window_get_layout(w)));
+}
+
+static void reset_views(GSimpleAction *a, GVariant *p, gpointer data)
+{
+  NwWindow *w = NW_WINDOW(data);
+  for (int i = 0; i < 4; i++)
+    nw_view_reset(w->views[i]);
+}
+
+static void fullscreen(GSimpleAction *a, GVariant *p, gpointer data)
+{
+  NwWindow *w = NW_WINDOW(data);
+  gboolean on = !g_variant_get_boolean(g_action_get_state(G_ACTION(a)));
+  g_simple_action_set_state(a, g_variant_new_boolean(on));
+  if (on)
+    gtk_window_fullscreen(GTK_WINDOW(w));
+  else
+    gtk_window_unfullscreen(GTK_WINDOW(w));
+}
+
+static void window_preset(GSimpleAction *a, GVariant *p, gpointer data)
+{
+  NwWindow *w = NW_WINDOW(data);
+  NwLayer *l = nw_scene_get_active(w->scene);
+  if (l == NULL || l->kind == NW_LAYER_SURFACE)
+    return;
+  if (nw_layer_apply_window_preset(l, g_variant_get_string(p, NULL))) {
+    g_signal_emit_by_name(w->scene, "layers-changed");
+    nw_scene_changed(w->scene);
+  }
+}
+
+void nw_window_install_actions(NwWindow *w)
+{
+  const GActionEntry entries[] = {
+      {"open-demo", open_demo, NULL, NULL, NULL, {0}},
+      {"open-file", open_file, "s", NULL, NULL, {0}},
+      {"screenshot", screenshot, NULL, NULL, NULL, {0}},
+      {"export-figure", export_figure, NULL, NULL, NULL, {0}},
+      {"remove-layer", remove_layer, NULL, NULL, NULL, {0}},
+      {"compare-mode", compare_mode, "s", "'blend'", NULL, {0}},
+      {"blend-colormaps", blend_colormaps, NULL, "false", NULL, {0}},
+      {"swap-compare", swap_compare, NULL, NULL, NULL, {0}},
+      {"maximize", maximize, "s", "'grid'", NULL, {0}},
+      {"reset-views", reset_views, NULL, NULL, NULL, {0}},
+      {"fullscreen", fullscreen, NULL, "false", NULL, {0}},
+      {"window-preset", window_preset, "s", NULL, NULL, {0}},
+  };
+  g_action_map_add_action_entries(G_ACTION_MAP(w), entries, G_N_ELEMENTS(entries), w);
+}

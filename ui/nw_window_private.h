@@ -1,0 +1,42 @@
+/* nw_window_private.h — NwWindow's fields, shared by nw_window.c (layout, loading, bars)
+ * and nw_window_actions.c (the win.* actions). Main thread only. */
+#ifndef NW_WINDOW_PRIVATE_H
+#define NW_WINDOW_PRIVATE_H
+
+#include <string.h>
+
+#include "nw_window.h"
+
+struct _NwWindow {
+  GtkApplicationWindow parent;
+  /* template children */
+  GtkInfoBar *info_bar;
+  GtkLabel *info_label, *status_label, *compare_label;
+  GtkGrid *view_grid;
+  GtkScrolledWindow *sidebar;
+  GtkHeaderBar *header;
+  GtkMenuButton *menu_button, *view_button, *compare_button;
+  GtkScale *blend_scale, *curtain_scale;
+  GtkSpinButton *tile_spin;
+  GtkSpinner *spinner;
+  /* state */
+  NwScene *scene;
+  NwView *views[4];
+  GtkWidget *frames[4];
+  int maximized;    /* view kind, or -1 for the 2x2 grid */
+  int current_view; /* last clicked: what "screenshot" saves */
+  int busy;         /* loads running */
+  char *error_text;
+  GCancellable *cancellable;
+  GMenu *recent_menu;
+  gulong recent_id;
+  guint flicker_id;
+};
+
+void nw_window_install_actions(NwWindow *w);
+void nw_window_set_layout(NwWindow *w, int kind_or_grid);
+void nw_window_sync_compare_bar(NwWindow *w);
+/* Status bar for the point ras, or the crosshair when NULL. */
+void nw_window_update_status(NwWindow *w, const double *ras_or_null);
+
+#endif

@@ -334,6 +334,8 @@ static double time_demo(const NwMethodOps *ops, double mm, const char *settings,
     NwDemoOptions o;
     nw_demo_options_init(&o);
     o.templates_dir = g_getenv("NW_TEMPLATES_DIR"); /* Colin27 carried to a GPU host */
+    if (g_getenv("NW_DEMO_SEED") != NULL) /* a deformation the parameters were not tuned on */
+      o.seed = (guint32)atoi(g_getenv("NW_DEMO_SEED"));
     if (!nw_demo_make(&o, mm, &cases[slot], &error)) {
       g_string_append(err, error->message);
       g_error_free(error);

@@ -267,20 +267,43 @@ __global__ void sums_final_kernel(NwDemonsSums *__restrict__ out,
     *out = t;
 }
 
+/* Blocks of sums_kernel<FUSED> that fit on the device at once: the grid is exactly one full
+ * wave (the row loop balances the work), so no SM idles through a partial last wave. Capped
+ * by the partials buffer. Device properties are read once per process. */
+template <bool FUSED> static int one_wave_blocks(void)
+{
+  static int blocks = 0;
+  if (blocks == 0) {
+    int dev = 0, sms = 0, per_sm = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, sums_kernel<FUSED>, THREADS, 0) !=
+            cudaSuccess ||
+        sms * per_sm <= 0)
+      return NW_DEMONS_FIG_BLOCKS;
+    blocks = sms * per_sm < NW_DEMONS_FIG_BLOCKS ? sms * per_sm : NW_DEMONS_FIG_BLOCKS;
+  }
+  return blocks;
+}
+
 cudaError_t nw_demons_sums_cuda(NwDemonsSums *d_sums, NwDemonsSums *d_partials, const float *F,
                                 float *W, const float *M, const float4 *s, const float4 *lcc_f,
                                 const float4 *lcc_w, NwDemonsLevelConst lc, const NwGrid &g,
                                 cudaStream_t stream)
 {
-  if (M != NULL)
-    sums_kernel<true><<<NW_DEMONS_FIG_BLOCKS, THREADS, 0, stream>>>(d_partials, F, W, M, s,
-                                                                     lcc_f, lcc_w, lc, g);
-  else
-    sums_kernel<false><<<NW_DEMONS_FIG_BLOCKS, THREADS, 0, stream>>>(d_partials, F, W, M, s,
-                                                                      lcc_f, lcc_w, lc, g);
+  int blocks;
+  if (M != NULL) {
+    blocks = one_wave_blocks<true>();
+    sums_kernel<true><<<blocks, THREADS, 0, stream>>>(d_partials, F, W, M, s, lcc_f, lcc_w, lc,
+                                                      g);
+  } else {
+    blocks = one_wave_blocks<false>();
+    sums_kernel<false><<<blocks, THREADS, 0, stream>>>(d_partials, F, W, M, s, lcc_f, lcc_w, lc,
+                                                       g);
+  }
   cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess)
     return e;
-  sums_final_kernel<<<1, THREADS, 0, stream>>>(d_sums, d_partials, NW_DEMONS_FIG_BLOCKS);
+  sums_final_kernel<<<1, THREADS, 0, stream>>>(d_sums, d_partials, blocks);
   return cudaGetLastError();
 }

@@ -47,7 +47,7 @@ cudaError_t nw_lcc_warped_post(float4 *lcc_w, const float4 *lcc_f, const float *
                                NwDemonsLevelConst lc, const NwGrid &g, cudaStream_t stream);
 
 /* Figures of the current W and s into *d_sums (device memory; d_partials holds
- * NW_DEMONS_FIG_BLOCKS partial sums). lcc_f/lcc_w NULL for ssd. When M is not NULL the warp
+ * up to NW_DEMONS_FIG_BLOCKS partial sums). lcc_f/lcc_w NULL for ssd. When M is not NULL the warp
  * is fused in: W = M ∘ s is computed, stored and summed in the same pass (ssd: the figures
  * need nothing else of W); with M NULL, W is read. Each warp of the grid walks whole rows
  * (j, k) of the volume, so no voxel index is ever divided. */

@@ -117,7 +117,7 @@ if [ -x "$build/bench/bench_demons" ] && [ "${NW_SKIP_DEMONS_BENCH:-0}" != 1 ]; 
     >"$OUT/bench_demons.log" 2>&1
   record bench_demons $? "bench_demons.log"
   cat "$OUT/bench_demons.log"
-  if [ -f bench/demons_sweep.txt ]; then # parameter sweep on the demo case, 2 mm then 1 mm
+  if [ -f bench/demons_sweep.txt ] && [ "${NW_SKIP_SWEEP:-0}" != 1 ]; then # 2 mm then 1 mm
     for mm in 2 1; do
       timeout 150 "$build/bench/bench_demons" --sizes "" --cpu-sizes "" --demo-mm 0 \
         --sweep @bench/demons_sweep.txt --sweep-mm $mm --json "$FINAL_OUT/sweep_${mm}mm.json" \
@@ -125,7 +125,30 @@ if [ -x "$build/bench/bench_demons" ] && [ "${NW_SKIP_DEMONS_BENCH:-0}" != 1 ]; 
       record "sweep ${mm}mm" $? "sweep_${mm}mm.log"
       sort -b -k5,5n "$OUT/sweep_${mm}mm.log" | tail -8
     done
+    # The same configurations on a demo deformation they were not tuned on (seed 2).
+    NW_DEMO_SEED=2 timeout 100 "$build/bench/bench_demons" --sizes "" --cpu-sizes "" --demo-mm 0 \
+      --sweep @bench/demons_sweep.txt --sweep-mm 2 --json "$FINAL_OUT/sweep_2mm_seed2.json" \
+      >"$OUT/sweep_2mm_seed2.log" 2>&1
+    record "sweep 2mm seed 2" $? "sweep_2mm_seed2.log"
   fi
+fi
+
+# --- neurowarp-cli demons on the demo pair, on the GPU, with every output -------------------
+if [ -x "$build/app/neurowarp-cli" ] && [ -d "$repo/.gpu-scripts/templates" ]; then
+  echo "== cli demons"
+  cli=$build/app/neurowarp-cli
+  demo=$OUT/demo
+  mkdir -p /usr/share/mricron/templates && cp "$repo"/.gpu-scripts/templates/* /usr/share/mricron/templates/
+  "$cli" demo-data "$demo" >"$OUT/cli_demo.log" 2>&1
+  for res in 2mm 1mm; do
+    /usr/bin/time -f "%e s wall" "$cli" demons "$demo/fixed_$res.nii.gz" "$demo/moving_$res.nii.gz" \
+      -o "$OUT/cli_$res" --device cuda --params resources/presets/demons-brain-mri.ini \
+      --fixed-labels "$demo/fixed_labels_$res.nii.gz" --moving-labels "$demo/moving_labels_$res.nii.gz" \
+      >>"$OUT/cli_demo.log" 2>&1
+    record "cli demons cuda $res" $? "$(python3 -c "import json; d=json.load(open('$OUT/cli_${res}_summary.json')); print('device', d['device'], 'iterations', d['iterations'], 'time_s %.3f' % d['time_s'], 'mean Dice %.4f' % d['mean_dice'], 'folds', d['final']['folds'])" 2>&1)"
+  done
+  ls -la "$OUT"/cli_* >>"$OUT/cli_demo.log"
+  rm -rf "$demo" "$OUT"/cli_*.nii.gz # large; the summaries stay in logs.tar.gz
 fi
 
 # --- CUDA tests under compute-sanitizer -------------------------------------------------------
@@ -182,6 +205,6 @@ fi
   printf '%s\n' "${summary[@]}"
   [ "$failed" -eq 0 ] && echo "ALL OK" || echo "SOME STEPS FAILED (logs in $OUT)"
 } | tee "$OUT/summary.txt"
-cp "$OUT/summary.txt" "$OUT/ctest.log" "$FINAL_OUT/" 2>/dev/null
+cp "$OUT/summary.txt" "$FINAL_OUT/" 2>/dev/null # ctest.log is in logs.tar.gz (8 files at most)
 tar czf "$FINAL_OUT/logs.tar.gz" -C "$(dirname "$OUT")" "$(basename "$OUT")"
 exit "$failed"

@@ -117,19 +117,17 @@ if [ -x "$build/bench/bench_demons" ] && [ "${NW_SKIP_DEMONS_BENCH:-0}" != 1 ]; 
     >"$OUT/bench_demons.log" 2>&1
   record bench_demons $? "bench_demons.log"
   cat "$OUT/bench_demons.log"
-  if [ -f bench/demons_sweep.txt ] && [ "${NW_SKIP_SWEEP:-0}" != 1 ]; then # 2 mm then 1 mm
-    for mm in 2 1; do
-      timeout 150 "$build/bench/bench_demons" --sizes "" --cpu-sizes "" --demo-mm 0 \
-        --sweep @bench/demons_sweep.txt --sweep-mm $mm --json "$FINAL_OUT/sweep_${mm}mm.json" \
-        >"$OUT/sweep_${mm}mm.log" 2>&1
-      record "sweep ${mm}mm" $? "sweep_${mm}mm.log"
-      sort -b -k5,5n "$OUT/sweep_${mm}mm.log" | tail -8
+  # Parameter sweep on the demo case: every configuration of bench/demons_sweep.txt for each
+  # demo seed (different deformations, noise and bias) and resolution asked for.
+  if [ -f bench/demons_sweep.txt ] && [ "${NW_SKIP_SWEEP:-0}" != 1 ]; then
+    for mm in ${NW_SWEEP_MM:-2}; do
+      for seed in ${NW_SWEEP_SEEDS:-1 2 3}; do
+        NW_DEMO_SEED=$seed timeout 150 "$build/bench/bench_demons" --sizes "" --cpu-sizes "" \
+          --demo-mm 0 --sweep @bench/demons_sweep.txt --sweep-mm "$mm" \
+          --json "$FINAL_OUT/sweep_${mm}mm_seed$seed.json" >"$OUT/sweep_${mm}mm_seed$seed.log" 2>&1
+        record "sweep ${mm}mm seed $seed" $? "sweep_${mm}mm_seed$seed.log"
+      done
     done
-    # The same configurations on a demo deformation they were not tuned on (seed 2).
-    NW_DEMO_SEED=2 timeout 100 "$build/bench/bench_demons" --sizes "" --cpu-sizes "" --demo-mm 0 \
-      --sweep @bench/demons_sweep.txt --sweep-mm 2 --json "$FINAL_OUT/sweep_2mm_seed2.json" \
-      >"$OUT/sweep_2mm_seed2.log" 2>&1
-    record "sweep 2mm seed 2" $? "sweep_2mm_seed2.log"
   fi
 fi
 

@@ -14,8 +14,11 @@ static gboolean too_small_to_halve(const NwVolume *v)
 
 NwVolume **nw_pyramid_new(const NwVolume *v, int max_levels, int *n_levels, GError **error)
 {
+  NwVolume *finest = nw_volume_try_copy(v, error);
+  if (finest == NULL)
+    return NULL;
   GPtrArray *fine_to_coarse = g_ptr_array_new();
-  g_ptr_array_add(fine_to_coarse, nw_volume_copy(v));
+  g_ptr_array_add(fine_to_coarse, finest);
   while ((int)fine_to_coarse->len < max_levels) {
     const NwVolume *c = g_ptr_array_index(fine_to_coarse, fine_to_coarse->len - 1);
     if (too_small_to_halve(c))

@@ -52,6 +52,14 @@ NwVolume *nw_volume_copy(const NwVolume *v)
   return c;
 }
 
+NwVolume *nw_volume_try_copy(const NwVolume *v, GError **error)
+{
+  NwVolume *c = nw_volume_new_like(v, v->nc, error);
+  if (c != NULL)
+    memcpy(c->data, v->data, nw_volume_n_floats(v) * sizeof(float));
+  return c;
+}
+
 void nw_volume_free(NwVolume *v)
 {
   if (v == NULL)

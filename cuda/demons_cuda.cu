@@ -26,7 +26,6 @@
 #include "resample.h"
 #include "smooth.h"
 
-#define MIN_LEVEL_ITERATIONS 5 /* as demons_cpu.c */
 
 struct Scalars {   /* pinned host copy of what an iteration reads back */
   NwDemonsSums sums;
@@ -36,12 +35,10 @@ struct Scalars {   /* pinned host copy of what an iteration reads back */
 struct DemonsCuda {
   NwParams *params;
   const NwVolume *fixed_full, *moving_full, *moving_labels; /* borrowed */
-  int n_levels;
-  NwVolume **pyr_fixed, **pyr_moving; /* host, [n_levels], 0 = coarsest */
+  NwVolume **pyr_fixed, **pyr_moving; /* host, [pr.n_levels], 0 = coarsest */
+  NwDemonsProgress pr;                 /* level, iteration, stopping state and figures */
 
   cudaStream_t stream;
-  int level, iter_in_level, iteration;
-  gboolean level_done, finished;
   NwGrid g;
   NwDemonsLevelConst lc;
   float *F, *M, *W;
@@ -49,10 +46,6 @@ struct DemonsCuda {
   NwDemonsSums *d_partials, *d_sums;
   float *d_max_u, *d_max_v;
   Scalars *h; /* pinned */
-
-  double energy, mse, ncc, max_u, min_jac, prev_energy;
-  size_t folds;
-  int squarings;
 };
 
 static double param(const DemonsCuda *st, const char *name)
@@ -124,9 +117,9 @@ static gboolean evaluate(DemonsCuda *st, gboolean have_max_v, GError **error)
   CHECK(cudaMemcpyAsync(&st->h->max_v, st->d_max_v, sizeof(float), cudaMemcpyDeviceToHost,
                         st->stream));
   CHECK(cudaStreamSynchronize(st->stream));
-  st->squarings = nw_exp_squarings(st->h->max_v);
+  st->pr.squarings = nw_exp_squarings(st->h->max_v);
   /* u is free here (the update has been folded into v): scratch for the squarings. */
-  CHECK(nw_exp_cuda(st->s, st->u, st->v, 1.0f, st->squarings, st->g, st->stream));
+  CHECK(nw_exp_cuda(st->s, st->u, st->v, 1.0f, st->pr.squarings, st->g, st->stream));
   if (lcc) { /* the local statistics need all of W before the figures */
     CHECK(nw_warp_cuda(st->W, st->M, st->s, false, st->g, st->stream));
     CHECK(nw_lcc_warped_pack(st->lcc_w, st->F, st->W, st->lc.shift, st->g, st->stream));
@@ -147,11 +140,11 @@ static gboolean evaluate(DemonsCuda *st, gboolean have_max_v, GError **error)
   const double n = (double)st->g.n();
   const double cov = t->sfw - t->sf * t->sw / n, vf = t->sff - t->sf * t->sf / n,
                vw = t->sww - t->sw * t->sw / n;
-  st->mse = t->sd2 / n;
-  st->ncc = vf > 0 && vw > 0 ? cov / sqrt(vf * vw) : 0.0;
-  st->energy = lcc ? 1.0 - (t->n_lcc > 0 ? t->slcc / t->n_lcc : 0.0) : st->mse;
-  st->min_jac = t->jac_min;
-  st->folds = (size_t)t->folds;
+  st->pr.mse = t->sd2 / n;
+  st->pr.ncc = vf > 0 && vw > 0 ? cov / sqrt(vf * vw) : 0.0;
+  st->pr.energy = lcc ? 1.0 - (t->n_lcc > 0 ? t->slcc / t->n_lcc : 0.0) : st->pr.mse;
+  st->pr.min_jac = t->jac_min;
+  st->pr.folds = (size_t)t->folds;
   return TRUE;
 }
 
@@ -184,10 +177,10 @@ static gboolean iterate(DemonsCuda *st, GError **error)
   }
   if (!smooth_field(st, &st->v, &st->tmp, param(st, "sigma-diff"), st->d_max_v, error))
     return FALSE;
-  st->prev_energy = st->energy;
+  st->pr.prev_energy = st->pr.energy;
   if (!evaluate(st, TRUE, error))
     return FALSE;
-  st->max_u = st->h->max_u;
+  st->pr.max_u = st->h->max_u;
   return TRUE;
 }
 
@@ -230,13 +223,13 @@ static gboolean enter_level(DemonsCuda *st, int l, GError **error)
   g_autoptr(NwVolume) v_next = NULL;
   if (st->v != NULL) { /* v of the previous level, resized on the host as the CPU does */
     g_autoptr(NwVolume) v_prev =
-        download_field(st, st->v, st->tmp, st->pyr_fixed[st->level], error);
+        download_field(st, st->v, st->tmp, st->pyr_fixed[st->pr.level], error);
     if (v_prev == NULL ||
         (v_next = nw_resize(v_prev, Fh->nx, Fh->ny, Fh->nz, TRUE, error)) == NULL)
       return FALSE;
   }
   free_level(st);
-  st->level = l;
+  st->pr.level = l;
   st->g = NwGrid{Fh->nx, Fh->ny, Fh->nz};
   const gboolean lcc = is_lcc(st);
   const size_t n = nw_volume_n_voxels(Fh), f4 = n * sizeof(float4);
@@ -264,12 +257,12 @@ static gboolean enter_level(DemonsCuda *st, int l, GError **error)
   st->lc.eps = NW_DEMONS_LCC_EPS * st->lc.scale2;
   if (lcc && !lcc_fixed_stats(st, error))
     return FALSE;
-  st->iter_in_level = 0;
-  st->level_done = FALSE;
-  st->max_u = 0.0;
+  st->pr.iter_in_level = 0;
+  st->pr.level_done = FALSE;
+  st->pr.max_u = 0.0;
   if (!evaluate(st, FALSE, error))
     return FALSE;
-  st->prev_energy = st->energy;
+  st->pr.prev_energy = st->pr.energy;
   return TRUE;
 }
 
@@ -288,33 +281,10 @@ static void demons_destroy(void *state)
   cudaFreeHost(st->h);
   if (st->stream != NULL)
     cudaStreamDestroy(st->stream);
-  nw_pyramid_free(st->pyr_fixed, st->n_levels);
-  nw_pyramid_free(st->pyr_moving, st->n_levels);
+  nw_pyramid_free(st->pyr_fixed, st->pr.n_levels);
+  nw_pyramid_free(st->pyr_moving, st->pr.n_levels);
   nw_params_free(st->params);
   g_free(st);
-}
-
-static gboolean check_inputs(const NwMethodInputs *in, GError **error)
-{
-  if (in->fixed == NULL || in->moving == NULL) {
-    g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "demons: needs a fixed and a moving image");
-    return FALSE;
-  }
-  if (in->fixed->nc != 1 || in->moving->nc != 1) {
-    g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
-                "demons: fixed and moving must be scalar images (got %d and %d components)",
-                in->fixed->nc, in->moving->nc);
-    return FALSE;
-  }
-  return nw_volume_check_same_grid(in->fixed, "fixed", in->moving, "moving", error) &&
-         nw_volume_check_finite(in->fixed, "fixed", error) &&
-         nw_volume_check_finite(in->moving, "moving", error) &&
-         (in->fixed_labels == NULL ||
-          nw_volume_check_same_grid(in->fixed, "fixed", in->fixed_labels, "fixed labels",
-                                    error)) &&
-         (in->moving_labels == NULL ||
-          nw_volume_check_same_grid(in->fixed, "fixed", in->moving_labels, "moving labels",
-                                    error));
 }
 
 static gboolean alloc_job_buffers(DemonsCuda *st, GError **error)
@@ -331,23 +301,16 @@ static gboolean alloc_job_buffers(DemonsCuda *st, GError **error)
 
 static void *demons_create(const NwMethodInputs *in, const NwParams *p, GError **error)
 {
-  if (!check_inputs(in, error))
+  if (!nw_demons_check_inputs(in, error))
     return NULL;
   DemonsCuda *st = g_new0(DemonsCuda, 1);
   st->params = nw_params_copy(p);
   st->fixed_full = in->fixed;
   st->moving_full = in->moving;
   st->moving_labels = in->moving_labels;
-  g_autoptr(NwVolume) matched = NULL;
-  const int want = nw_params_get_int(p, "levels");
-  int n_moving = 0;
   if (!check_memory(nw_volume_n_voxels(in->fixed), is_lcc(st), in->fixed, error) ||
       !alloc_job_buffers(st, error) ||
-      (nw_params_get(p, "histogram-match") != 0.0 &&
-       (matched = nw_histogram_match(in->moving, in->fixed, 1024, error)) == NULL) ||
-      (st->pyr_fixed = nw_pyramid_new(in->fixed, want, &st->n_levels, error)) == NULL ||
-      (st->pyr_moving = nw_pyramid_new(matched ? matched : in->moving, want, &n_moving,
-                                       error)) == NULL ||
+      !nw_demons_pyramids(in, p, &st->pyr_fixed, &st->pyr_moving, &st->pr.n_levels, error) ||
       !enter_level(st, 0, error)) {
     demons_destroy(st);
     return NULL;
@@ -355,61 +318,32 @@ static void *demons_create(const NwMethodInputs *in, const NwParams *p, GError *
   return st;
 }
 
-static void fill_report(const DemonsCuda *st, NwIterationReport *r)
-{
-  const double iters = nw_params_get_int(st->params, "iterations");
-  r->iteration = st->iteration;
-  r->level = st->level;
-  r->n_levels = st->n_levels;
-  r->finished = st->finished;
-  r->progress = st->finished ? 1.0 : (st->level + st->iter_in_level / iters) / st->n_levels;
-  r->n_figures = 0;
-  nw_report_add(r, "energy", st->energy);
-  nw_report_add(r, "mse", st->mse);
-  nw_report_add(r, "ncc", st->ncc);
-  nw_report_add(r, "max_u", st->max_u);
-  nw_report_add(r, "min_jac", st->min_jac);
-  nw_report_add(r, "folds", (double)st->folds);
-  nw_report_add(r, "squarings", st->squarings);
-}
-
 static gboolean demons_step(void *state, NwIterationReport *report, GError **error)
 {
   DemonsCuda *st = (DemonsCuda *)state;
-  if (!st->finished) {
-    if (st->level_done && !enter_level(st, st->level + 1, error))
+  if (!st->pr.finished) {
+    if (st->pr.level_done && !enter_level(st, st->pr.level + 1, error))
       return FALSE;
     if (!iterate(st, error))
       return FALSE;
-    st->iter_in_level++;
-    st->iteration++;
-    const double rel =
-        fabs(st->prev_energy - st->energy) / fmax(fabs(st->prev_energy), DBL_MIN);
-    if (st->iter_in_level >= nw_params_get_int(st->params, "iterations") ||
-        (st->iter_in_level >= MIN_LEVEL_ITERATIONS && rel < param(st, "tolerance")))
-      st->level_done = TRUE;
-    st->finished = st->level_done && st->level == st->n_levels - 1;
+    nw_demons_progress_advance(&st->pr, st->params);
   }
-  fill_report(st, report);
+  nw_demons_fill_report(&st->pr, st->params, report);
   return TRUE;
 }
 
 static gboolean demons_set_params(void *state, const NwParams *p, GError **error)
 {
   DemonsCuda *st = (DemonsCuda *)state;
-  const char *fixed_name = nw_params_first_non_live_change(st->params, p);
-  if (fixed_name != NULL) {
-    g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
-                "demons: parameter '%s' cannot change while the job runs", fixed_name);
+  if (!nw_demons_check_live_change(st->params, p, error))
     return FALSE;
-  }
   const gboolean new_window = nw_params_get(p, "lcc-sigma") != param(st, "lcc-sigma");
   nw_params_free(st->params);
   st->params = nw_params_copy(p);
   if (new_window && is_lcc(st)) { /* new LCC window: local statistics and energy with it */
     if (!lcc_fixed_stats(st, error) || !evaluate(st, FALSE, error))
       return FALSE;
-    st->prev_energy = st->energy;
+    st->pr.prev_energy = st->pr.energy;
   }
   return TRUE;
 }
@@ -417,8 +351,8 @@ static gboolean demons_set_params(void *state, const NwParams *p, GError **error
 static gboolean demons_publish_frame(void *state, NwFrame *frame, GError **error)
 {
   DemonsCuda *st = (DemonsCuda *)state;
-  const NwVolume *like = st->pyr_fixed[st->level];
-  frame->iteration = st->iteration;
+  const NwVolume *like = st->pyr_fixed[st->pr.level];
+  frame->iteration = st->pr.iteration;
   frame->image = download_image(st, st->W, like, error);
   frame->field = frame->image ? download_field(st, st->s, st->tmp, like, error) : NULL;
   return frame->field != NULL;
@@ -438,8 +372,8 @@ static gboolean add_result(NwMethodResult *r, const char *name, NwVolume *v)
 static NwMethodResult *demons_result(void *state, GError **error)
 {
   DemonsCuda *st = (DemonsCuda *)state;
-  const int last = st->n_levels - 1;
-  if (st->level != last && !enter_level(st, last, error))
+  const int last = st->pr.n_levels - 1;
+  if (st->pr.level != last && !enter_level(st, last, error))
     return NULL;
   const NwVolume *full = st->fixed_full;
   g_autoptr(NwMethodResult) r = nw_method_result_new();

@@ -11,6 +11,7 @@
 #include "field.h"
 #include "histogram_match.h"
 #include "nw_error.h"
+#include "pyramid.h"
 #include "resample.h"
 #include "smooth.h"
 
@@ -51,19 +52,15 @@ const int nw_demons_n_params = G_N_ELEMENTS(nw_demons_param_specs);
  * image is locally flat (there ρ -> 0 and so does the force). */
 #define LCC_EPS NW_DEMONS_LCC_EPS
 
-/* Iterations a level runs at least before the tolerance may end it. */
-#define MIN_LEVEL_ITERATIONS 5
 
 typedef struct {
   NwParams *params;
   const NwVolume *fixed_full, *moving_full; /* borrowed inputs */
   const NwVolume *moving_labels;            /* borrowed, may be NULL */
-  int n_levels;
-  NwVolume **pyr_fixed, **pyr_moving; /* [n_levels], 0 = coarsest; owned */
+  NwVolume **pyr_fixed, **pyr_moving; /* [pr.n_levels], 0 = coarsest; owned */
+  NwDemonsProgress pr;                 /* level, iteration, stopping state and figures */
 
   /* Current level. */
-  int level, iter_in_level, iteration;
-  gboolean level_done, finished;
   const NwVolume *F, *M;     /* pyr_fixed[level], pyr_moving[level] */
   NwVolume *v, *s, *u, *tmp; /* velocity, exp(v), update, scratch: nc = 3 */
   NwVolume *W;               /* M ∘ s */
@@ -71,21 +68,7 @@ typedef struct {
   NwVolume *lcc_w;           /* nc = 4: Ŵ, μW, σW², σFW (lcc only) */
   double shift;              /* global mean of F, subtracted before squaring (precision) */
   double scale2;             /* squared intensity range of F, for thresholds */
-
-  /* Figures of the current s and W. */
-  double energy, mse, ncc, max_u, min_jac, prev_energy;
-  size_t folds;
-  int squarings;
 } DemonsState;
-
-/* A copy that reports a shortage of memory instead of aborting (nw_volume_copy aborts). */
-static NwVolume *copy_volume(const NwVolume *v, GError **error)
-{
-  NwVolume *c = nw_volume_new_like(v, v->nc, error);
-  if (c != NULL)
-    memcpy(c->data, v->data, nw_volume_n_floats(v) * sizeof(float));
-  return c;
-}
 
 static double param(const DemonsState *st, const char *name)
 {
@@ -213,16 +196,16 @@ static void similarity_figures(DemonsState *st, gboolean lcc)
     }
   }
   double cov = sfw - sf * sw / n, vf = sff - sf * sf / n, vw = sww - sw * sw / n;
-  st->mse = sd2 / n;
-  st->ncc = vf > 0 && vw > 0 ? cov / sqrt(vf * vw) : 0.0;
-  st->energy = lcc ? 1.0 - (n_lcc > 0 ? slcc / n_lcc : 0.0) : st->mse;
+  st->pr.mse = sd2 / n;
+  st->pr.ncc = vf > 0 && vw > 0 ? cov / sqrt(vf * vw) : 0.0;
+  st->pr.energy = lcc ? 1.0 - (n_lcc > 0 ? slcc / n_lcc : 0.0) : st->pr.mse;
 }
 
 /* s = exp(v), W = M ∘ s, and every figure of that state. */
 static gboolean evaluate(DemonsState *st, GError **error)
 {
   const gboolean lcc = param(st, "similarity") == NW_DEMONS_SIM_LCC;
-  st->squarings = nw_field_exp_scratch(st->s, st->v, 1.0, st->tmp); /* tmp is free here */
+  st->pr.squarings = nw_field_exp_scratch(st->s, st->v, 1.0, st->tmp); /* tmp is free here */
   nw_warp(st->W, st->M, st->s, NW_INTERP_LINEAR);
   if (lcc && !lcc_warped_stats(st, error))
     return FALSE;
@@ -234,8 +217,8 @@ static gboolean evaluate(DemonsState *st, GError **error)
   nw_field_jacobian_det(&det, st->s);
   NwJacobianStats js;
   nw_jacobian_stats(&det, &js);
-  st->min_jac = js.min;
-  st->folds = js.n_folds;
+  st->pr.min_jac = js.min;
+  st->pr.folds = js.n_folds;
   return TRUE;
 }
 
@@ -319,11 +302,11 @@ static gboolean iterate(DemonsState *st, GError **error)
   demons_update(st);
   if (!smooth_iso(st->u, param(st, "sigma-fluid"), error))
     return FALSE;
-  st->max_u = nw_field_max_norm(st->u);
+  st->pr.max_u = nw_field_max_norm(st->u);
   velocity_update(st);
   if (!smooth_iso(st->v, param(st, "sigma-diff"), error))
     return FALSE;
-  st->prev_energy = st->energy;
+  st->pr.prev_energy = st->pr.energy;
   return evaluate(st, error);
 }
 
@@ -341,7 +324,7 @@ static void free_level(DemonsState *st)
 static gboolean enter_level(DemonsState *st, int l, GError **error)
 {
   free_level(st);
-  st->level = l;
+  st->pr.level = l;
   st->F = st->pyr_fixed[l];
   st->M = st->pyr_moving[l];
   NwVolume *v = st->v == NULL ? nw_volume_new_like(st->F, 3, error)
@@ -365,54 +348,13 @@ static gboolean enter_level(DemonsState *st, int l, GError **error)
   st->scale2 = range > 0 ? range * range : 1.0;
   if (lcc && !lcc_fixed_stats(st, error))
     return FALSE;
-  st->iter_in_level = 0;
-  st->level_done = FALSE;
-  st->max_u = 0.0;
+  st->pr.iter_in_level = 0;
+  st->pr.level_done = FALSE;
+  st->pr.max_u = 0.0;
   if (!evaluate(st, error))
     return FALSE;
-  st->prev_energy = st->energy;
+  st->pr.prev_energy = st->pr.energy;
   return TRUE;
-}
-
-/* Pyramids of fixed and moving: level n-1 is the full resolution. Levels are capped so that
- * the coarsest keeps at least 8 voxels along every axis longer than one. */
-static gboolean build_pyramids(DemonsState *st, const NwVolume *moving, GError **error)
-{
-  int want = nw_params_get_int(st->params, "levels");
-  GPtrArray *fix = g_ptr_array_new(), *mov = g_ptr_array_new();
-  NwVolume *f0 = copy_volume(st->fixed_full, error);
-  NwVolume *m0 = f0 ? copy_volume(moving, error) : NULL;
-  gboolean ok = f0 != NULL && m0 != NULL;
-  if (ok) {
-    g_ptr_array_add(fix, f0);
-    g_ptr_array_add(mov, m0);
-  } else {
-    nw_volume_free(f0);
-  }
-  while (ok && (int)fix->len < want) {
-    const NwVolume *c = g_ptr_array_index(fix, fix->len - 1);
-    if ((c->nx > 1 && c->nx < 16) || (c->ny > 1 && c->ny < 16) || (c->nz > 1 && c->nz < 16))
-      break;
-    NwVolume *f = nw_downsample2(c, error);
-    NwVolume *m = f ? nw_downsample2(g_ptr_array_index(mov, mov->len - 1), error) : NULL;
-    if (f == NULL || m == NULL) {
-      nw_volume_free(f);
-      ok = FALSE;
-      break;
-    }
-    g_ptr_array_add(fix, f);
-    g_ptr_array_add(mov, m);
-  }
-  st->n_levels = (int)fix->len;
-  st->pyr_fixed = g_new0(NwVolume *, st->n_levels);
-  st->pyr_moving = g_new0(NwVolume *, st->n_levels);
-  for (int l = 0; l < st->n_levels; l++) { /* fine-to-coarse arrays -> 0 = coarsest */
-    st->pyr_fixed[st->n_levels - 1 - l] = g_ptr_array_index(fix, l);
-    st->pyr_moving[st->n_levels - 1 - l] = g_ptr_array_index(mov, l);
-  }
-  g_ptr_array_unref(fix);
-  g_ptr_array_unref(mov);
-  return ok;
 }
 
 static void demons_destroy(void *state)
@@ -422,112 +364,50 @@ static void demons_destroy(void *state)
     return;
   free_level(st);
   g_clear_pointer(&st->v, nw_volume_free);
-  for (int l = 0; l < st->n_levels; l++) {
-    nw_volume_free(st->pyr_fixed[l]);
-    nw_volume_free(st->pyr_moving[l]);
-  }
-  g_free(st->pyr_fixed);
-  g_free(st->pyr_moving);
+  nw_pyramid_free(st->pyr_fixed, st->pr.n_levels);
+  nw_pyramid_free(st->pyr_moving, st->pr.n_levels);
   nw_params_free(st->params);
   g_free(st);
 }
 
-static gboolean check_inputs(const NwMethodInputs *in, GError **error)
-{
-  if (in->fixed == NULL || in->moving == NULL) {
-    g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "demons: needs a fixed and a moving image");
-    return FALSE;
-  }
-  if (in->fixed->nc != 1 || in->moving->nc != 1) {
-    g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
-                "demons: fixed and moving must be scalar images (got %d and %d components)",
-                in->fixed->nc, in->moving->nc);
-    return FALSE;
-  }
-  if (!nw_volume_check_same_grid(in->fixed, "fixed", in->moving, "moving", error) ||
-      !nw_volume_check_finite(in->fixed, "fixed", error) ||
-      !nw_volume_check_finite(in->moving, "moving", error))
-    return FALSE;
-  if (in->fixed_labels != NULL &&
-      !nw_volume_check_same_grid(in->fixed, "fixed", in->fixed_labels, "fixed labels", error))
-    return FALSE;
-  if (in->moving_labels != NULL &&
-      !nw_volume_check_same_grid(in->fixed, "fixed", in->moving_labels, "moving labels", error))
-    return FALSE;
-  return TRUE;
-}
-
 static void *demons_create(const NwMethodInputs *in, const NwParams *p, GError **error)
 {
-  if (!check_inputs(in, error))
+  if (!nw_demons_check_inputs(in, error))
     return NULL;
   DemonsState *st = g_new0(DemonsState, 1);
   st->params = nw_params_copy(p);
   st->fixed_full = in->fixed;
   st->moving_full = in->moving;
   st->moving_labels = in->moving_labels;
-  g_autoptr(NwVolume) matched = NULL;
-  if (nw_params_get(p, "histogram-match") != 0.0 &&
-      (matched = nw_histogram_match(in->moving, in->fixed, 1024, error)) == NULL) {
-    demons_destroy(st);
-    return NULL;
-  }
-  if (!build_pyramids(st, matched ? matched : in->moving, error) || !enter_level(st, 0, error)) {
+  if (!nw_demons_pyramids(in, p, &st->pyr_fixed, &st->pyr_moving, &st->pr.n_levels, error) ||
+      !enter_level(st, 0, error)) {
     demons_destroy(st);
     return NULL;
   }
   return st;
 }
 
-static void fill_report(const DemonsState *st, NwIterationReport *r)
-{
-  const double iters = nw_params_get_int(st->params, "iterations");
-  r->iteration = st->iteration;
-  r->level = st->level;
-  r->n_levels = st->n_levels;
-  r->finished = st->finished;
-  r->progress = st->finished ? 1.0 : (st->level + st->iter_in_level / iters) / st->n_levels;
-  r->n_figures = 0;
-  nw_report_add(r, "energy", st->energy);
-  nw_report_add(r, "mse", st->mse);
-  nw_report_add(r, "ncc", st->ncc);
-  nw_report_add(r, "max_u", st->max_u);
-  nw_report_add(r, "min_jac", st->min_jac);
-  nw_report_add(r, "folds", (double)st->folds);
-  nw_report_add(r, "squarings", st->squarings);
-}
-
 static gboolean demons_step(void *state, NwIterationReport *report, GError **error)
 {
   DemonsState *st = state;
-  if (st->finished) {
-    fill_report(st, report);
+  if (st->pr.finished) {
+    nw_demons_fill_report(&st->pr, st->params, report);
     return TRUE;
   }
-  if (st->level_done && !enter_level(st, st->level + 1, error))
+  if (st->pr.level_done && !enter_level(st, st->pr.level + 1, error))
     return FALSE;
   if (!iterate(st, error))
     return FALSE;
-  st->iter_in_level++;
-  st->iteration++;
-  double rel = fabs(st->prev_energy - st->energy) / fmax(fabs(st->prev_energy), DBL_MIN);
-  if (st->iter_in_level >= nw_params_get_int(st->params, "iterations") ||
-      (st->iter_in_level >= MIN_LEVEL_ITERATIONS && rel < param(st, "tolerance")))
-    st->level_done = TRUE;
-  st->finished = st->level_done && st->level == st->n_levels - 1;
-  fill_report(st, report);
+  nw_demons_progress_advance(&st->pr, st->params);
+  nw_demons_fill_report(&st->pr, st->params, report);
   return TRUE;
 }
 
 static gboolean demons_set_params(void *state, const NwParams *p, GError **error)
 {
   DemonsState *st = state;
-  const char *fixed_name = nw_params_first_non_live_change(st->params, p);
-  if (fixed_name != NULL) {
-    g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
-                "demons: parameter '%s' cannot change while the job runs", fixed_name);
+  if (!nw_demons_check_live_change(st->params, p, error))
     return FALSE;
-  }
   const gboolean new_window = nw_params_get(p, "lcc-sigma") != param(st, "lcc-sigma");
   nw_params_free(st->params);
   st->params = nw_params_copy(p);
@@ -539,7 +419,7 @@ static gboolean demons_set_params(void *state, const NwParams *p, GError **error
     if (!lcc_warped_stats(st, error))
       return FALSE;
     similarity_figures(st, TRUE);
-    st->prev_energy = st->energy;
+    st->pr.prev_energy = st->pr.energy;
   }
   return TRUE;
 }
@@ -547,9 +427,9 @@ static gboolean demons_set_params(void *state, const NwParams *p, GError **error
 static gboolean demons_publish_frame(void *state, NwFrame *frame, GError **error)
 {
   DemonsState *st = state;
-  frame->iteration = st->iteration;
-  frame->image = copy_volume(st->W, error);
-  frame->field = frame->image ? copy_volume(st->s, error) : NULL;
+  frame->iteration = st->pr.iteration;
+  frame->image = nw_volume_try_copy(st->W, error);
+  frame->field = frame->image ? nw_volume_try_copy(st->s, error) : NULL;
   return frame->field != NULL;
 }
 
@@ -557,8 +437,8 @@ static gboolean demons_publish_frame(void *state, NwFrame *frame, GError **error
 static NwVolume *full_velocity(const DemonsState *st, GError **error)
 {
   const NwVolume *full = st->fixed_full;
-  NwVolume *v = st->level == st->n_levels - 1
-                    ? copy_volume(st->v, error)
+  NwVolume *v = st->pr.level == st->pr.n_levels - 1
+                    ? nw_volume_try_copy(st->v, error)
                     : nw_resize(st->v, full->nx, full->ny, full->nz, TRUE, error);
   if (v != NULL)
     nw_volume_set_affine(v, full->vox_to_ras);

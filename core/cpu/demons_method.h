@@ -94,6 +94,32 @@ typedef enum {
  *   composition      enum   compose | bch
  *   histogram-match  bool   false  match the moving intensities to the fixed first
  *   tolerance        double 1e-4   0..1         live; relative energy change per iteration */
+/* Where a demons job is, and the figures of its current state. Both back ends embed one, so
+ * the stopping rule, the reports and the input checks below are one piece of code. */
+typedef struct {
+  int level, n_levels;      /* current level (0 = coarsest) of n_levels */
+  int iter_in_level, iteration;
+  gboolean level_done, finished;
+  double energy, prev_energy, mse, ncc, max_u, min_jac;
+  size_t folds;
+  int squarings;
+} NwDemonsProgress;
+
+/* Fixed and moving present, scalar, on one grid, finite; label maps on the fixed grid. */
+gboolean nw_demons_check_inputs(const NwMethodInputs *in, GError **error);
+/* Count the iteration just done and apply the level's stopping rule (iterations, or relative
+ * energy change below tolerance after a few iterations); sets level_done and finished. */
+void nw_demons_progress_advance(NwDemonsProgress *pr, const NwParams *p);
+void nw_demons_fill_report(const NwDemonsProgress *pr, const NwParams *p, NwIterationReport *r);
+/* The image pyramids both back ends register (0 = coarsest), built once on the host: the
+ * moving image histogram-matched to the fixed first when the parameter asks for it. Both
+ * have *n_levels levels (the images share one grid). Free with nw_pyramid_free. */
+gboolean nw_demons_pyramids(const NwMethodInputs *in, const NwParams *p, NwVolume ***fixed,
+                            NwVolume ***moving, int *n_levels, GError **error);
+/* FALSE with an error naming the parameter when a non-live one differs. */
+gboolean nw_demons_check_live_change(const NwParams *current, const NwParams *next,
+                                     GError **error);
+
 extern const NwParamSpec nw_demons_param_specs[];
 extern const int nw_demons_n_params;
 extern const NwMethodOps nw_demons_cpu_ops;

@@ -40,19 +40,7 @@ static gboolean inside(int i, int j, int k)
 /* Gaussian-windowed sines, peak about `peak` voxels, vanishing towards the borders. */
 static NwVolume *smooth_velocity(double peak)
 {
-  NwVolume *v = nw_volume_new(N, N, N, 3, NULL);
-  const double c = (N - 1) / 2.0, s = N / 4.0;
-  for (int k = 0; k < N; k++)
-    for (int j = 0; j < N; j++)
-      for (int i = 0; i < N; i++) {
-        double x = i - c, y = j - c, z = k - c;
-        double g = exp(-(x * x + y * y + z * z) / (2 * s * s));
-        float *p = v->data + 3 * nw_volume_index(v, i, j, k);
-        p[0] = (float)(peak * g * sin(0.15 * y + 0.5));
-        p[1] = (float)(peak * g * cos(0.12 * z));
-        p[2] = (float)(peak * g * sin(0.15 * x + 0.1 * y));
-      }
-  return v;
+  return nw_test_smooth_velocity(N, peak, 4.0, 0.15, 0.12);
 }
 
 typedef struct {

@@ -30,19 +30,7 @@ static NwVolume *linear_field(int n, const double A[3][3], double c)
  * peak magnitude about `peak` voxels. */
 static NwVolume *smooth_velocity(int n, double peak)
 {
-  NwVolume *v = nw_volume_new(n, n, n, 3, NULL);
-  const double c = (n - 1) / 2.0, s = n / 5.0;
-  for (int k = 0; k < n; k++)
-    for (int j = 0; j < n; j++)
-      for (int i = 0; i < n; i++) {
-        double x = i - c, y = j - c, z = k - c;
-        double g = exp(-(x * x + y * y + z * z) / (2 * s * s));
-        float *p = v->data + 3 * nw_volume_index(v, i, j, k);
-        p[0] = (float)(peak * g * sin(0.125 * y + 0.5));
-        p[1] = (float)(peak * g * cos(0.1 * z));
-        p[2] = (float)(peak * g * sin(0.15 * x + 0.1 * y));
-      }
-  return v;
+  return nw_test_smooth_velocity(n, peak, 5.0, 0.125, 0.1);
 }
 
 static void test_jacobian_linear(void)

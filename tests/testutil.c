@@ -67,6 +67,24 @@ NwVolume *nw_test_volume(int nx, int ny, int nz, int nc, guint32 seed)
   return v;
 }
 
+NwVolume *nw_test_smooth_velocity(int n, double peak, double width_div, double ky, double kz)
+{
+  NwVolume *v = nw_volume_new(n, n, n, 3, NULL);
+  g_assert_nonnull(v);
+  const double c = (n - 1) / 2.0, s = n / width_div;
+  for (int k = 0; k < n; k++)
+    for (int j = 0; j < n; j++)
+      for (int i = 0; i < n; i++) {
+        double x = i - c, y = j - c, z = k - c;
+        double g = exp(-(x * x + y * y + z * z) / (2 * s * s));
+        float *p = v->data + 3 * nw_volume_index(v, i, j, k);
+        p[0] = (float)(peak * g * sin(ky * y + 0.5));
+        p[1] = (float)(peak * g * cos(kz * z));
+        p[2] = (float)(peak * g * sin(0.15 * x + 0.1 * y));
+      }
+  return v;
+}
+
 double nw_test_max_abs_diff(const NwVolume *a, const NwVolume *b)
 {
   g_assert_cmpuint(nw_volume_n_floats(a), ==, nw_volume_n_floats(b));

@@ -18,6 +18,11 @@ char *nw_test_path(const char *name);
  * never all zeros (so unwritten outputs and wrong indexing show). */
 NwVolume *nw_test_volume(int nx, int ny, int nz, int nc, guint32 seed);
 
+/* A smooth velocity field on an n^3 grid (nc = 3, voxel units): Gaussian-windowed sines of
+ * width n/width_div around the centre, peak about `peak` voxels, vanishing towards the
+ * borders: v = peak g (sin(ky y + 0.5), cos(kz z), sin(0.15 x + 0.1 y)). */
+NwVolume *nw_test_smooth_velocity(int n, double peak, double width_div, double ky, double kz);
+
 /* max |a - b| over all floats; both must have the same shape. */
 double nw_test_max_abs_diff(const NwVolume *a, const NwVolume *b);
 

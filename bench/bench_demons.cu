@@ -217,7 +217,7 @@ static int time_kernels(int n, KernelTime *kt)
   NwVolume *vh = nw_volume_new(n, n, n, 3, NULL);
   nw_demo_smooth_field(vh, 3.0, 11);
   CK(nw_field_upload(v, tmp, vh->data, g, st));
-  const int nsq = nw_exp_squarings(nw_field_max_norm(vh));
+  const int nsq = nw_field_exp_squarings_for_norm(nw_field_max_norm(vh));
   CK(nw_exp_cuda(s, tmp, v, 1.0f, nsq, g, st));
   CK(nw_warp_cuda(W, M, s, false, g, st));
   NwVolumeStats fs;

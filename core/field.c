@@ -91,13 +91,17 @@ void nw_field_compose(NwVolume *out, const NwVolume *a, const NwVolume *b)
       }
 }
 
-int nw_field_exp_squarings(const NwVolume *v)
+int nw_field_exp_squarings_for_norm(double max_norm)
 {
-  double m = nw_field_max_norm(v);
   int n = 0;
-  while (n < 30 && ldexp(m, -n) > 0.5)
+  while (n < 30 && ldexp(max_norm, -n) > 0.5)
     n++;
   return n;
+}
+
+int nw_field_exp_squarings(const NwVolume *v)
+{
+  return nw_field_exp_squarings_for_norm(nw_field_max_norm(v));
 }
 
 int nw_field_exp(NwVolume *out, const NwVolume *v, double sign)

@@ -33,6 +33,8 @@ void nw_field_compose(NwVolume *out, const NwVolume *a, const NwVolume *b);
 /* Number of squarings N that nw_field_exp uses for v: the smallest N >= 0 with
  * 2^-N max|v| <= 0.5 voxel (capped at 30). */
 int nw_field_exp_squarings(const NwVolume *v);
+/* The same rule from max|v| alone: the one place it is written, for every back end. */
+int nw_field_exp_squarings_for_norm(double max_norm);
 
 /* Group exponential of a stationary velocity field by scaling and squaring (Arsigny et al.
  * 2006): s = 2^-N v, then N times s <- s ∘ s. out and v on one grid; out may be v.

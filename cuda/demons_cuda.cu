@@ -18,6 +18,7 @@
 #include "cuda_check.h"
 #include "demons_kernels.cuh"
 #include "demons_method.h"
+#include "field.h"
 #include "field_cuda.cuh"
 #include "gauss_cuda.cuh"
 #include "histogram_match.h"
@@ -117,7 +118,7 @@ static gboolean evaluate(DemonsCuda *st, gboolean have_max_v, GError **error)
   CHECK(cudaMemcpyAsync(&st->h->max_v, st->d_max_v, sizeof(float), cudaMemcpyDeviceToHost,
                         st->stream));
   CHECK(cudaStreamSynchronize(st->stream));
-  st->pr.squarings = nw_exp_squarings(st->h->max_v);
+  st->pr.squarings = nw_field_exp_squarings_for_norm(st->h->max_v);
   /* u is free here (the update has been folded into v): scratch for the squarings. */
   CHECK(nw_exp_cuda(st->s, st->u, st->v, 1.0f, st->pr.squarings, st->g, st->stream));
   if (lcc) { /* the local statistics need all of W before the figures */
@@ -381,7 +382,7 @@ static NwMethodResult *demons_result(void *state, GError **error)
   if (!add_result(r, "velocity", download_field(st, st->v, st->tmp, full, error)) ||
       !add_result(r, "forward", download_field(st, st->s, st->tmp, full, error)) ||
       !NW_CUDA_CHECK(nw_exp_cuda(st->u, st->tmp, st->v, -1.0f,
-                                 nw_exp_squarings(st->h->max_v), st->g, st->stream),
+                                 nw_field_exp_squarings_for_norm(st->h->max_v), st->g, st->stream),
                      error) ||
       !add_result(r, "inverse", download_field(st, st->u, st->tmp, full, error)))
     return NULL;

@@ -9,12 +9,6 @@
 
 #define THREADS 256
 
-static unsigned blocks_for(long long n)
-{
-  long long b = (n + THREADS - 1) / THREADS;
-  return (unsigned)(b < 1 ? 1 : b);
-}
-
 /* ---- update ------------------------------------------------------------------------------ */
 
 /* Gradient of the x component of a float4 image (F̂ or Ŵ), as gradient(). */
@@ -124,28 +118,28 @@ __global__ void lcc_warped_post_kernel(float4 *p, const float4 *lcc_f, const flo
 cudaError_t nw_lcc_fixed_pack(float4 *pack, const float *F, float shift, const NwGrid &g,
                               cudaStream_t stream)
 {
-  lcc_fixed_pack_kernel<<<blocks_for(g.n()), THREADS, 0, stream>>>(pack, F, shift, g.n());
+  lcc_fixed_pack_kernel<<<nw_blocks_for(g.n(), THREADS), THREADS, 0, stream>>>(pack, F, shift, g.n());
   return cudaGetLastError();
 }
 
 cudaError_t nw_lcc_fixed_post(float4 *lcc_f, const float *F, NwDemonsLevelConst lc,
                               const NwGrid &g, cudaStream_t stream)
 {
-  lcc_fixed_post_kernel<<<blocks_for(g.n()), THREADS, 0, stream>>>(lcc_f, F, lc, g.n());
+  lcc_fixed_post_kernel<<<nw_blocks_for(g.n(), THREADS), THREADS, 0, stream>>>(lcc_f, F, lc, g.n());
   return cudaGetLastError();
 }
 
 cudaError_t nw_lcc_warped_pack(float4 *pack, const float *F, const float *W, float shift,
                                const NwGrid &g, cudaStream_t stream)
 {
-  lcc_warped_pack_kernel<<<blocks_for(g.n()), THREADS, 0, stream>>>(pack, F, W, shift, g.n());
+  lcc_warped_pack_kernel<<<nw_blocks_for(g.n(), THREADS), THREADS, 0, stream>>>(pack, F, W, shift, g.n());
   return cudaGetLastError();
 }
 
 cudaError_t nw_lcc_warped_post(float4 *lcc_w, const float4 *lcc_f, const float *W,
                                NwDemonsLevelConst lc, const NwGrid &g, cudaStream_t stream)
 {
-  lcc_warped_post_kernel<<<blocks_for(g.n()), THREADS, 0, stream>>>(lcc_w, lcc_f, W, lc, g.n());
+  lcc_warped_post_kernel<<<nw_blocks_for(g.n(), THREADS), THREADS, 0, stream>>>(lcc_w, lcc_f, W, lc, g.n());
   return cudaGetLastError();
 }
 

@@ -1,17 +1,11 @@
 /* field_cuda.cu — see field_cuda.cuh. CUDA back end. */
 #include "field_cuda.cuh"
 
-#include <cub/block/block_reduce.cuh>
-#include <cuda/functional>
 #include <math.h>
 
-#define THREADS 256
+#include "field.h"
 
-static unsigned blocks_for(long long n)
-{
-  long long b = (n + THREADS - 1) / THREADS;
-  return (unsigned)(b < 1 ? 1 : b);
-}
+#define THREADS 256
 
 __global__ void compose_kernel(float4 *__restrict__ out, const float4 *__restrict__ a, float sa,
                                const float4 *__restrict__ b, float sb, NwGrid g)
@@ -43,24 +37,19 @@ __global__ void axpy_kernel(float4 *out, const float4 *a, float scale, const flo
 cudaError_t nw_axpy_cuda(float4 *out, const float4 *a, float scale, const float4 *b,
                          const NwGrid &g, cudaStream_t stream)
 {
-  axpy_kernel<<<blocks_for(g.n()), THREADS, 0, stream>>>(out, a, scale, b, g.n());
+  axpy_kernel<<<nw_blocks_for(g.n(), THREADS), THREADS, 0, stream>>>(out, a, scale, b, g.n());
   return cudaGetLastError();
 }
 
-/* Grid-stride maximum of |u| per block (CUB block reduction), then one atomicMax on the
- * float's bits: non-negative IEEE floats order like their unsigned bit patterns. */
+/* Grid-stride maximum of |u| per block, then nw_block_max_to. */
 __global__ void max_norm_kernel(unsigned *__restrict__ d_max_bits, const float4 *__restrict__ u,
                                 long long n)
 {
-  typedef cub::BlockReduce<float, THREADS> Reduce;
-  __shared__ typename Reduce::TempStorage tmp;
   float m = 0.0f;
   for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < n;
        e += (long long)gridDim.x * blockDim.x)
     m = fmaxf(m, norm3(u[e]));
-  const float block_max = Reduce(tmp).Reduce(m, cuda::maximum<>{});
-  if (threadIdx.x == 0)
-    atomicMax(d_max_bits, __float_as_uint(block_max));
+  nw_block_max_to<THREADS, 1>(d_max_bits, m);
 }
 
 cudaError_t nw_max_norm_cuda(float *d_max, const float4 *u, const NwGrid &g,
@@ -75,14 +64,6 @@ cudaError_t nw_max_norm_cuda(float *d_max, const float4 *u, const NwGrid &g,
   max_norm_kernel<<<(unsigned)(blocks < 1 ? 1 : blocks), THREADS, 0, stream>>>(
       reinterpret_cast<unsigned *>(d_max), u, g.n());
   return cudaGetLastError();
-}
-
-int nw_exp_squarings(double max_norm)
-{
-  int n = 0;
-  while (n < 30 && ldexp(max_norm, -n) > 0.5)
-    n++;
-  return n;
 }
 
 cudaError_t nw_exp_cuda(float4 *out, float4 *scratch, const float4 *v, float sign,
@@ -165,7 +146,7 @@ cudaError_t nw_field_upload(float4 *d_field, void *d_staging, const float *h_xyz
                                   cudaMemcpyHostToDevice, stream);
   if (e != cudaSuccess)
     return e;
-  expand_kernel<<<blocks_for(g.n()), THREADS, 0, stream>>>(d_field, (const float *)d_staging,
+  expand_kernel<<<nw_blocks_for(g.n(), THREADS), THREADS, 0, stream>>>(d_field, (const float *)d_staging,
                                                            g.n());
   return cudaGetLastError();
 }
@@ -173,7 +154,7 @@ cudaError_t nw_field_upload(float4 *d_field, void *d_staging, const float *h_xyz
 cudaError_t nw_field_download(float *h_xyz, void *d_staging, const float4 *d_field,
                               const NwGrid &g, cudaStream_t stream)
 {
-  pack_kernel<<<blocks_for(g.n()), THREADS, 0, stream>>>((float *)d_staging, d_field, g.n());
+  pack_kernel<<<nw_blocks_for(g.n(), THREADS), THREADS, 0, stream>>>((float *)d_staging, d_field, g.n());
   cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess)
     return e;

@@ -24,12 +24,8 @@ cudaError_t nw_axpy_cuda(float4 *out, const float4 *a, float scale, const float4
 cudaError_t nw_max_norm_cuda(float *d_max, const float4 *u, const NwGrid &g,
                              cudaStream_t stream);
 
-/* Squarings for a field of maximum norm max_norm: smallest N with 2^-N max <= 0.5 (<= 30),
- * as nw_field_exp_squarings. Host function. */
-int nw_exp_squarings(double max_norm);
-
 /* out = exp(sign·v) by scaling and squaring with n_squarings squarings (from
- * nw_exp_squarings of max|v|). scratch: a second field buffer. out, scratch, v distinct. */
+ * nw_field_exp_squarings_for_norm of max|v|, core/field.h: the CPU's rule). scratch: a second field buffer. out, scratch, v distinct. */
 cudaError_t nw_exp_cuda(float4 *out, float4 *scratch, const float4 *v, float sign,
                         int n_squarings, const NwGrid &g, cudaStream_t stream);
 

@@ -13,6 +13,8 @@
 #ifndef NW_FIELD_DEVICE_CUH
 #define NW_FIELD_DEVICE_CUH
 
+#include <cub/block/block_reduce.cuh>
+#include <cuda/functional>
 #include <cuda_runtime.h>
 
 /* Voxel grid dimensions; index e = (k * ny + j) * nx + i. */
@@ -64,6 +66,26 @@ __device__ __forceinline__ bool voxel_of_thread(const NwGrid &g, int &i, int &j,
   k = blockIdx.z;
   e = ((long long)k * g.ny + j) * g.nx + i;
   return i < g.nx;
+}
+
+/* Blocks of `threads` threads for one thread per element of n (at least one block). */
+static inline unsigned nw_blocks_for(long long n, int threads)
+{
+  const long long b = (n + threads - 1) / threads;
+  return (unsigned)(b < 1 ? 1 : b);
+}
+
+/* Block maximum of m (non-negative), then one atomicMax on the float's bits into *max_bits:
+ * non-negative IEEE floats order like their unsigned bit patterns. Every thread of the
+ * BX x BY block must call it. */
+template <int BX, int BY>
+__device__ __forceinline__ void nw_block_max_to(unsigned *max_bits, float m)
+{
+  typedef cub::BlockReduce<float, BX, cub::BLOCK_REDUCE_WARP_REDUCTIONS, BY> Reduce;
+  __shared__ typename Reduce::TempStorage tmp;
+  const float b = Reduce(tmp).Reduce(m, cuda::maximum<>{});
+  if (threadIdx.x == 0 && threadIdx.y == 0)
+    atomicMax(max_bits, __float_as_uint(b));
 }
 
 /* Linear voxel index -> (i, j, k). */

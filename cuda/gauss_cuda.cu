@@ -1,9 +1,6 @@
 /* gauss_cuda.cu — see gauss_cuda.cuh. CUDA back end. */
 #include "gauss_cuda.cuh"
 
-#include <cub/block/block_reduce.cuh>
-#include <cuda/functional>
-
 #include "field_cuda.cuh"
 
 /* x pass: one block per row segment of X_TILE outputs. */
@@ -13,18 +10,6 @@
 #define AXIS_COLS 32
 #define AXIS_ROWS 8
 #define AXIS_TILE 32
-
-/* Block maximum of m, then one atomicMax on the float's bits (non-negative floats order like
- * their bit patterns). Every thread of the block must call it. */
-template <int BX, int BY>
-__device__ __forceinline__ void block_max_to(unsigned *max_bits, float m)
-{
-  typedef cub::BlockReduce<float, BX, cub::BLOCK_REDUCE_WARP_REDUCTIONS, BY> Reduce;
-  __shared__ typename Reduce::TempStorage tmp;
-  const float b = Reduce(tmp).Reduce(m, cuda::maximum<>{});
-  if (threadIdx.x == 0 && threadIdx.y == 0)
-    atomicMax(max_bits, __float_as_uint(b));
-}
 
 __global__ void gauss_x_kernel(float4 *__restrict__ out, const float4 *__restrict__ in, NwGrid g,
                                NwGaussKernel k, unsigned *max_bits)
@@ -46,7 +31,7 @@ __global__ void gauss_x_kernel(float4 *__restrict__ out, const float4 *__restric
     m = norm3(acc);
   }
   if (max_bits != NULL)
-    block_max_to<X_TILE, 1>(max_bits, m);
+    nw_block_max_to<X_TILE, 1>(max_bits, m);
 }
 
 /* Along an axis of length n_axis with element stride `stride`; blockIdx.z walks the other
@@ -75,7 +60,7 @@ __global__ void gauss_axis_kernel(float4 *__restrict__ out, const float4 *__rest
     }
   }
   if (max_bits != NULL)
-    block_max_to<AXIS_COLS, AXIS_ROWS>(max_bits, m);
+    nw_block_max_to<AXIS_COLS, AXIS_ROWS>(max_bits, m);
 }
 
 static void swap_buffers(float4 **a, float4 **b)

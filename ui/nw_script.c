@@ -255,6 +255,13 @@ gboolean nw_script_run_line(NwWindow *w, const char *line, int cell, GError **er
     if (n != 3 || !nw_view_kind_from_name(t[1], &k) || !parse_double(t[2], &f) || f <= 0)
       return bad(error, line, "expected: zoom VIEW FACTOR");
     nw_view_set_zoom(nw_window_get_view(w, k), f);
+  } else if (strcmp(cmd, "flicker-period") == 0) {
+    double ms;
+    if (n != 2 || !parse_double(t[1], &ms) || ms < 0 || ms > 60000)
+      return bad(error, line, "expected: flicker-period MS (0..60000)");
+    nw_window_set_flicker_period(w, (guint)ms);
+  } else if (strcmp(cmd, "flicker-step") == 0 && n == 1) {
+    nw_window_flicker_step(w);
   } else if (strcmp(cmd, "sleep") == 0) {
     /* handled by the runner */
   } else if (g_str_has_prefix(cmd, "screenshot")) {

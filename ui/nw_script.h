@@ -17,6 +17,9 @@
  *   screenshot-window PATH             the whole window as on screen (menus, layer list)
  *   status               print the status bar's text on stdout
  *   zoom VIEW FACTOR     zoom a slice view about its centre (1 = fit)
+ *   flicker-period MS    time each image stays up in flicker mode (0: switch only by
+ *                        flicker-step, for a known phase)
+ *   flicker-step         switch the flicker between A and B once
  *   sleep MS             let the window run for a while (e.g. before screenshot-window)
  *   quit
  * Empty lines and lines starting with # are skipped. A bad line or a failed screenshot

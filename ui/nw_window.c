@@ -409,6 +409,7 @@ static void setup_menus(NwWindow *w)
 
 static void nw_window_init(NwWindow *w)
 {
+  w->flicker_ms = 500;
   gtk_widget_init_template(GTK_WIDGET(w));
   w->info_label = GTK_LABEL(gtk_label_new(NULL));
   gtk_label_set_line_wrap(w->info_label, TRUE);

@@ -42,6 +42,11 @@ const char *nw_window_get_layout(NwWindow *w);
  * (2 cell x 2 cell). */
 gboolean nw_window_save_screenshot(NwWindow *w, const char *path, int cell, GError **error);
 
+/* Flicker comparison: the time each image stays up (default 500 ms; 0 stops the timer, for
+ * scripts that want a known phase), and one switch between A and B now. */
+void nw_window_set_flicker_period(NwWindow *w, guint ms);
+void nw_window_flicker_step(NwWindow *w);
+
 G_END_DECLS
 
 #endif

@@ -70,13 +70,32 @@ static void remove_layer(GSimpleAction *a, GVariant *p, gpointer data)
     nw_scene_remove_layer(w->scene, l);
 }
 
-static gboolean flicker_tick(gpointer data)
+void nw_window_flicker_step(NwWindow *w)
 {
-  NwWindow *w = NW_WINDOW(data);
   NwCompareStyle *c = nw_scene_get_compare(w->scene);
   c->show_b = !c->show_b;
   nw_scene_changed(w->scene);
+}
+
+static gboolean flicker_tick(gpointer data)
+{
+  nw_window_flicker_step(NW_WINDOW(data));
   return G_SOURCE_CONTINUE;
+}
+
+/* (Re)start the flicker timer when flicker is the mode and the period is not 0. */
+static void restart_flicker(NwWindow *w)
+{
+  if (w->flicker_id != 0)
+    g_source_remove(w->flicker_id), w->flicker_id = 0;
+  if (nw_scene_get_compare(w->scene)->mode == NW_COMPARE_FLICKER && w->flicker_ms > 0)
+    w->flicker_id = g_timeout_add(w->flicker_ms, flicker_tick, w);
+}
+
+void nw_window_set_flicker_period(NwWindow *w, guint ms)
+{
+  w->flicker_ms = ms;
+  restart_flicker(w);
 }
 
 static void compare_mode(GSimpleAction *a, GVariant *p, gpointer data)
@@ -87,10 +106,7 @@ static void compare_mode(GSimpleAction *a, GVariant *p, gpointer data)
     return;
   g_simple_action_set_state(a, p);
   nw_scene_set_compare_mode(w->scene, m);
-  if (w->flicker_id != 0)
-    g_source_remove(w->flicker_id), w->flicker_id = 0;
-  if (m == NW_COMPARE_FLICKER)
-    w->flicker_id = g_timeout_add(500, flicker_tick, w);
+  restart_flicker(w);
   nw_window_sync_compare_bar(w);
 }
 

@@ -31,6 +31,7 @@ struct _NwWindow {
   GMenu *recent_menu;
   gulong recent_id;
   guint flicker_id;
+  guint flicker_ms; /* flicker half-period; 0: only nw_window_flicker_step */
 };
 
 void nw_window_install_actions(NwWindow *w);

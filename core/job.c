@@ -22,6 +22,8 @@ struct NwJob {
   int max_iterations;
   NwJobCallbacks callbacks;
   gpointer data;
+  gboolean live;      /* a frame after every iteration (set before start) */
+  void *device_front; /* live frames go here when the method can (set before start) */
 
   /* The worker's own copy: what the method currently runs with. Worker only (after start). */
   NwParams *work_params;
@@ -91,7 +93,8 @@ NwJob *nw_job_new(const NwMethodOps *ops, const NwMethodInputs *inputs, const Nw
 /* What the worker takes out of the mailbox at one boundary. */
 typedef struct {
   gboolean cancel;
-  NwParams *params; /* owned, or NULL */
+  gboolean frame_only; /* paused: publish a requested host frame, then wait again */
+  NwParams *params;    /* owned, or NULL */
 } Boundary;
 
 /* At an iteration boundary, under lock: sleep while paused with nothing to do, then take
@@ -103,6 +106,11 @@ static Boundary wait_at_boundary(NwJob *job)
     if (job->state != NW_JOB_PAUSED) {
       job->state = NW_JOB_PAUSED;
       g_cond_broadcast(&job->cond);
+    }
+    if (job->frame_requested) {
+      job->frame_requested = FALSE;
+      b.frame_only = TRUE;
+      return b;
     }
     g_cond_wait(&job->cond, &job->lock);
   }
@@ -116,16 +124,21 @@ static Boundary wait_at_boundary(NwJob *job)
   return b;
 }
 
-/* Publish a frame if one was asked for; the callee of on_frame takes it. */
-static gboolean deliver_frame(NwJob *job, void *state, int iteration, GError **error)
+/* Publish a frame: into the device front when asked and possible, else on the host. The
+ * callee of on_frame takes it. */
+static gboolean deliver_frame(NwJob *job, void *state, int iteration, gboolean device,
+                              GError **error)
 {
-  if (job->ops->publish_frame == NULL) {
+  device = device && job->device_front != NULL && job->ops->publish_device_frame != NULL;
+  if (!device && job->ops->publish_frame == NULL) {
     g_set_error(error, NW_ERROR, NW_ERROR_UNSUPPORTED, "method '%s' cannot publish frames",
                 job->ops->name);
     return FALSE;
   }
   NwFrame *frame = g_new0(NwFrame, 1);
-  if (!job->ops->publish_frame(state, frame, error)) {
+  frame->on_device = device;
+  if (device ? !job->ops->publish_device_frame(state, job->device_front, error)
+             : !job->ops->publish_frame(state, frame, error)) {
     nw_frame_clear(frame);
     g_free(frame);
     g_prefix_error(error, "%s: frame after iteration %d: ", job->ops->name, iteration);
@@ -178,7 +191,10 @@ static gboolean run_iteration(NwJob *job, void *state, NwParams *params, gboolea
   *finished = report.finished || (job->max_iterations > 0 && iteration >= job->max_iterations);
   if (job->callbacks.on_iteration != NULL)
     job->callbacks.on_iteration(job, &report, ms, job->data);
-  return !want_frame || deliver_frame(job, state, iteration, error);
+  /* an explicit request wants host volumes; live display takes what is cheapest */
+  if (want_frame || job->live)
+    return deliver_frame(job, state, iteration, !want_frame, error);
+  return TRUE;
 }
 
 /* The loop between create and result; returns the final state. */
@@ -190,6 +206,11 @@ static NwJobState run_loop(NwJob *job, void *state, GError **error)
     g_mutex_unlock(&job->lock);
     if (b.cancel)
       return NW_JOB_CANCELLED;
+    if (b.frame_only) {
+      if (!deliver_frame(job, state, nw_job_get_iteration(job), FALSE, error))
+        return NW_JOB_FAILED;
+      continue;
+    }
     gboolean finished = FALSE;
     if (!run_iteration(job, state, b.params, &finished, error))
       return NW_JOB_FAILED;
@@ -341,7 +362,21 @@ void nw_job_request_frame(NwJob *job)
   g_return_if_fail(job != NULL);
   g_mutex_lock(&job->lock);
   job->frame_requested = TRUE;
+  g_cond_broadcast(&job->cond); /* a paused worker publishes at once */
   g_mutex_unlock(&job->lock);
+}
+
+void nw_job_set_live(NwJob *job, void *device_front)
+{
+  g_return_if_fail(job != NULL);
+  g_mutex_lock(&job->lock);
+  gboolean started = job->started;
+  if (!started) {
+    job->live = TRUE;
+    job->device_front = device_front;
+  }
+  g_mutex_unlock(&job->lock);
+  g_return_if_fail(!started);
 }
 
 gboolean nw_job_wait(NwJob *job, GError **error)

@@ -58,8 +58,14 @@ void nw_job_cancel(NwJob *job);
 /* Queue new parameters; applied before the next iteration. FALSE with an error naming the
  * parameter if a non-live parameter differs from the job's current values. */
 gboolean nw_job_set_params(NwJob *job, const NwParams *params, GError **error);
-/* Ask for one frame after the next iteration (on_frame receives it). */
+/* Ask for one host frame (volumes in host memory): after the next iteration, or at once
+ * while the job is paused (also before its first iteration). on_frame receives it. */
 void nw_job_request_frame(NwJob *job);
+/* Live display, set before nw_job_start: a frame after EVERY iteration. With device_front
+ * (an NwLiveFront*, cuda/nw_live.h) and a method that has publish_device_frame, the frame
+ * is copied device-to-device into it and on_frame gets one with on_device set and no
+ * volumes; otherwise host frames. The front must outlive the job. */
+void nw_job_set_live(NwJob *job, void *device_front);
 
 /* Block until the worker has ended (and on_done has returned). Returns TRUE for FINISHED,
  * FALSE (error set) for FAILED or CANCELLED (code NW_ERROR_CANCELLED). */

@@ -49,12 +49,15 @@ typedef struct {
 
 void nw_report_add(NwIterationReport *r, const char *name, double value);
 
-/* A frame for display or for tests: host copies of what is displayable now. The CUDA path
- * may instead fill device front buffers (issue: live display); this is the host fallback. */
+/* A frame for display or for tests: host copies of what is displayable now, on the grid of
+ * the current level (its dims and affine: coarse levels are smaller). A CUDA method in a
+ * live job instead copies the same things device-to-device into the job's front buffer
+ * (cuda/nw_live.h); the frame then only says so (on_device, no volumes). */
 typedef struct {
   int iteration;
-  NwVolume *image; /* the current warped/smoothed image; owned by the frame */
-  NwVolume *field; /* current displacement field (voxel units) or NULL; owned */
+  NwVolume *image;    /* the current warped/smoothed image; owned by the frame */
+  NwVolume *field;    /* current displacement field (voxel units) or NULL; owned */
+  gboolean on_device; /* the data went to the device front buffer, not into image/field */
 } NwFrame;
 void nw_frame_clear(NwFrame *f);
 
@@ -87,6 +90,9 @@ struct NwMethodOps {
   gboolean (*set_params)(void *state, const NwParams *p, GError **error);
   /* Host copy of the displayable state into frame (which the caller clears). */
   gboolean (*publish_frame)(void *state, NwFrame *frame, GError **error);
+  /* Optional (CUDA methods): the same state copied device-to-device into front, an
+   * NwLiveFront* (cuda/nw_live.h), with nw_live_front_publish on the method's stream. */
+  gboolean (*publish_device_frame)(void *state, void *front, GError **error);
   /* Outputs of the job so far. */
   NwMethodResult *(*result)(void *state, GError **error);
   void (*destroy)(void *state);

@@ -530,18 +530,26 @@ static void test_frames(Fixture *f, gconstpointer unused)
   nw_job_start(job, TRUE);
   wait_state(job, NW_JOB_PAUSED);
 
+  /* While paused a request is served at once: the state before the first iteration. */
   nw_job_request_frame(job);
-  nw_job_step(job);
   wait_seen(&f->seen, &f->seen.n_frames, 1);
-  g_assert_cmpint(f->seen.frame_iteration[0], ==, 1);
-  g_assert_cmpfloat(f->seen.frame_value[0], ==, 1.0f);
+  g_assert_cmpint(f->seen.frame_iteration[0], ==, 0);
+  g_assert_cmpfloat(f->seen.frame_value[0], ==, 0.0f);
+  g_assert_cmpint(nw_job_get_state(job), ==, NW_JOB_PAUSED);
+
+  nw_job_step(job);
+  wait_seen(&f->seen, &f->seen.n_reports, 1);
+  wait_state(job, NW_JOB_PAUSED);
+  nw_job_request_frame(job);
+  wait_seen(&f->seen, &f->seen.n_frames, 2);
+  g_assert_cmpint(f->seen.frame_iteration[1], ==, 1);
+  g_assert_cmpfloat(f->seen.frame_value[1], ==, 1.0f);
 
   /* Without a request, an iteration publishes nothing. */
-  wait_state(job, NW_JOB_PAUSED);
   nw_job_step(job);
   wait_seen(&f->seen, &f->seen.n_reports, 2);
   wait_state(job, NW_JOB_PAUSED);
-  g_assert_cmpint(seen_get(&f->seen, &f->seen.n_frames), ==, 1);
+  g_assert_cmpint(seen_get(&f->seen, &f->seen.n_frames), ==, 2);
 
   /* While running: one request, one frame, showing the iteration it is stamped with. */
   g_assert_true(nw_params_set(f->params, "sleep-us", 100, NULL));
@@ -550,13 +558,78 @@ static void test_frames(Fixture *f, gconstpointer unused)
   wait_seen(&f->seen, &f->seen.n_reports, 4);
   int before = nw_job_get_iteration(job);
   nw_job_request_frame(job);
-  wait_seen(&f->seen, &f->seen.n_frames, 2);
+  wait_seen(&f->seen, &f->seen.n_frames, 3);
   nw_job_cancel(job);
   expect_cancelled(job, f);
-  g_assert_cmpint(f->seen.n_frames, ==, 2);
-  g_assert_cmpint(f->seen.frame_iteration[1], >, before);
-  g_assert_cmpfloat(f->seen.frame_value[1], ==, (float)f->seen.frame_iteration[1]);
+  g_assert_cmpint(f->seen.n_frames, ==, 3);
+  g_assert_cmpint(f->seen.frame_iteration[2], >, before);
+  g_assert_cmpfloat(f->seen.frame_value[2], ==, (float)f->seen.frame_iteration[2]);
   nw_job_free(job);
+}
+
+/* A stand-in for a CUDA method's device publish: records the front it was given. */
+static void *device_front_seen;
+static int device_frames;
+
+static gboolean fake_publish_device_frame(void *state, void *front, GError **error)
+{
+  check_thread(state);
+  device_front_seen = front;
+  g_atomic_int_inc(&device_frames);
+  return TRUE;
+}
+
+static void on_frame_device(NwJob *job, NwFrame *frame, gpointer data)
+{
+  Seen *seen = data;
+  g_mutex_lock(&seen->lock);
+  if (seen->n_frames < MAX_SEEN) {
+    seen->frame_iteration[seen->n_frames] = frame->iteration;
+    /* device frames carry no volumes; -1 marks them */
+    seen->frame_value[seen->n_frames] = frame->on_device ? -1.0f : frame->image->data[0];
+    g_assert_true(frame->on_device == (frame->image == NULL));
+  }
+  seen->n_frames++;
+  g_cond_broadcast(&seen->cond);
+  g_mutex_unlock(&seen->lock);
+  nw_frame_clear(frame);
+  g_free(frame);
+}
+
+/* Live jobs publish after every iteration: into the device front when the method can, else
+ * on the host; an explicit request still gets host volumes. */
+static void test_live_frames(Fixture *f, gconstpointer unused)
+{
+  static const NwJobCallbacks cb = {on_iteration, on_frame_device, on_done};
+  for (int device = 0; device < 2; device++) {
+    NwMethodOps ops = fake_ops;
+    int front = 42;
+    if (device)
+      ops.publish_device_frame = fake_publish_device_frame;
+    memset(&f->seen.n_reports, 0, sizeof f->seen - G_STRUCT_OFFSET(Seen, n_reports));
+    device_frames = 0;
+    NwJob *job = nw_job_new(&ops, &f->in, f->params, 5, &cb, &f->seen);
+    nw_job_set_live(job, &front);
+    nw_job_start(job, TRUE);
+    wait_state(job, NW_JOB_PAUSED);
+    nw_job_step(job);
+    wait_seen(&f->seen, &f->seen.n_frames, 1);
+    wait_state(job, NW_JOB_PAUSED);
+    nw_job_request_frame(job); /* paused: a host frame now */
+    wait_seen(&f->seen, &f->seen.n_frames, 2);
+    nw_job_resume(job);
+    g_assert_true(nw_job_wait(job, NULL));
+    g_assert_cmpint(f->seen.n_frames, ==, 6);
+    for (int i = 0; i < 6; i++) {
+      const int want_it = i < 2 ? 1 : i;
+      g_assert_cmpint(f->seen.frame_iteration[i], ==, want_it);
+      const gboolean host = !device || i == 1;
+      g_assert_cmpfloat(f->seen.frame_value[i], ==, host ? (float)want_it : -1.0f);
+    }
+    g_assert_cmpint(device_frames, ==, device ? 5 : 0);
+    g_assert_true(!device || device_front_seen == &front);
+    nw_job_free(job);
+  }
 }
 
 static void test_free_while_running(Fixture *f, gconstpointer unused)
@@ -616,6 +689,7 @@ int main(int argc, char **argv)
   ADD("/job/step-fails", test_step_fails);
   ADD("/job/create-fails", test_create_fails);
   ADD("/job/frames", test_frames);
+  ADD("/job/live-frames", test_live_frames);
   ADD("/job/free-while-running", test_free_while_running);
   ADD("/job/free-while-paused-and-unstarted", test_free_while_paused_and_unstarted);
   return g_test_run();

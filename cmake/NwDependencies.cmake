@@ -30,14 +30,21 @@ if(GIFTI_INCLUDE_DIR AND GIFTI_LIBRARY)
 endif()
 
 # GUI: GTK 3, GLEW, OpenGL (and EGL for offscreen render tests), giftiio for GIFTI meshes.
+# render/ (GL only, drawn offscreen through EGL in tests and benchmarks) needs GLEW, EGL and
+# OpenGL, not GTK: NW_HAVE_RENDER is on whenever those are found and NW_GUI is not OFF, so
+# a GPU host without GTK still builds and tests the interop path.
 set(_nw_gui_found OFF)
+set(NW_HAVE_RENDER OFF)
 if(NOT NW_GUI STREQUAL "OFF")
   pkg_check_modules(GTK3 IMPORTED_TARGET gtk+-3.0)
   pkg_check_modules(GLEWPC IMPORTED_TARGET glew)
   pkg_check_modules(EGLPC IMPORTED_TARGET egl)
   find_package(OpenGL COMPONENTS OpenGL)
-  if(GTK3_FOUND AND GLEWPC_FOUND AND EGLPC_FOUND AND OpenGL_OpenGL_FOUND)
-    set(_nw_gui_found ON)
+  if(GLEWPC_FOUND AND EGLPC_FOUND AND OpenGL_OpenGL_FOUND)
+    set(NW_HAVE_RENDER ON)
+    if(GTK3_FOUND)
+      set(_nw_gui_found ON)
+    endif()
   endif()
 endif()
 nw_resolve(NW_GUI _nw_gui_found "GTK 3, GLEW, EGL or OpenGL development files are missing" GUI)

@@ -1,7 +1,9 @@
 /* gl_volume.h — a volume as a 3D texture plus the mapping from world RAS mm to its texture
  * coordinates: the input of the slice, compare and field renderers.
  *
- * Scalar volumes become GL_R32F textures, vector fields (nc = 3, voxel units) GL_RGB32F.
+ * Scalar volumes become GL_R32F textures, vector fields (nc = 3, voxel units) GL_RGB32F;
+ * fields filled by CUDA interop are GL_RGBA32F (nc = 4, w unused: CUDA arrays have no
+ * three-channel formats). The field renderer reads xyz of either.
  * Texture coordinate of voxel index i along an axis of n voxels: (i + 0.5) / n, so
  * ras_to_tex = S * T * ras_to_vox. A texture can be filled from host memory (upload) or
  * wrap a texture someone else fills (the CUDA-GL interop path of the live view), with the
@@ -31,6 +33,11 @@ typedef struct {
 NwGlVolume *nw_gl_volume_new(const NwVolume *v, gboolean nearest, GError **error);
 /* Replace the voxels (same dims and nc as at creation). */
 void nw_gl_volume_update(NwGlVolume *g, const NwVolume *v);
+/* A texture of nx x ny x nz voxels with nc components (1: GL_R32F, 4: GL_RGBA32F, a field
+ * whose xyz is u in voxels), contents undefined, on the grid vox_to_ras: what CUDA interop
+ * fills (gl_live.h). Trilinear sampling. NULL with an error as nw_gl_volume_new. */
+NwGlVolume *nw_gl_volume_new_empty(int nx, int ny, int nz, int nc, const double vox_to_ras[16],
+                                   GError **error);
 /* Wrap an existing GL_TEXTURE_3D (not deleted by nw_gl_volume_free) that holds voxels with
  * the dims and affine of like. */
 NwGlVolume *nw_gl_volume_wrap(GLuint tex, const NwVolume *like);

@@ -15,10 +15,19 @@ typedef struct {
   int n_triangles;
   gboolean has_scalars;
   float scalar_min, scalar_max;
+  /* soup meshes (nw_gl_mesh_new_soup): one interleaved buffer vbo_pos, no ibo */
+  gboolean soup;
+  size_t max_triangles;
 } NwGlMesh;
 
 /* Upload s (normals are computed on a copy when s has none). */
 NwGlMesh *nw_gl_mesh_new(const NwSurface *s, GError **error);
+/* Floats per vertex of a soup mesh: position (RAS mm) then unit normal. */
+#define NW_GL_MESH_SOUP_FLOATS 6
+/* A triangle soup with room for max_triangles (3 vertices each, NW_GL_MESH_SOUP_FLOATS
+ * floats per vertex in vbo_pos, contents undefined) that someone else fills, e.g. CUDA
+ * interop; set n_triangles to what was written. One colour (no scalars). */
+NwGlMesh *nw_gl_mesh_new_soup(size_t max_triangles, GError **error);
 void nw_gl_mesh_free(NwGlMesh *m);
 
 typedef struct {

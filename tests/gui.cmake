@@ -1,19 +1,21 @@
 # GUI area (issue 4): render/ pixel tests in an offscreen EGL context, and the application
 # driven under Xvfb.
-if(NW_HAVE_GUI)
+if(NW_HAVE_RENDER)
   nw_add_test(test_render SOURCES test_render.c test_render_egl.c
               LIBS nw_render PkgConfig::EGLPC LABELS gui)
   nw_add_test(test_render_field SOURCES test_render_field.c test_render_egl.c
               LIBS nw_render PkgConfig::EGLPC LABELS gui)
   set_property(TEST test_render test_render_field APPEND PROPERTY ENVIRONMENT
                "LIBGL_ALWAYS_SOFTWARE=1")
-  # the application's data side (layers, scene, loader): no display needed
-  nw_add_test(test_gui_layer SOURCES test_gui_layer.c LIBS nw_ui LABELS gui)
   if(NW_SANITIZE)
     # GTK/Mesa one-time allocations are not ours.
     set_property(TEST test_render test_render_field APPEND PROPERTY ENVIRONMENT
                  "ASAN_OPTIONS=detect_leaks=0")
   endif()
+endif()
+if(NW_HAVE_GUI)
+  # the application's data side (layers, scene, loader): no display needed
+  nw_add_test(test_gui_layer SOURCES test_gui_layer.c LIBS nw_ui LABELS gui)
 endif()
 
 # The application under X: needs DISPLAY (scripts/test.sh runs ctest inside xvfb-run). One

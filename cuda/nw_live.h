@@ -1,0 +1,72 @@
+/* nw_live.h — the front buffer of a live job on the GPU: where the worker leaves the
+ * displayable state after an iteration and where the drawing thread takes it from, with no
+ * trip through host memory (DESIGN.md, "Threads and live display").
+ *
+ * One writer (the job's worker, on the method's CUDA stream) and any number of readers
+ * (the GTK main thread's views, a benchmark's draw loop), each on its own stream. The front
+ * holds one frame: the image (float per voxel), optionally the displacement field (float4
+ * per voxel, xyz in voxel units of the frame's grid, w unused) and the grid (dims and
+ * voxel -> RAS affine: a coarse pyramid level is smaller than the full grid).
+ *
+ * Ordering is kept on the GPU, never by blocking a CPU thread on the GPU:
+ *   publish:  the writer's stream waits for the "consumed" event of the last read, copies
+ *             device-to-device into the front, records the "ready" event;
+ *   read:     begin_read makes the reader's stream wait for "ready" and hands out the
+ *             front's device pointers; the reader enqueues its copies on that stream;
+ *             end_read records "consumed" on it.
+ * A host mutex guards the bookkeeping only (held while calls enqueue work, microseconds),
+ * except that publish blocks when the grid changes (the buffers are reallocated after the
+ * last read has finished on the GPU: once per pyramid level).
+ *
+ * Without a CUDA build these functions exist as stubs (render/live_stub.c) that fail with
+ * "built without CUDA". C API; the implementation is cuda/live_front.cu. */
+#ifndef NW_LIVE_H
+#define NW_LIVE_H
+
+#include <glib.h>
+
+#include "volume.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct NwLiveFront NwLiveFront;
+
+/* Any thread. Empty until the first publish. NULL with an error when no CUDA device. */
+NwLiveFront *nw_live_front_new(GError **error);
+/* After the writer is done with it (its job ended) and no read is open; waits for the GPU. */
+void nw_live_front_free(NwLiveFront *f);
+
+/* Writer. like: the grid of the data (dims, affine; its voxels are not read). d_image: n
+ * floats on the device; d_field: n float4 (may be NULL: no field in this frame). iteration:
+ * what the frame shows. stream: the writer's cudaStream_t (NULL = default stream). */
+gboolean nw_live_front_publish(NwLiveFront *f, const NwVolume *like, const float *d_image,
+                               const void *d_field, int iteration, void *stream,
+                               GError **error);
+
+/* What a reader sees between begin_read and end_read. */
+typedef struct {
+  int iteration;           /* -1: nothing published yet (pointers NULL) */
+  int nx, ny, nz;
+  double vox_to_ras[16];   /* row-major, as NwVolume */
+  const float *image;      /* device, nx*ny*nz floats */
+  const void *field;       /* device, nx*ny*nz float4, or NULL */
+  guint64 grid_generation; /* bumped when dims or affine change: readers re-make textures */
+} NwLiveView;
+
+/* Reader: locks the front and makes stream wait (on the GPU) for the last publish. The
+ * pointers stay valid until end_read, which records "consumed" on stream and unlocks. Keep
+ * the span short: the writer waits on the lock. Always pair with end_read. */
+void nw_live_front_begin_read(NwLiveFront *f, void *stream, NwLiveView *view);
+void nw_live_front_end_read(NwLiveFront *f, void *stream);
+
+/* Latest published iteration (-1 before the first), without locking out the writer for
+ * long; for readouts and lag measurements. */
+int nw_live_front_iteration(NwLiveFront *f);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

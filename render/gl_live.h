@@ -1,0 +1,46 @@
+/* gl_live.h — the GL side of the live view: 3D textures (image GL_R32F, field GL_RGBA32F)
+ * and a vertex buffer (iso-surface triangle soup) registered with CUDA and refilled from a
+ * live job's front buffer (cuda/nw_live.h) device-to-device, through nw_cuda_gl.h. The
+ * textures are re-made (and re-registered) when the front's grid changes, i.e. at a new
+ * pyramid level. One NwGlLive per GL context (view) and live layer.
+ * Thread: the one with the GL context current. */
+#ifndef NW_GL_LIVE_H
+#define NW_GL_LIVE_H
+
+#include <glib.h>
+
+#include "gl_volume.h"
+#include "mesh_renderer.h"
+#include "nw_live.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+  NW_GL_LIVE_IMAGE = 1 << 0,
+  NW_GL_LIVE_FIELD = 1 << 1,
+  NW_GL_LIVE_MESH = 1 << 2,
+} NwGlLiveParts;
+
+typedef struct NwGlLive NwGlLive;
+
+/* parts: which of the front's contents this one shows. iso: the iso-surface level. */
+NwGlLive *nw_gl_live_new(guint parts, float iso);
+void nw_gl_live_free(NwGlLive *l);
+void nw_gl_live_set_iso(NwGlLive *l, float iso);
+
+/* Bring the GL objects up to the front's newest frame (nothing to do when the iteration is
+ * the one already shown). FALSE with an error when interop fails (no CUDA, software GL,
+ * out of memory): the caller then falls back to host frames. */
+gboolean nw_gl_live_update(NwGlLive *l, NwLiveFront *front, GError **error);
+
+/* The iteration now in the GL objects (-1 before the first frame). */
+int nw_gl_live_iteration(const NwGlLive *l);
+/* NULL until the first frame (or when not among the parts). The field texture has nc 4
+ * (xyz = displacement in voxels of its grid), which the field renderer accepts. */
+const NwGlVolume *nw_gl_live_image(const NwGlLive *l);
+const NwGlVolume *nw_gl_live_field(const NwGlLive *l);
+const NwGlMesh *nw_gl_live_mesh(const NwGlLive *l);
+
+G_END_DECLS
+
+#endif

@@ -1,0 +1,74 @@
+/* nw_run.h — one job started from the window, shown live.
+ *
+ * Inputs come from the scene: fixed = the compared image A, moving = B (nw_scene.h), and the
+ * first label layer on the fixed grid, if any, as fixed labels (for Dice). The job runs on a
+ * worker thread (core/job.h) in live mode; its state appears as layers of the scene, named
+ * with the run's label: "warped · LABEL" (image), "deformation · LABEL" (field, shown as a
+ * warped grid) and "surface · LABEL" (iso-surface of the warped image in the 3D view).
+ *
+ * Two paths for frames (DESIGN.md "Threads and live display"):
+ *   - CUDA method and views whose GL runs on the CUDA device (nw_cuda_gl_available): the
+ *     worker copies W and s device-to-device into an NwLiveFront after every iteration; the
+ *     layers carry layer->live and each view fills its textures/buffer by interop.
+ *   - otherwise host frames after every iteration, forwarded to the main loop (only the
+ *     newest is kept when the main loop lags), put into the layers' volumes (generation
+ *     bump: the views re-upload); the surface is made from the frame with CPU marching
+ *     cubes on the worker thread.
+ * When the job ends, the layers get the full-resolution results (warped, forward) from the
+ * host result, and the live front is dropped.
+ *
+ * Signals (main thread):
+ *   "iteration" (gpointer report: const NwIterationReport*, gdouble ms)
+ *   "state-changed" (gint NwJobState)
+ * Main thread only; worker callbacks are forwarded with g_main_context_invoke. */
+#ifndef NW_RUN_H
+#define NW_RUN_H
+
+#include <glib-object.h>
+
+#include "job.h"
+#include "nw_scene.h"
+
+G_BEGIN_DECLS
+
+#define NW_TYPE_RUN (nw_run_get_type())
+G_DECLARE_FINAL_TYPE(NwRun, nw_run, NW, RUN, GObject)
+
+/* label: short name for the layers and the plot legend ("1", "2"). */
+NwRun *nw_run_new(NwScene *scene, const char *label);
+
+/* Start a job of ops with params on the scene's current pair. paused: create it and wait
+ * for step/resume. FALSE with a message when the scene has no compared pair, the grids
+ * differ, or a job of this run is still going. Replaces the previous job's live layers. */
+gboolean nw_run_start(NwRun *r, const NwMethodOps *ops, const NwParams *params,
+                      gboolean paused, GError **error);
+void nw_run_pause(NwRun *r);
+void nw_run_resume(NwRun *r);
+void nw_run_step(NwRun *r);
+void nw_run_stop(NwRun *r);
+/* Live parameters for the next iteration; FALSE with the job's message otherwise. */
+gboolean nw_run_set_params(NwRun *r, const NwParams *params, GError **error);
+
+NwJobState nw_run_get_state(NwRun *r); /* NW_JOB_IDLE before the first start */
+gboolean nw_run_is_active(NwRun *r);   /* running or paused */
+int nw_run_get_iteration(NwRun *r);    /* completed iterations of the worker */
+int nw_run_get_shown_iteration(NwRun *r); /* newest iteration drawn in a view (-1: none) */
+double nw_run_get_ms_per_iteration(NwRun *r); /* mean over the last 10 iterations */
+const NwIterationReport *nw_run_get_last_report(NwRun *r); /* NULL before the first */
+/* "CUDA–GL interop" or "host frames" (or NULL before start): how frames reach the views. */
+const char *nw_run_get_frame_path(NwRun *r);
+/* Bytes of image and field data moved through host memory for display so far: 0 on the
+ * interop path (the live-view figure of docs/PERFORMANCE.md). */
+guint64 nw_run_get_host_frame_bytes(NwRun *r);
+const char *nw_run_get_label(NwRun *r);
+const NwMethodOps *nw_run_get_ops(NwRun *r);
+
+/* The results of the ended job, as the CLI writes them: PREFIX_warped.nii.gz,
+ * PREFIX_forward.nii.gz, ... (core/result_io.h), and PREFIX_surface.gii (the iso-surface of
+ * the warped image) — atomically each. FALSE with a message when no ended job has results.
+ * written: the paths written are appended (may be NULL). */
+gboolean nw_run_save_results(NwRun *r, const char *prefix, GPtrArray *written, GError **error);
+
+G_END_DECLS
+
+#endif

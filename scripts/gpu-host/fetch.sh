@@ -1,7 +1,7 @@
 #!/bin/bash
 # Run HERE (the Debian 12 machine with package access), from anywhere: downloads the Debian
 # packages the GPU host lacks into <repo>/.gpu-debs and copies the unpack script into
-# <repo>/.gpu-scripts (both git-ignored). Then carry both to the GPU host, e.g. with the
+# <repo>/.gpu-scripts, and the GL loaders into <repo>/.gl (all git-ignored). Then carry both to the GPU host, e.g. with the
 # device tool's carry [".gpu-debs", ".gpu-scripts"], and run scripts/gpu-host/test.sh there.
 # Extra arguments are extra package names. Re-running refreshes both folders.
 set -euo pipefail
@@ -23,5 +23,9 @@ mkdir -p "$repo/.gpu-scripts/templates"
 for f in ch2bet.nii.gz aal.nii.gz; do
   [ -f "/usr/share/mricron/templates/$f" ] && cp "/usr/share/mricron/templates/$f" "$repo/.gpu-scripts/templates/"
 done
+# The GL loaders that the GPU host lacks (libglvnd's EGL/GL dispatch), unpacked into / there
+# by test.sh so that NVIDIA's EGL is found (device README): carry .gl as well.
+mkdir -p "$repo/.gl"
+(cd "$repo/.gl" && apt-get download libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2 >/dev/null)
 echo "fetch.sh: $(ls "$repo/.gpu-debs" | wc -l) packages ($(du -sh "$repo/.gpu-debs" | cut -f1))" \
      "in .gpu-debs; unpack script in .gpu-scripts"

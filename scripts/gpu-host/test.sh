@@ -14,7 +14,9 @@
 # compute-sanitizer memcheck and racecheck. A summary table comes last (and in
 # $OUT/summary.txt). Knobs: NW_GPU_JOBS (build jobs), NW_CTEST_TIMEOUT (s per test, default
 # 120), NW_SANITIZER_TIMEOUT (s per sanitizer run, default 150), NW_TIME_BUDGET (s, default
-# 540: no sanitizer run starts that could end later), NW_SKIP_SANITIZERS=1.
+# 540: no sanitizer run starts that could end later), NW_SKIP_SANITIZERS=1,
+# NW_SKIP_LIVE_BENCH=1, NW_LIVE_SIZE / NW_LIVE_SECONDS (bench_live, default 256 and 8).
+# Carry .gl too (the GL loaders, see the device README) for the EGL tests and bench_live.
 # Exit status: 0 when every step passed, else 1.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
@@ -71,6 +73,18 @@ if [ -f .gpu-scripts/unpack.sh ] && [ -d .gpu-debs ]; then
 else
   record unpack 1 "missing .gpu-debs or .gpu-scripts/unpack.sh: run scripts/gpu-host/fetch.sh"
 fi
+# The GL loaders (libglvnd's libEGL/libGL) go into / as the device README says, so that the
+# NVIDIA driver's EGL is found: render/ and the CUDA-GL interop test and benchmark draw
+# offscreen through EGL on the GPU (the device platform; there is no X server).
+if ls .gl/*.deb >/dev/null 2>&1; then
+  for f in .gl/*.deb; do dpkg -x "$f" / 2>>"$OUT/unpack.log"; done
+  ldconfig
+  record gl-loaders 0 "$(ls .gl/*.deb | wc -l) packages into /"
+fi
+for j in /usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json \
+         /usr/share/glvnd/egl_vendor.d/10_nvidia.json; do
+  if [ -f "$j" ]; then export __EGL_VENDOR_LIBRARY_FILENAMES=$j; break; fi
+done
 for d in /usr/local/cuda/bin /usr/local/cuda-13.0/bin; do
   [ -d "$d" ] && export PATH=$PATH:$d
 done
@@ -78,7 +92,9 @@ command -v nvcc >/dev/null && export CUDACXX=${CUDACXX:-$(command -v nvcc)}
 
 # --- GPU, configure, build -------------------------------------------------------------------
 step nvidia-smi nvidia-smi
-step configure cmake -S "$repo" -B "$build" -G Ninja -DNW_GUI=OFF -DNW_CUDA=ON \
+# NW_GUI=AUTO: there is no GTK here, so the application is not built, but render/ (GLEW,
+# EGL) is, with the CUDA-GL interop test and the live-view benchmark.
+step configure cmake -S "$repo" -B "$build" -G Ninja -DNW_GUI=AUTO -DNW_CUDA=ON \
   -DCMAKE_BUILD_TYPE=Release
 configured=$?
 if [ "$configured" -eq 0 ]; then
@@ -103,6 +119,15 @@ if [ -x "$build/bench/bench_smooth" ]; then
   record bench_smooth $? "$(head -c 300 "$FINAL_OUT/bench_smooth.json")"
 else
   record bench_smooth 1 "not built"
+fi
+
+# --- live view while a demons job runs on the same GPU: interop vs host frames ------------
+if [ -x "$build/bench/bench_live" ] && [ "${NW_SKIP_LIVE_BENCH:-0}" != 1 ]; then
+  echo "== bench_live"
+  timeout 150 "$build/bench/bench_live" --size "${NW_LIVE_SIZE:-256}" --seconds "${NW_LIVE_SECONDS:-8}" \
+    --json "$FINAL_OUT/bench_live.json" >"$OUT/bench_live.log" 2>&1
+  record bench_live $? "$(tail -3 "$OUT/bench_live.log" | tr '\n' ' ')"
+  cat "$OUT/bench_live.log"
 fi
 
 # --- log-demons benchmark (before the sanitizers, which may use up the time budget) -------

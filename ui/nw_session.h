@@ -48,8 +48,8 @@ gboolean nw_session_save(const NwSession *s, const char *path, GError **error);
 gboolean nw_session_load(NwSession *s, const char *path, GError **error);
 
 /* A preset: a key file whose group [METHOD] (or, when it has a single group, that group)
- * holds parameter values, as resources/presets/*.ini and the CLI's --params read. Values
- * not named keep their current value. The error names the file and the key. */
+ * holds parameter values, as the .ini files of resources/presets and the CLI's --params
+ * read. Values not named keep their current value. The error names the file and the key. */
 gboolean nw_preset_apply(NwParams *p, const char *method, const char *path, GError **error);
 /* The presets shipped for method: display names ("brain MRI") and their files, from the
  * installed or source-tree presets folder (NW_PRESETS_DIR, a compile definition), files

@@ -1,0 +1,441 @@
+/* test_ui_widgets.c — the parameter panel (values, validation, running state, "changed"),
+ * the live plot (curve and zero-line pixels where the layout of nw_plot.c puts them) and
+ * session files / presets (round trip, exact error messages). Main thread; needs a display
+ * for GTK (exits 77 without one); no GPU. */
+#include <gtk/gtk.h>
+#include <math.h>
+#include <string.h>
+
+#include "method_table.h"
+#include "nw_param_panel.h"
+#include "nw_error.h"
+#include "nw_plot.h"
+#include "nw_session.h"
+#include "testutil.h"
+
+/* ---- helpers ---- */
+
+static NwParams *demons_defaults(void)
+{
+  g_autoptr(GError) error = NULL;
+  const NwMethodOps *ops = nw_method_lookup("demons", NW_DEVICE_CPU, &error);
+  g_assert_no_error(error);
+  return nw_params_new(ops->params, ops->n_params);
+}
+
+static GtkWidget *find_named(GtkWidget *container, const char *name)
+{
+  g_autoptr(GList) children = gtk_container_get_children(GTK_CONTAINER(container));
+  for (GList *l = children; l != NULL; l = l->next)
+    if (g_strcmp0(gtk_widget_get_name(l->data), name) == 0)
+      return l->data;
+  return NULL;
+}
+
+static void count_changed(GtkWidget *w, int *count)
+{
+  (void)w;
+  (*count)++;
+}
+
+static void write_text(const char *path, const char *text)
+{
+  g_autoptr(GError) error = NULL;
+  g_assert_true(g_file_set_contents(path, text, -1, &error));
+  g_assert_no_error(error);
+}
+
+/* ---- parameter panel ---- */
+
+static void test_panel_defaults(void)
+{
+  g_autoptr(NwParams) defaults = demons_defaults();
+  GtkWidget *panel = g_object_ref_sink(nw_param_panel_new(defaults));
+  GtkWidget *sd = find_named(panel, "param-sigma-diff");
+  GtkWidget *levels = find_named(panel, "param-levels");
+  GtkWidget *sim = find_named(panel, "param-similarity");
+  GtkWidget *hm = find_named(panel, "param-histogram-match");
+  GtkWidget *tol = find_named(panel, "param-tolerance");
+  g_assert_true(GTK_IS_SPIN_BUTTON(sd) && GTK_IS_SPIN_BUTTON(levels) && GTK_IS_SPIN_BUTTON(tol));
+  g_assert_true(GTK_IS_COMBO_BOX(sim) && GTK_IS_SWITCH(hm));
+  g_assert_cmpfloat(gtk_spin_button_get_value(GTK_SPIN_BUTTON(sd)), ==, 1.0);
+  g_assert_cmpfloat(gtk_spin_button_get_value(GTK_SPIN_BUTTON(levels)), ==, 3.0);
+  g_assert_cmpint(gtk_spin_button_get_digits(GTK_SPIN_BUTTON(levels)), ==, 0);
+  g_assert_cmpstr(gtk_entry_get_text(GTK_ENTRY(tol)), ==, "0.0001");
+  g_assert_cmpint(gtk_combo_box_get_active(GTK_COMBO_BOX(sim)), ==, 0);
+  g_assert_false(gtk_switch_get_active(GTK_SWITCH(hm)));
+  /* live rows carry the mark, others not; labels are the names in words */
+  g_assert_nonnull(find_named(panel, "param-sigma-diff-live"));
+  g_assert_null(find_named(panel, "param-levels-live"));
+  GtkWidget *label =
+      gtk_grid_get_child_at(GTK_GRID(panel), 0, nw_params_find(defaults, "sigma-fluid"));
+  g_assert_cmpstr(gtk_label_get_text(GTK_LABEL(label)), ==, "Sigma fluid");
+  g_assert_cmpstr(gtk_widget_get_tooltip_text(sd), ==,
+                  defaults->specs[nw_params_find(defaults, "sigma-diff")].tooltip);
+  g_autoptr(NwParams) shown = nw_param_panel_get_params(NW_PARAM_PANEL(panel));
+  for (int i = 0; i < shown->n; i++)
+    g_assert_cmpfloat(shown->values[i], ==, defaults->values[i]);
+  g_object_unref(panel);
+}
+
+static void test_panel_set_value(void)
+{
+  g_autoptr(NwParams) defaults = demons_defaults();
+  GtkWidget *panel = g_object_ref_sink(nw_param_panel_new(defaults));
+  NwParamPanel *pp = NW_PARAM_PANEL(panel);
+  int changed = 0;
+  g_signal_connect(panel, "changed", G_CALLBACK(count_changed), &changed);
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true(nw_param_panel_set_value(pp, "sigma-diff", "2.5", &error));
+  g_assert_no_error(error);
+  g_assert_cmpint(changed, ==, 1);
+  GtkWidget *sd = find_named(panel, "param-sigma-diff");
+  g_assert_cmpfloat(gtk_spin_button_get_value(GTK_SPIN_BUTTON(sd)), ==, 2.5);
+  g_autoptr(NwParams) p1 = nw_param_panel_get_params(pp);
+  g_assert_cmpfloat(nw_params_get(p1, "sigma-diff"), ==, 2.5);
+
+  /* out of range: refused, message names the parameter, nothing changes */
+  g_assert_false(nw_param_panel_set_value(pp, "sigma-diff", "50", &error));
+  g_assert_nonnull(strstr(error->message, "sigma-diff: 50 is outside 0..20 voxel"));
+  g_clear_error(&error);
+  g_assert_false(nw_param_panel_set_value(pp, "no-such", "1", &error));
+  g_assert_nonnull(strstr(error->message, "unknown parameter 'no-such'"));
+  g_clear_error(&error);
+  g_assert_cmpint(changed, ==, 1);
+  g_assert_cmpfloat(gtk_spin_button_get_value(GTK_SPIN_BUTTON(sd)), ==, 2.5);
+
+  /* every editor kind; small values keep their digits */
+  g_assert_true(nw_param_panel_set_value(pp, "similarity", "lcc", &error));
+  g_assert_true(nw_param_panel_set_value(pp, "histogram-match", "true", &error));
+  g_assert_true(nw_param_panel_set_value(pp, "tolerance", "1e-6", &error));
+  g_assert_no_error(error);
+  g_assert_cmpint(changed, ==, 4);
+  g_assert_cmpint(gtk_combo_box_get_active(GTK_COMBO_BOX(find_named(panel, "param-similarity"))),
+                  ==, 1);
+  g_assert_true(gtk_switch_get_active(GTK_SWITCH(find_named(panel, "param-histogram-match"))));
+  g_assert_cmpstr(gtk_entry_get_text(GTK_ENTRY(find_named(panel, "param-tolerance"))), ==, "1e-06");
+  g_autoptr(NwParams) p2 = nw_param_panel_get_params(pp);
+  g_assert_cmpfloat(nw_params_get(p2, "tolerance"), ==, 1e-6);
+  g_assert_cmpfloat(nw_params_get(p2, "similarity"), ==, 1);
+  g_assert_cmpfloat(nw_params_get(p2, "histogram-match"), ==, 1);
+
+  /* an edit in the widget (as the user makes it) */
+  gtk_spin_button_set_value(GTK_SPIN_BUTTON(find_named(panel, "param-sigma-fluid")), 3.0);
+  g_assert_cmpint(changed, ==, 5);
+  g_autoptr(NwParams) p3 = nw_param_panel_get_params(pp);
+  g_assert_cmpfloat(nw_params_get(p3, "sigma-fluid"), ==, 3.0);
+
+  /* set_params: every value shown, one signal */
+  nw_param_panel_set_params(pp, defaults);
+  g_assert_cmpint(changed, ==, 6);
+  g_assert_cmpfloat(gtk_spin_button_get_value(GTK_SPIN_BUTTON(sd)), ==, 1.0);
+  g_assert_false(gtk_switch_get_active(GTK_SWITCH(find_named(panel, "param-histogram-match"))));
+  g_object_unref(panel);
+}
+
+static void test_panel_running(void)
+{
+  g_autoptr(NwParams) defaults = demons_defaults();
+  GtkWidget *panel = g_object_ref_sink(nw_param_panel_new(defaults));
+  GtkWidget *sd = find_named(panel, "param-sigma-diff"),
+            *levels = find_named(panel, "param-levels");
+  GtkWidget *sim = find_named(panel, "param-similarity");
+  nw_param_panel_set_running(NW_PARAM_PANEL(panel), TRUE);
+  g_assert_true(gtk_widget_get_sensitive(sd));
+  g_assert_false(gtk_widget_get_sensitive(levels));
+  g_assert_false(gtk_widget_get_sensitive(sim));
+  nw_param_panel_set_running(NW_PARAM_PANEL(panel), FALSE);
+  g_assert_true(gtk_widget_get_sensitive(levels));
+  g_object_unref(panel);
+}
+
+/* ---- plot ---- */
+
+/* nw_plot.c's layout constants (its header comment) for a W x H drawing. */
+#define PLOT_TOP 4.0
+#define PLOT_BOTTOM 22.0
+#define PLOT_TITLE 18.0
+#define PLOT_GAP 6.0
+#define PLOT_PAD 4.0
+
+static double expected_row(int height, int n_panels, int panel, double lo, double hi, double v)
+{
+  double ph = (height - PLOT_TOP - PLOT_BOTTOM) / n_panels;
+  double y0 = PLOT_TOP + panel * ph + PLOT_TITLE, y1 = PLOT_TOP + panel * ph + ph - PLOT_GAP;
+  return y1 - PLOT_PAD - (v - lo) / (hi - lo) * (y1 - y0 - 2 * PLOT_PAD);
+}
+
+static const guchar *pixel(GdkPixbuf *pb, int x, int y)
+{
+  return gdk_pixbuf_get_pixels(pb) + y * gdk_pixbuf_get_rowstride(pb) +
+         x * gdk_pixbuf_get_n_channels(pb);
+}
+
+/* The panel-0 curve colour is blue (0.12, 0.47, 0.71): blue clearly above red. */
+static gboolean bluish(const guchar *px)
+{
+  return px[2] > px[0] + 50;
+}
+
+static gboolean red(const guchar *px)
+{
+  return px[0] > 180 && px[1] < 80 && px[2] < 80;
+}
+
+static void test_plot_png(void)
+{
+  const char *const quantities[] = {"energy", "min_jac", NULL};
+  GtkWidget *w = g_object_ref_sink(nw_plot_new(quantities));
+  NwPlot *plot = NW_PLOT(w);
+  nw_plot_set_job_name(plot, 0, "CUDA");
+  nw_plot_set_job_name(plot, 1, "CPU");
+  for (int it = 1; it <= 40; it++) {
+    nw_plot_add(plot, 0, "energy", it, 8.0);
+    nw_plot_add(plot, 1, "energy", it, 2.0);
+    nw_plot_add(plot, 0, "min_jac", it, 1.0 - 0.5 * (it - 1) / 39.0);
+  }
+  nw_plot_add(plot, 0, "energy", 41, NAN);  /* ignored: not finite */
+  nw_plot_add(plot, 0, "no-such", 41, 1.0); /* ignored: no panel */
+  nw_plot_mark_level(plot, 0, 20);
+  g_assert_cmpuint(nw_plot_n_points(plot, 0, "energy"), ==, 40);
+  g_assert_cmpuint(nw_plot_n_points(plot, 1, "energy"), ==, 40);
+  g_assert_cmpuint(nw_plot_n_points(plot, 1, "min_jac"), ==, 0);
+
+  g_autofree char *path = nw_test_path("plot.png");
+  g_autoptr(GError) error = NULL;
+  const int W = 400, H = 300;
+  g_assert_true(nw_plot_save_png(plot, path, W, H, &error));
+  g_assert_no_error(error);
+  g_autoptr(GdkPixbuf) pb = gdk_pixbuf_new_from_file(path, &error);
+  g_assert_no_error(error);
+  g_assert_cmpint(gdk_pixbuf_get_width(pb), ==, W);
+  g_assert_cmpint(gdk_pixbuf_get_height(pb), ==, H);
+
+  /* energy: data 2..8 gives ticks of 2 over [2, 8]; job 0 solid at 8, job 1 dashed at 2 */
+  double row8 = expected_row(H, 2, 0, 2, 8, 8), row2 = expected_row(H, 2, 0, 2, 8, 2);
+  int x = 150;
+  int n_top = 0, n_other = 0;
+  for (int y = 0; y < H / 2; y++) {
+    if (!bluish(pixel(pb, x, y)))
+      continue;
+    if (fabs(y - row8) <= 2)
+      n_top++;
+    else if (fabs(y - row2) > 2)
+      n_other++;
+  }
+  g_assert_cmpint(n_top, >=, 1);
+  g_assert_cmpint(n_other, ==, 0);
+  gboolean dashed_found = FALSE;
+  for (int xx = x; xx < x + 12; xx++)
+    for (int y = (int)row2 - 2; y <= (int)row2 + 2; y++)
+      dashed_found = dashed_found || bluish(pixel(pb, xx, y));
+  g_assert_true(dashed_found);
+
+  /* min_jac: range [0, 1] (0 always in view); the zero line is red */
+  double row0 = expected_row(H, 2, 1, 0, 1, 0);
+  gboolean red_found = FALSE;
+  for (int y = (int)row0 - 2; y <= (int)row0 + 2; y++)
+    red_found = red_found || red(pixel(pb, 200, y));
+  g_assert_true(red_found);
+  for (int y = 0; y < H; y++)
+    if (fabs(y - row0) > 2)
+      g_assert_false(red(pixel(pb, 200, y)));
+
+  /* clear forgets every curve */
+  nw_plot_clear(plot);
+  g_assert_cmpuint(nw_plot_n_points(plot, 0, "energy"), ==, 0);
+  g_assert_false(nw_plot_save_png(plot, path, 0, 10, &error));
+  g_assert_nonnull(strstr(error->message, "plot.png: size 0x10 is outside 1..16384"));
+  g_object_unref(w);
+}
+
+/* Degenerate data draws without hanging or failing: one point, a constant, huge values
+ * whose tick step is below their precision, and no data at all. */
+static void test_plot_degenerate(void)
+{
+  const char *const quantities[] = {"energy", "mse", "max_u", NULL};
+  GtkWidget *w = g_object_ref_sink(nw_plot_new(quantities));
+  NwPlot *plot = NW_PLOT(w);
+  nw_plot_add(plot, 0, "energy", 5, 3.0);
+  nw_plot_add(plot, 1, "mse", 5, 1e17);
+  nw_plot_add(plot, 1, "mse", 6, 1e17 + 16);
+  nw_plot_add(plot, 1, "mse", 7, INFINITY); /* ignored */
+  g_assert_cmpuint(nw_plot_n_points(plot, 1, "mse"), ==, 2);
+  g_autofree char *path = nw_test_path("degenerate.png");
+  g_autoptr(GError) error = NULL;
+  g_assert_true(nw_plot_save_png(plot, path, 320, 240, &error));
+  g_assert_no_error(error);
+  g_assert_true(nw_plot_save_png(plot, path, 20, 10, &error)); /* too small to draw: blank */
+  g_assert_no_error(error);
+  g_autoptr(GdkPixbuf) pb = gdk_pixbuf_new_from_file(path, &error);
+  g_assert_no_error(error);
+  g_assert_cmpint(gdk_pixbuf_get_width(pb), ==, 20);
+  g_object_unref(w);
+}
+
+/* ---- sessions and presets ---- */
+
+static void test_session_round_trip(void)
+{
+  NwSession s = {0};
+  s.method = g_strdup("demons");
+  s.device = NW_DEVICE_CUDA;
+  s.fixed_path = g_strdup("/data/fixed.nii.gz");
+  s.moving_path = g_strdup("/data/moving dir/moving.nii.gz");
+  s.params = demons_defaults();
+  g_assert_true(nw_params_set_string(s.params, "sigma-diff", "2.5", NULL));
+  g_assert_true(nw_params_set_string(s.params, "similarity", "lcc", NULL));
+  s.second_job = TRUE;
+  s.device2 = NW_DEVICE_CPU;
+  s.params2 = demons_defaults();
+  g_assert_true(nw_params_set_string(s.params2, "levels", "2", NULL));
+  g_assert_true(nw_params_set_string(s.params2, "tolerance", "1e-6", NULL));
+  g_assert_true(nw_params_set_string(s.params2, "histogram-match", "yes", NULL));
+
+  g_autofree char *path = nw_test_path("session.ini");
+  g_autoptr(GError) error = NULL;
+  g_assert_true(nw_session_save(&s, path, &error));
+  g_assert_no_error(error);
+  NwSession r = {0};
+  g_assert_true(nw_session_load(&r, path, &error));
+  g_assert_no_error(error);
+  g_assert_cmpstr(r.method, ==, "demons");
+  g_assert_cmpint(r.device, ==, NW_DEVICE_CUDA);
+  g_assert_cmpstr(r.fixed_path, ==, s.fixed_path);
+  g_assert_cmpstr(r.moving_path, ==, s.moving_path);
+  g_assert_false(r.demo);
+  g_assert_true(r.second_job);
+  g_assert_cmpint(r.device2, ==, NW_DEVICE_CPU);
+  g_assert_nonnull(r.params2);
+  for (int i = 0; i < s.params->n; i++) {
+    g_assert_cmpfloat(r.params->values[i], ==, s.params->values[i]);
+    g_assert_cmpfloat(r.params2->values[i], ==, s.params2->values[i]);
+  }
+  /* a demo session with one job: no paths, no second table */
+  nw_session_clear(&s);
+  g_assert_null(s.method);
+  s.method = g_strdup("demons");
+  s.demo = TRUE;
+  s.params = demons_defaults();
+  g_assert_true(nw_session_save(&s, path, &error));
+  g_assert_true(nw_session_load(&r, path, &error));
+  g_assert_no_error(error);
+  g_assert_true(r.demo);
+  g_assert_null(r.fixed_path);
+  g_assert_null(r.moving_path);
+  g_assert_false(r.second_job);
+  g_assert_null(r.params2);
+  g_assert_cmpint(r.device, ==, NW_DEVICE_AUTO);
+  nw_session_clear(&s);
+  nw_session_clear(&r);
+}
+
+static void expect_load_error(const char *name, const char *text, const char *message)
+{
+  g_autofree char *path = nw_test_path(name);
+  write_text(path, text);
+  NwSession s = {0};
+  g_autoptr(GError) error = NULL;
+  g_assert_false(nw_session_load(&s, path, &error));
+  g_assert_nonnull(error);
+  g_autofree char *expected = g_strdup_printf("%s: %s", path, message);
+  if (!g_str_has_prefix(error->message, expected))
+    g_error("expected '%s...', got '%s'", expected, error->message);
+  g_assert_null(s.method);
+  g_assert_null(s.params);
+}
+
+static void test_session_errors(void)
+{
+  expect_load_error("unknown-key.ini",
+                    "[session]\nversion=1\nmethod=demons\n[demons]\nsigma-dif=2\n",
+                    "[demons]: unknown parameter(s) sigma-dif (known: ");
+  expect_load_error("range.ini", "[session]\nversion=1\nmethod=demons\n[demons]\nsigma-diff=50\n",
+                    "[demons]: sigma-diff: 50 is outside 0..20 voxel");
+  expect_load_error("range2.ini",
+                    "[session]\nversion=1\nmethod=demons\nsecond-job=true\n[demons@2]\nlevels=0\n",
+                    "[demons@2]: levels: 0 is outside 1..8");
+  expect_load_error("method.ini", "[session]\nversion=1\nmethod=warp-drive\n",
+                    "[session] method=warp-drive: unknown method 'warp-drive'");
+  expect_load_error("version.ini", "[session]\nversion=2\nmethod=demons\n",
+                    "[session] version=2 is not supported (this build reads version 1)");
+  expect_load_error("no-version.ini", "[session]\nmethod=demons\n", "[session] version is missing");
+  expect_load_error("session-key.ini", "[session]\nversion=1\nmethod=demons\ncolour=blue\n",
+                    "[session] unknown key colour=blue");
+  expect_load_error("device.ini", "[session]\nversion=1\nmethod=demons\ndevice=tpu\n",
+                    "[session] device=tpu: unknown device 'tpu'");
+  expect_load_error("bool.ini", "[session]\nversion=1\nmethod=demons\ndemo=maybe\n",
+                    "[session] demo=maybe is not true or false");
+  expect_load_error("group.ini", "[session]\nversion=1\nmethod=demons\n[smooth]\nsigma=1\n",
+                    "unknown group [smooth]");
+  expect_load_error("none.ini", "just text\n", "");
+  g_autofree char *missing = nw_test_path("missing.ini");
+  NwSession s = {0};
+  g_autoptr(GError) error = NULL;
+  g_assert_false(nw_session_load(&s, missing, &error));
+  g_assert_true(g_error_matches(error, NW_ERROR, NW_ERROR_IO));
+  g_assert_true(g_str_has_prefix(error->message, missing));
+}
+
+static void test_presets(void)
+{
+  g_autoptr(NwParams) p = demons_defaults();
+  g_autoptr(GPtrArray) names = NULL, paths = NULL;
+  nw_presets_list("demons", &names, &paths);
+  g_assert_cmpuint(names->len, ==, paths->len);
+  int found = -1;
+  for (guint i = 0; i < names->len; i++)
+    if (g_strcmp0(g_ptr_array_index(names, i), "brain MRI") == 0)
+      found = (int)i;
+  g_assert_cmpint(found, >=, 0);
+  const char *path = g_ptr_array_index(paths, found);
+  g_assert_true(g_str_has_suffix(path, "demons-brain-mri.ini"));
+
+  g_autoptr(GError) error = NULL;
+  g_assert_true(nw_preset_apply(p, "demons", path, &error));
+  g_assert_no_error(error);
+  g_assert_cmpfloat(nw_params_get(p, "similarity"), ==, 1); /* lcc */
+  g_assert_cmpfloat(nw_params_get(p, "sigma-diff"), ==, 1.75);
+  g_assert_cmpfloat(nw_params_get(p, "tolerance"), ==, 1e-6);
+  g_assert_cmpfloat(nw_params_get(p, "levels"), ==, 3); /* not named: kept */
+
+  g_autoptr(GPtrArray) none_names = NULL, none_paths = NULL;
+  nw_presets_list("no-such-method", &none_names, &none_paths);
+  g_assert_cmpuint(none_names->len, ==, 0);
+
+  /* a file with one group of another name applies; a bad value names file and key */
+  g_autofree char *one = nw_test_path("one-group.ini");
+  write_text(one, "[mine]\nsigma-fluid=2\n");
+  g_assert_true(nw_preset_apply(p, "demons", one, &error));
+  g_assert_cmpfloat(nw_params_get(p, "sigma-fluid"), ==, 2);
+  write_text(one, "[mine]\nsigma-fluid=99\n");
+  g_assert_false(nw_preset_apply(p, "demons", one, &error));
+  g_autofree char *expected = g_strdup_printf("%s: [mine]: sigma-fluid: 99 is outside 0..20", one);
+  g_assert_true(g_str_has_prefix(error->message, expected));
+  g_clear_error(&error);
+  g_assert_cmpfloat(nw_params_get(p, "sigma-fluid"), ==, 2); /* unchanged */
+  write_text(one, "[a]\nx=1\n[b]\ny=2\n");
+  g_assert_false(nw_preset_apply(p, "demons", one, &error));
+  g_autofree char *expected2 = g_strdup_printf("%s: no group [demons] (groups: a, b)", one);
+  g_assert_cmpstr(error->message, ==, expected2);
+}
+
+int main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  if (!gtk_init_check(&argc, &argv)) {
+    g_print("SKIP: no display\n");
+    return NW_TEST_SKIP;
+  }
+  nw_methods_register_builtin();
+  g_test_add_func("/widgets/panel/defaults", test_panel_defaults);
+  g_test_add_func("/widgets/panel/set-value", test_panel_set_value);
+  g_test_add_func("/widgets/panel/running", test_panel_running);
+  g_test_add_func("/widgets/plot/png", test_plot_png);
+  g_test_add_func("/widgets/plot/degenerate", test_plot_degenerate);
+  g_test_add_func("/widgets/session/round-trip", test_session_round_trip);
+  g_test_add_func("/widgets/session/errors", test_session_errors);
+  g_test_add_func("/widgets/presets", test_presets);
+  return g_test_run();
+}

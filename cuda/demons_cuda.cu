@@ -23,6 +23,7 @@
 #include "gauss_cuda.cuh"
 #include "histogram_match.h"
 #include "nw_error.h"
+#include "nw_live.h"
 #include "pyramid.h"
 #include "resample.h"
 #include "smooth.h"
@@ -359,6 +360,14 @@ static gboolean demons_publish_frame(void *state, NwFrame *frame, GError **error
   return frame->field != NULL;
 }
 
+/* Live display: W and s = exp(v) of the current level, device-to-device into the front. */
+static gboolean demons_publish_device_frame(void *state, void *front, GError **error)
+{
+  DemonsCuda *st = (DemonsCuda *)state;
+  return nw_live_front_publish((NwLiveFront *)front, st->pyr_fixed[st->pr.level], st->W, st->s,
+                               st->pr.iteration, st->stream, error);
+}
+
 /* Add a downloaded image/field to r, or fail. */
 static gboolean add_result(NwMethodResult *r, const char *name, NwVolume *v)
 {
@@ -430,6 +439,7 @@ extern "C" const NwMethodOps nw_demons_cuda_ops = {
     demons_step,
     demons_set_params,
     demons_publish_frame,
+    demons_publish_device_frame,
     demons_result,
     demons_destroy,
 };

@@ -37,26 +37,27 @@ void nw_cuda_gl_unregister(NwCudaGl *r);
  * normal pointing outward, i.e. to lower values), 3 vertices per triangle, no index buffer. */
 #define NW_CUDA_GL_VERTEX_FLOATS 6
 
-/* What to fill from the front, any of them NULL. Textures must have the front's dims
- * (check view.grid_generation through nw_live_front_begin_read beforehand, or use
- * render/gl_live.h which does). image_tex: GL_R32F; field_tex: GL_RGBA32F (xyz = u in
- * voxels); mesh_buf: a registered buffer receiving at most max_triangles triangles of the
- * iso-surface of the image at iso (order and conventions of core/marching_cubes.h, as a
- * triangle soup), n_triangles the number written (the whole surface when it fits). */
+/* What to fill from the front, any of them NULL. Textures must have the front's dims and
+ * format (checked: an error says the texture is stale; render/gl_live.h re-makes them when
+ * the grid changes). image_tex: GL_R32F; field_tex: GL_RGBA32F (xyz = u in voxels);
+ * mesh_buf: a registered buffer receiving at most max_triangles triangles (bounded by its
+ * size too) of the iso-surface of the image at iso (order and conventions of
+ * core/marching_cubes.h, as a triangle soup). Outputs: n_triangles written, n_total the
+ * whole surface's count (more than written when the buffer is too small: grow it). */
 typedef struct {
   NwCudaGl *image_tex;
   NwCudaGl *field_tex;
   NwCudaGl *mesh_buf;
   float iso;
   size_t max_triangles;
+  size_t n_triangles, n_total; /* out */
 } NwCudaGlTargets;
 
 /* One consistent frame: a single begin_read/end_read around map, copy, unmap of every
  * target. Returns after the copies have finished on the GPU (GL may draw from them then).
- * *iteration: the frame's iteration (-1 and nothing copied when nothing was published).
- * *n_triangles: set when mesh_buf is given. */
-gboolean nw_cuda_gl_fill_from_front(NwLiveFront *f, const NwCudaGlTargets *t, int *iteration,
-                                    size_t *n_triangles, GError **error);
+ * *iteration: the frame's iteration (-1 and nothing copied when nothing was published). */
+gboolean nw_cuda_gl_fill_from_front(NwLiveFront *f, NwCudaGlTargets *t, int *iteration,
+                                    GError **error);
 
 #ifdef __cplusplus
 }

@@ -57,7 +57,9 @@ typedef struct {
 
 /* Reader: locks the front and makes stream wait (on the GPU) for the last publish. The
  * pointers stay valid until end_read, which records "consumed" on stream and unlocks. Keep
- * the span short: the writer waits on the lock. Always pair with end_read. */
+ * the span short: the writer waits on the lock. Always pair with end_read. With stream
+ * NULL it is a peek at the iteration and grid only (no GPU ordering: do not touch the
+ * pointers). */
 void nw_live_front_begin_read(NwLiveFront *f, void *stream, NwLiveView *view);
 void nw_live_front_end_read(NwLiveFront *f, void *stream);
 

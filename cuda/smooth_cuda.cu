@@ -441,6 +441,7 @@ extern "C" const NwMethodOps nw_smooth_cuda_ops = {
     cuda_smooth_step,
     cuda_smooth_set_params,
     cuda_smooth_publish_frame,
+    NULL, /* publish_device_frame: live smoothing shows host frames */
     cuda_smooth_result,
     cuda_smooth_destroy,
 };

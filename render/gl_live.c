@@ -1,1 +1,177 @@
-/* placeholder: being written */
+/* gl_live.c — GL objects showing a live front through CUDA–GL interop (see gl_live.h).
+ * Thread: the one with the GL context current. */
+#include "gl_live.h"
+
+#include <string.h>
+
+#include "nw_cuda_gl.h"
+#include "nw_error.h"
+
+struct NwGlLive {
+  guint parts;
+  float iso;
+  int iteration; /* in the GL objects; -1 before the first frame */
+  /* the grid the textures were made for */
+  int nx, ny, nz;
+  double vox_to_ras[16];
+  gboolean have_grid;
+  NwGlVolume *image, *field;
+  NwCudaGl *image_res, *field_res;
+  NwGlMesh *mesh;
+  NwCudaGl *mesh_res;
+};
+
+NwGlLive *nw_gl_live_new(guint parts, float iso)
+{
+  NwGlLive *l = g_new0(NwGlLive, 1);
+  l->parts = parts;
+  l->iso = iso;
+  l->iteration = -1;
+  return l;
+}
+
+static void drop_textures(NwGlLive *l)
+{
+  g_clear_pointer(&l->image_res, nw_cuda_gl_unregister);
+  g_clear_pointer(&l->field_res, nw_cuda_gl_unregister);
+  g_clear_pointer(&l->image, nw_gl_volume_free);
+  g_clear_pointer(&l->field, nw_gl_volume_free);
+  l->have_grid = FALSE;
+}
+
+static void drop_mesh(NwGlLive *l)
+{
+  g_clear_pointer(&l->mesh_res, nw_cuda_gl_unregister);
+  g_clear_pointer(&l->mesh, nw_gl_mesh_free);
+}
+
+void nw_gl_live_free(NwGlLive *l)
+{
+  if (l == NULL)
+    return;
+  drop_textures(l);
+  drop_mesh(l);
+  g_free(l);
+}
+
+void nw_gl_live_set_iso(NwGlLive *l, float iso)
+{
+  if (l->iso != iso)
+    l->iteration = -1; /* refill at the next update */
+  l->iso = iso;
+}
+
+/* Textures (and their registrations) for the grid of the frame now in the front. */
+static gboolean fit_textures(NwGlLive *l, const NwLiveView *v, GError **error)
+{
+  if (l->have_grid && v->nx == l->nx && v->ny == l->ny && v->nz == l->nz &&
+      memcmp(v->vox_to_ras, l->vox_to_ras, sizeof l->vox_to_ras) == 0)
+    return TRUE;
+  drop_textures(l);
+  if (l->parts & NW_GL_LIVE_IMAGE) {
+    l->image = nw_gl_volume_new_empty(v->nx, v->ny, v->nz, 1, v->vox_to_ras, error);
+    if (l->image == NULL ||
+        (l->image_res = nw_cuda_gl_register_texture3d(l->image->tex, error)) == NULL)
+      return FALSE;
+  }
+  if (l->parts & NW_GL_LIVE_FIELD) {
+    l->field = nw_gl_volume_new_empty(v->nx, v->ny, v->nz, 4, v->vox_to_ras, error);
+    if (l->field == NULL ||
+        (l->field_res = nw_cuda_gl_register_texture3d(l->field->tex, error)) == NULL)
+      return FALSE;
+  }
+  l->nx = v->nx;
+  l->ny = v->ny;
+  l->nz = v->nz;
+  memcpy(l->vox_to_ras, v->vox_to_ras, sizeof l->vox_to_ras);
+  l->have_grid = TRUE;
+  return TRUE;
+}
+
+/* A soup buffer with room for at least n triangles. A closed surface through a grid crosses
+ * at most a few cubes per boundary voxel; start from a bound of that order and grow. */
+static gboolean fit_mesh(NwGlLive *l, size_t n, GError **error)
+{
+  if (l->mesh != NULL && l->mesh->max_triangles >= n)
+    return TRUE;
+  drop_mesh(l);
+  const size_t room = MAX(n + n / 4, (size_t)200000);
+  l->mesh = nw_gl_mesh_new_soup(room, error);
+  if (l->mesh == NULL)
+    return FALSE;
+  l->mesh_res = nw_cuda_gl_register_buffer(
+      l->mesh->vbo_pos, room * 3 * NW_GL_MESH_SOUP_FLOATS * sizeof(float), error);
+  return l->mesh_res != NULL;
+}
+
+/* The front's grid now: a read with no copies (the lock is held for microseconds). */
+static void peek_grid(NwLiveFront *front, NwLiveView *v)
+{
+  nw_live_front_begin_read(front, NULL, v);
+  nw_live_front_end_read(front, NULL);
+}
+
+gboolean nw_gl_live_update(NwGlLive *l, NwLiveFront *front, GError **error)
+{
+  const int newest = nw_live_front_iteration(front);
+  if (newest < 0 || newest == l->iteration)
+    return TRUE;
+  NwLiveView v;
+  peek_grid(front, &v);
+  if (v.iteration < 0)
+    return TRUE;
+  if (!fit_textures(l, &v, error))
+    return FALSE;
+  if ((l->parts & NW_GL_LIVE_MESH) && !fit_mesh(l, 0, error))
+    return FALSE;
+  for (int attempt = 0; attempt < 3; attempt++) {
+    NwCudaGlTargets t = {.image_tex = l->image_res, .field_tex = l->field_res,
+                         .mesh_buf = l->mesh_res, .iso = l->iso,
+                         .max_triangles = l->mesh != NULL ? l->mesh->max_triangles : 0};
+    int iteration = -1;
+    g_autoptr(GError) why = NULL;
+    if (!nw_cuda_gl_fill_from_front(front, &t, &iteration, &why)) {
+      /* the writer moved to a new pyramid level between peek and fill: re-make, retry */
+      if (g_error_matches(why, NW_ERROR, NW_ERROR_MISMATCH) && attempt < 2) {
+        peek_grid(front, &v);
+        if (!fit_textures(l, &v, error))
+          return FALSE;
+        continue;
+      }
+      g_propagate_error(error, g_steal_pointer(&why));
+      return FALSE;
+    }
+    if (l->mesh != NULL) {
+      if (t.n_total > t.n_triangles && attempt < 2) { /* too small: grow and fill again */
+        if (!fit_mesh(l, t.n_total, error))
+          return FALSE;
+        continue;
+      }
+      l->mesh->n_triangles = (int)t.n_triangles;
+    }
+    l->iteration = iteration;
+    return TRUE;
+  }
+  g_set_error(error, NW_ERROR, NW_ERROR_DEVICE, "live frame: the front kept changing size");
+  return FALSE;
+}
+
+int nw_gl_live_iteration(const NwGlLive *l)
+{
+  return l->iteration;
+}
+
+const NwGlVolume *nw_gl_live_image(const NwGlLive *l)
+{
+  return l->iteration >= 0 ? l->image : NULL;
+}
+
+const NwGlVolume *nw_gl_live_field(const NwGlLive *l)
+{
+  return l->iteration >= 0 ? l->field : NULL;
+}
+
+const NwGlMesh *nw_gl_live_mesh(const NwGlLive *l)
+{
+  return l->iteration >= 0 ? l->mesh : NULL;
+}

@@ -1,6 +1,8 @@
 /* gl_volume.c — volumes as 3D textures (see gl_volume.h). Thread with the GL context. */
 #include "gl_volume.h"
 
+#include <string.h>
+
 #include "nw_error.h"
 #include "nw_mat4.h"
 
@@ -27,22 +29,18 @@ static void set_geometry(NwGlVolume *g, const NwVolume *v)
 
 static GLenum internal_format(int nc)
 {
-  return nc == 3 ? GL_RGB32F : GL_R32F;
+  return nc == 4 ? GL_RGBA32F : nc == 3 ? GL_RGB32F : GL_R32F;
 }
 
 static GLenum pixel_format(int nc)
 {
-  return nc == 3 ? GL_RGB : GL_RED;
+  return nc == 4 ? GL_RGBA : nc == 3 ? GL_RGB : GL_RED;
 }
 
-NwGlVolume *nw_gl_volume_new(const NwVolume *v, gboolean nearest, GError **error)
+/* A 3D texture of v's size and format with data (NULL: undefined contents). */
+static NwGlVolume *make_texture(const NwVolume *v, const float *data, gboolean nearest,
+                                GError **error)
 {
-  if (v->nc != 1 && v->nc != 3) {
-    g_set_error(error, NW_ERROR, NW_ERROR_UNSUPPORTED,
-                "volume with %d components per voxel: only 1 (image) or 3 (field) can be shown",
-                v->nc);
-    return NULL;
-  }
   GLint max3d = 0;
   glGetIntegerv(GL_MAX_3D_TEXTURE_SIZE, &max3d);
   if (v->nx > max3d || v->ny > max3d || v->nz > max3d) {
@@ -65,7 +63,7 @@ NwGlVolume *nw_gl_volume_new(const NwVolume *v, gboolean nearest, GError **error
   glTexParameteri(GL_TEXTURE_3D, GL_TEXTURE_WRAP_R, GL_CLAMP_TO_EDGE);
   glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
   glTexImage3D(GL_TEXTURE_3D, 0, (GLint)internal_format(v->nc), v->nx, v->ny, v->nz, 0,
-               pixel_format(v->nc), GL_FLOAT, v->data);
+               pixel_format(v->nc), GL_FLOAT, data);
   GLenum err = glGetError();
   if (err != GL_NO_ERROR) {
     g_set_error(error, NW_ERROR, NW_ERROR_NOMEM,
@@ -75,6 +73,31 @@ NwGlVolume *nw_gl_volume_new(const NwVolume *v, gboolean nearest, GError **error
     return NULL;
   }
   return g;
+}
+
+NwGlVolume *nw_gl_volume_new(const NwVolume *v, gboolean nearest, GError **error)
+{
+  if (v->nc != 1 && v->nc != 3 && v->nc != 4) {
+    g_set_error(error, NW_ERROR, NW_ERROR_UNSUPPORTED,
+                "volume with %d components per voxel: only 1 (image) or 3 (field) can be shown",
+                v->nc);
+    return NULL;
+  }
+  return make_texture(v, v->data, nearest, error);
+}
+
+NwGlVolume *nw_gl_volume_new_empty(int nx, int ny, int nz, int nc, const double vox_to_ras[16],
+                                   GError **error)
+{
+  if ((nc != 1 && nc != 4) || nx < 1 || ny < 1 || nz < 1) {
+    g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
+                "texture of %dx%dx%d voxels with %d components: expected 1 or 4 components",
+                nx, ny, nz, nc);
+    return NULL;
+  }
+  NwVolume shape = {.nx = nx, .ny = ny, .nz = nz, .nc = nc};
+  memcpy(shape.vox_to_ras, vox_to_ras, sizeof shape.vox_to_ras);
+  return make_texture(&shape, NULL, FALSE, error);
 }
 
 void nw_gl_volume_update(NwGlVolume *g, const NwVolume *v)

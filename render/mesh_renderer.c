@@ -60,6 +60,42 @@ NwGlMesh *nw_gl_mesh_new(const NwSurface *s, GError **error)
   return m;
 }
 
+NwGlMesh *nw_gl_mesh_new_soup(size_t max_triangles, GError **error)
+{
+  const size_t tri_bytes = 3 * NW_GL_MESH_SOUP_FLOATS * sizeof(float);
+  if (max_triangles == 0 || max_triangles > (size_t)G_MAXINT32 / 3 ||
+      max_triangles > G_MAXSIZE / tri_bytes) {
+    g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "soup mesh of %zu triangles: bad size",
+                max_triangles);
+    return NULL;
+  }
+  NwGlMesh *m = g_new0(NwGlMesh, 1);
+  m->soup = TRUE;
+  m->max_triangles = max_triangles;
+  glGetError();
+  glGenVertexArrays(1, &m->vao);
+  glBindVertexArray(m->vao);
+  glGenBuffers(1, &m->vbo_pos);
+  glBindBuffer(GL_ARRAY_BUFFER, m->vbo_pos);
+  glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)(max_triangles * tri_bytes), NULL, GL_DYNAMIC_DRAW);
+  const GLsizei stride = NW_GL_MESH_SOUP_FLOATS * sizeof(float);
+  glEnableVertexAttribArray(0);
+  glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, stride, NULL);
+  glEnableVertexAttribArray(1);
+  glVertexAttribPointer(1, 3, GL_FLOAT, GL_FALSE, stride, (const void *)(3 * sizeof(float)));
+  glVertexAttrib1f(2, 0.0f);
+  glBindVertexArray(0);
+  GLenum err = glGetError();
+  if (err != GL_NO_ERROR) {
+    g_set_error(error, NW_ERROR, NW_ERROR_NOMEM,
+                "soup mesh of %zu triangles: the GPU refused the buffer (GL error 0x%x)",
+                max_triangles, err);
+    nw_gl_mesh_free(m);
+    return NULL;
+  }
+  return m;
+}
+
 void nw_gl_mesh_free(NwGlMesh *m)
 {
   if (m == NULL)
@@ -95,7 +131,10 @@ void nw_render_mesh(NwRenderer *r, const NwGlMesh *m, const double view[16], con
     glDisable(GL_BLEND);
   }
   glBindVertexArray(m->vao);
-  glDrawElements(GL_TRIANGLES, m->n_triangles * 3, GL_UNSIGNED_INT, NULL);
+  if (m->soup)
+    glDrawArrays(GL_TRIANGLES, 0, m->n_triangles * 3);
+  else
+    glDrawElements(GL_TRIANGLES, m->n_triangles * 3, GL_UNSIGNED_INT, NULL);
   glBindVertexArray(0);
 }
 

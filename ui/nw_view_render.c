@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "field_renderer.h"
+#include "gl_live.h"
 #include "mesh_renderer.h"
 #include "nw_gl.h"
 
@@ -23,6 +24,8 @@ typedef struct {
   GArray *contour[3]; /* per world axis: segments at contour_depth */
   double contour_depth[3];
   gboolean used;
+  NwGlLive *live;       /* layers of a run on CUDA: filled from layer->live by interop */
+  gboolean live_failed; /* interop failed once here: host data from then on */
 } GpuEntry;
 
 struct NwViewGpu {
@@ -38,6 +41,7 @@ static void entry_free(gpointer p)
   GpuEntry *e = p;
   nw_gl_volume_free(e->vol);
   nw_gl_mesh_free(e->mesh);
+  nw_gl_live_free(e->live);
   for (int a = 0; a < 3; a++)
     if (e->contour[a] != NULL)
       g_array_free(e->contour[a], TRUE);
@@ -95,6 +99,36 @@ void nw_view_gpu_free(NwViewGpu *gpu)
   g_free(gpu);
 }
 
+/* Live layers: bring this view's interop copy up to the run's newest frame. The live mesh
+ * has no 2D contours (those are cut from a host NwSurface on the CPU); the 3D view shows it.
+ * When interop fails the layer falls back to its host data, with one warning. */
+static void update_live(GpuEntry *e, NwLayer *l)
+{
+  if (l->live == NULL) {
+    g_clear_pointer(&e->live, nw_gl_live_free); /* the run ended: host data again */
+    e->live_failed = FALSE;
+    return;
+  }
+  if (e->live_failed)
+    return;
+  if (e->live == NULL) {
+    guint parts = l->kind == NW_LAYER_FIELD     ? NW_GL_LIVE_FIELD
+                  : l->kind == NW_LAYER_SURFACE ? NW_GL_LIVE_MESH
+                                                : NW_GL_LIVE_IMAGE;
+    e->live = nw_gl_live_new(parts, l->live_iso);
+  }
+  nw_gl_live_set_iso(e->live, l->live_iso);
+  g_autoptr(GError) error = NULL;
+  if (!nw_gl_live_update(e->live, l->live, &error)) {
+    g_warning("%s: live view through CUDA-GL interop failed, showing host frames: %s", l->name,
+              error->message);
+    e->live_failed = TRUE;
+    g_clear_pointer(&e->live, nw_gl_live_free);
+    return;
+  }
+  l->live_shown = MAX(l->live_shown, nw_gl_live_iteration(e->live));
+}
+
 /* The GL objects of a layer, (re)made when missing or stale; NULL when the GPU refuses
  * (too large): the layer is then skipped in this view. */
 static GpuEntry *entry_for(NwViewGpu *gpu, NwLayer *l)
@@ -126,7 +160,26 @@ static GpuEntry *entry_for(NwViewGpu *gpu, NwLayer *l)
     g_hash_table_insert(gpu->entries, l, e);
   }
   e->used = TRUE;
+  update_live(e, l);
   return e;
+}
+
+/* The volume a layer draws from in this view: the live texture while its run feeds one. */
+static const NwGlVolume *entry_volume(const GpuEntry *e)
+{
+  if (e->live != NULL) {
+    const NwGlVolume *v = e->layer->kind == NW_LAYER_FIELD ? nw_gl_live_field(e->live)
+                                                           : nw_gl_live_image(e->live);
+    if (v != NULL)
+      return v;
+  }
+  return e->vol;
+}
+
+static const NwGlMesh *entry_mesh(const GpuEntry *e)
+{
+  const NwGlMesh *m = e->live != NULL ? nw_gl_live_mesh(e->live) : NULL;
+  return m != NULL ? m : e->mesh;
 }
 
 /* Drop the GL objects of layers the scene no longer has. */
@@ -169,20 +222,21 @@ static void draw_volumes(NwViewGpu *gpu, NwScene *scene, const double mvp[16], c
     if (comparing && l == b)
       continue;
     GpuEntry *e = entry_for(gpu, l);
-    if (e->vol == NULL)
+    const NwGlVolume *vol = entry_volume(e);
+    if (vol == NULL)
       continue;
     /* in 3D the empty background of a slice is see-through, so planes hide less */
     NwLayerStyle st = l->style;
     st.clear_below = st.clear_below || clear_background;
     if (comparing && l == a) {
-      GpuEntry *eb = entry_for(gpu, b);
+      const NwGlVolume *vb = entry_volume(entry_for(gpu, b));
       NwLayerStyle sb = b->style;
       sb.clear_below = sb.clear_below || clear_background;
-      if (eb->vol != NULL)
-        nw_render_slice_compare(gpu->r, mvp, quad, e->vol, &st, eb->vol, &sb,
+      if (vb != NULL)
+        nw_render_slice_compare(gpu->r, mvp, quad, vol, &st, vb, &sb,
                                 nw_scene_get_compare(scene), viewport_w);
     } else {
-      nw_render_slice_layer(gpu->r, mvp, quad, e->vol, &st);
+      nw_render_slice_layer(gpu->r, mvp, quad, vol, &st);
     }
   }
 }
@@ -194,25 +248,25 @@ static void draw_fields(NwViewGpu *gpu, NwScene *scene, const NwSliceGeometry *g
     NwLayer *l = nw_scene_get_layer(scene, i);
     if (!l->visible || l->kind != NW_LAYER_FIELD)
       continue;
-    GpuEntry *e = entry_for(gpu, l);
-    if (e->vol == NULL)
+    const NwGlVolume *f = entry_volume(entry_for(gpu, l));
+    if (f == NULL)
       continue;
     float rgba[4] = {l->color[0], l->color[1], l->color[2], l->style.opacity};
     /* arrows: the longest one spans 90 % of the gap to its neighbour */
-    double step_mm = nw_field_grid_step_mm(e->vol, 0, l->grid_step_vox);
+    double step_mm = nw_field_grid_step_mm(f, 0, l->grid_step_vox);
     float arrow_scale = l->data_max > 0.0f ? (float)(0.9 * step_mm / l->data_max) : 1.0f;
     switch (l->field_show) {
     case NW_FIELD_SHOW_GRID:
-      nw_render_field_grid(gpu->r, g, e->vol, l->grid_step_vox, 1.0f, rgba);
+      nw_render_field_grid(gpu->r, g, f, l->grid_step_vox, 1.0f, rgba);
       break;
     case NW_FIELD_SHOW_ARROWS:
-      nw_render_field_arrows(gpu->r, g, e->vol, l->grid_step_vox, arrow_scale, 0.05f, rgba);
+      nw_render_field_arrows(gpu->r, g, f, l->grid_step_vox, arrow_scale, 0.05f, rgba);
       break;
     case NW_FIELD_SHOW_MAGNITUDE:
-      nw_render_field_heat(gpu->r, mvp, quad, e->vol, NW_FIELD_HEAT_MAGNITUDE, &l->style);
+      nw_render_field_heat(gpu->r, mvp, quad, f, NW_FIELD_HEAT_MAGNITUDE, &l->style);
       break;
     default:
-      nw_render_field_heat(gpu->r, mvp, quad, e->vol, NW_FIELD_HEAT_LOG_JACOBIAN, &l->style);
+      nw_render_field_heat(gpu->r, mvp, quad, f, NW_FIELD_HEAT_LOG_JACOBIAN, &l->style);
       break;
     }
   }
@@ -328,11 +382,11 @@ void nw_view_render_3d(NwViewGpu *gpu, NwScene *scene, const NwOrbitCamera *cam)
     NwLayer *l = nw_scene_get_layer(scene, i);
     if (!l->visible || l->kind != NW_LAYER_SURFACE)
       continue;
-    GpuEntry *e = entry_for(gpu, l);
-    if (e->mesh == NULL)
+    const NwGlMesh *mesh = entry_mesh(entry_for(gpu, l));
+    if (mesh == NULL || mesh->n_triangles == 0)
       continue;
     NwMeshStyle st = {.color = {l->color[0], l->color[1], l->color[2], 1.0f},
-                      .use_scalars = l->surface->scalars != NULL,
+                      .use_scalars = l->surface != NULL && l->surface->scalars != NULL,
                       .colormap = l->style.colormap,
                       .lo = l->style.lo,
                       .hi = l->style.hi,
@@ -343,7 +397,7 @@ void nw_view_render_3d(NwViewGpu *gpu, NwScene *scene, const NwOrbitCamera *cam)
       st.cut_center[a] = (float)c[a];
       st.cut_sign[a] = eye[a] >= c[a] ? 1.0f : -1.0f;
     }
-    nw_render_mesh(gpu->r, e->mesh, view, mvp, &st);
+    nw_render_mesh(gpu->r, mesh, view, mvp, &st);
   }
   glDisable(GL_DEPTH_TEST);
   glUseProgram(0);

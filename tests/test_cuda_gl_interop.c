@@ -1,0 +1,239 @@
+/* test_cuda_gl_interop.c — the live view's interop path on a real GPU: an offscreen EGL
+ * context on the GPU's own driver, GL textures (R32F, RGBA32F) and a vertex buffer
+ * registered with CUDA, filled from a live front that a worker thread published into, and
+ * read back through GL: the voxels exactly, the field exactly, the iso-surface equal to the
+ * CPU's marching cubes. Then the same through render/gl_live.h, including a grid change.
+ * Skips (77) without a CUDA device or when the GL context is not on a CUDA device. */
+#include <GL/glew.h>
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gl_live.h"
+#include "marching_cubes.h"
+#include "nw_cuda_gl.h"
+#include "nw_error.h"
+#include "nw_gl.h"
+#include "testutil.h"
+
+gboolean nw_test_gl_context_on_gpu(int w, int h, NwGlTarget *target);
+
+#define CUDA_OK(call) g_assert_cmpint((call), ==, cudaSuccess)
+
+typedef struct {
+  NwLiveFront *front;
+  NwVolume *image; /* host copies of what is published */
+  float *field;    /* float4 per voxel */
+  int iteration;
+} Publish;
+
+static NwVolume *ball(int nx, int ny, int nz, double spacing)
+{
+  NwVolume *v = nw_volume_new(nx, ny, nz, 1, NULL);
+  nw_volume_set_spacing(v, spacing, spacing, 1.25 * spacing);
+  for (int k = 0; k < nz; k++)
+    for (int j = 0; j < ny; j++)
+      for (int i = 0; i < nx; i++) {
+        double x = i - 0.5 * nx, y = j - 0.5 * ny, z = k - 0.5 * nz;
+        v->data[nw_volume_index(v, i, j, k)] =
+            (float)(100.0 * exp(-(x * x + y * y + z * z) / (0.08 * nx * nx)) + 0.01 * i);
+      }
+  return v;
+}
+
+/* A worker thread, as a job's: its own stream, device buffers, one publish. */
+static gpointer publish_thread(gpointer data)
+{
+  Publish *p = data;
+  const size_t n = nw_volume_n_voxels(p->image);
+  cudaStream_t s;
+  CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  float *d_img, *d_field;
+  CUDA_OK(cudaMalloc((void **)&d_img, n * sizeof(float)));
+  CUDA_OK(cudaMalloc((void **)&d_field, n * 16));
+  CUDA_OK(cudaMemcpyAsync(d_img, p->image->data, n * sizeof(float), cudaMemcpyHostToDevice, s));
+  CUDA_OK(cudaMemcpyAsync(d_field, p->field, n * 16, cudaMemcpyHostToDevice, s));
+  g_autoptr(GError) error = NULL;
+  g_assert_true(nw_live_front_publish(p->front, p->image, d_img, d_field, p->iteration, s, &error));
+  g_assert_no_error(error);
+  CUDA_OK(cudaStreamSynchronize(s));
+  cudaFree(d_img);
+  cudaFree(d_field);
+  cudaStreamDestroy(s);
+  return NULL;
+}
+
+static void publish(Publish *p)
+{
+  g_thread_join(g_thread_new("worker", publish_thread, p));
+}
+
+static Publish make_frame(NwLiveFront *front, int n, double spacing, int iteration)
+{
+  Publish p = {.front = front, .image = ball(n, n + 3, n - 2, spacing), .iteration = iteration};
+  const size_t nv = nw_volume_n_voxels(p.image);
+  p.field = g_new(float, nv * 4);
+  for (size_t i = 0; i < nv; i++) {
+    p.field[i * 4] = 0.001f * (float)i;
+    p.field[i * 4 + 1] = -0.5f * iteration;
+    p.field[i * 4 + 2] = (float)(i % 7);
+    p.field[i * 4 + 3] = 0.0f;
+  }
+  return p;
+}
+
+static void check_texture(GLuint tex, GLenum format, int comps, const float *want, size_t n)
+{
+  float *got = g_new(float, n * comps);
+  glBindTexture(GL_TEXTURE_3D, tex);
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glGetTexImage(GL_TEXTURE_3D, 0, format, GL_FLOAT, got);
+  g_assert_cmpint(glGetError(), ==, GL_NO_ERROR);
+  for (size_t i = 0; i < n * comps; i++)
+    if (comps == 1 || i % 4 != 3) /* the field's w is unused */
+      g_assert_cmpfloat(got[i], ==, want[i]);
+  g_free(got);
+}
+
+static void check_mesh(GLuint vbo, size_t n_tri, const NwVolume *image, float iso)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(NwSurface) s = nw_marching_cubes(image, iso, &error);
+  g_assert_no_error(error);
+  g_assert_cmpuint(n_tri, ==, (size_t)s->n_triangles);
+  float *got = g_new(float, n_tri * 18);
+  glBindBuffer(GL_ARRAY_BUFFER, vbo);
+  glGetBufferSubData(GL_ARRAY_BUFFER, 0, (GLsizeiptr)(n_tri * 18 * sizeof(float)), got);
+  double max_p = 0;
+  for (size_t t = 0; t < n_tri; t++)
+    for (int c = 0; c < 3; c++)
+      for (int d = 0; d < 3; d++)
+        max_p = MAX(max_p, fabs(got[(t * 3 + c) * 6 + d] -
+                                s->vertices[s->triangles[t * 3 + c] * 3 + d]));
+  g_test_message("%zu triangles, max |position diff| %.3g mm", n_tri, max_p);
+  g_assert_cmpfloat(max_p, <, 1e-4);
+  g_free(got);
+}
+
+static GLuint texture3d(GLint internal, GLenum format, const NwVolume *like)
+{
+  GLuint t;
+  glGenTextures(1, &t);
+  glBindTexture(GL_TEXTURE_3D, t);
+  glTexParameteri(GL_TEXTURE_3D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+  glTexParameteri(GL_TEXTURE_3D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+  glTexImage3D(GL_TEXTURE_3D, 0, internal, like->nx, like->ny, like->nz, 0, format, GL_FLOAT,
+               NULL);
+  g_assert_cmpint(glGetError(), ==, GL_NO_ERROR);
+  return t;
+}
+
+/* Raw interop: register, fill, read back. */
+static void test_raw(NwLiveFront *front)
+{
+  Publish p = make_frame(front, 40, 1.5, 3);
+  const size_t n = nw_volume_n_voxels(p.image);
+  GLuint img = texture3d(GL_R32F, GL_RED, p.image), fld = texture3d(GL_RGBA32F, GL_RGBA, p.image);
+  const size_t max_tri = 100000;
+  GLuint vbo;
+  glGenBuffers(1, &vbo);
+  glBindBuffer(GL_ARRAY_BUFFER, vbo);
+  glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)(max_tri * 18 * sizeof(float)), NULL, GL_DYNAMIC_DRAW);
+  g_autoptr(GError) error = NULL;
+  NwCudaGl *ri = nw_cuda_gl_register_texture3d(img, &error);
+  g_assert_no_error(error);
+  NwCudaGl *rf = nw_cuda_gl_register_texture3d(fld, &error);
+  g_assert_no_error(error);
+  NwCudaGl *rb = nw_cuda_gl_register_buffer(vbo, max_tri * 18 * sizeof(float), &error);
+  g_assert_no_error(error);
+
+  /* nothing published yet: nothing copied, no error */
+  NwCudaGlTargets t = {.image_tex = ri, .field_tex = rf, .mesh_buf = rb, .iso = 50.0f,
+                       .max_triangles = max_tri};
+  int it = 99;
+  g_assert_true(nw_cuda_gl_fill_from_front(front, &t, &it, &error));
+  g_assert_cmpint(it, ==, -1);
+
+  publish(&p);
+  g_assert_true(nw_cuda_gl_fill_from_front(front, &t, &it, &error));
+  g_assert_no_error(error);
+  g_assert_cmpint(it, ==, 3);
+  check_texture(img, GL_RED, 1, p.image->data, n);
+  check_texture(fld, GL_RGBA, 4, p.field, n);
+  g_assert_cmpuint(t.n_triangles, ==, t.n_total);
+  check_mesh(vbo, t.n_triangles, p.image, 50.0f);
+
+  /* a texture of the wrong size is refused, not overrun */
+  Publish q = make_frame(front, 24, 3.0, 4);
+  publish(&q);
+  g_assert_false(nw_cuda_gl_fill_from_front(front, &t, &it, &error));
+  g_assert_error(error, NW_ERROR, NW_ERROR_MISMATCH);
+  g_assert_nonnull(strstr(error->message, "stale"));
+  nw_cuda_gl_unregister(ri);
+  nw_cuda_gl_unregister(rf);
+  nw_cuda_gl_unregister(rb);
+  glDeleteTextures(1, &img);
+  glDeleteTextures(1, &fld);
+  glDeleteBuffers(1, &vbo);
+  nw_volume_free(p.image);
+  g_free(p.field);
+  nw_volume_free(q.image);
+  g_free(q.field);
+}
+
+/* Through render/gl_live.h: textures made for the front's grid, re-made when it changes. */
+static void test_gl_live(NwLiveFront *front)
+{
+  NwGlLive *li = nw_gl_live_new(NW_GL_LIVE_IMAGE, 0), *lf = nw_gl_live_new(NW_GL_LIVE_FIELD, 0),
+           *lm = nw_gl_live_new(NW_GL_LIVE_MESH, 30.0f);
+  for (int round = 0; round < 2; round++) {
+    Publish p = make_frame(front, round == 0 ? 20 : 33, round == 0 ? 4.0 : 2.0, 10 + round);
+    publish(&p);
+    g_autoptr(GError) error = NULL;
+    g_assert_true(nw_gl_live_update(li, front, &error));
+    g_assert_true(nw_gl_live_update(lf, front, &error));
+    g_assert_true(nw_gl_live_update(lm, front, &error));
+    g_assert_no_error(error);
+    g_assert_cmpint(nw_gl_live_iteration(li), ==, 10 + round);
+    const NwGlVolume *gi = nw_gl_live_image(li), *gf = nw_gl_live_field(lf);
+    g_assert_cmpint(gi->nx, ==, p.image->nx);
+    g_assert_cmpint(gf->nc, ==, 4);
+    g_assert_cmpfloat(gi->vox_to_ras[0], ==, p.image->vox_to_ras[0]);
+    const size_t n = nw_volume_n_voxels(p.image);
+    check_texture(gi->tex, GL_RED, 1, p.image->data, n);
+    check_texture(gf->tex, GL_RGBA, 4, p.field, n);
+    const NwGlMesh *m = nw_gl_live_mesh(lm);
+    g_assert_true(m->soup);
+    check_mesh(m->vbo_pos, (size_t)m->n_triangles, p.image, 30.0f);
+    nw_volume_free(p.image);
+    g_free(p.field);
+  }
+  nw_gl_live_free(li);
+  nw_gl_live_free(lf);
+  nw_gl_live_free(lm);
+}
+
+int main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  if (!nw_test_have_cuda())
+    return NW_TEST_SKIP;
+  NwGlTarget target;
+  if (!nw_test_gl_context_on_gpu(64, 64, &target))
+    return NW_TEST_SKIP;
+  char why[256];
+  if (!nw_cuda_gl_available(why, sizeof why)) {
+    printf("SKIP: %s (GL renderer: %s)\n", why, (const char *)glGetString(GL_RENDERER));
+    return NW_TEST_SKIP;
+  }
+  printf("GL renderer: %s\n", (const char *)glGetString(GL_RENDERER));
+  g_autoptr(GError) error = NULL;
+  NwLiveFront *front = nw_live_front_new(&error);
+  g_assert_no_error(error);
+  test_raw(front);
+  test_gl_live(front);
+  nw_live_front_free(front);
+  nw_gl_target_clear(&target);
+  return 0;
+}

@@ -15,6 +15,7 @@
 #include "field.h"
 #include "io_nifti.h"
 #include "nw_error.h"
+#include "result_io.h"
 
 static const char demons_description[] =
     "Registers MOVING onto FIXED (same grid: resample first if they differ) with the\n"
@@ -104,33 +105,10 @@ static gboolean read_inputs(const DemonsArgs *a, DemonsInputs *in, GError **erro
   return TRUE;
 }
 
-/* Write the result volumes; the paths written are appended to outputs (owned). */
-static gboolean write_results(const DemonsArgs *a, const NwMethodResult *res, GPtrArray *outputs,
-                              GError **error)
-{
-  static const struct {
-    const char *name;
-    gboolean field;
-  } items[] = {{"warped", FALSE},  {"forward", TRUE},   {"inverse", TRUE},
-               {"velocity", TRUE}, {"jacobian", FALSE}, {"labels", FALSE}};
-  for (gsize i = 0; i < G_N_ELEMENTS(items); i++) {
-    const NwVolume *v = nw_method_result_get(res, items[i].name);
-    if (v == NULL && strcmp(items[i].name, "labels") == 0)
-      continue; /* only with --moving-labels */
-    if (v == NULL) {
-      g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "demons: the job returned no '%s'",
-                  items[i].name);
-      return FALSE;
-    }
-    char *path = g_strdup_printf("%s_%s.nii.gz", a->prefix, items[i].name);
-    g_ptr_array_add(outputs, path);
-    NwDatatype type = strcmp(items[i].name, "labels") == 0 ? NW_DT_INT32 : NW_DT_FLOAT32;
-    if (items[i].field ? !nw_nifti_write_field(path, v, a->conv, error)
-                       : !nw_nifti_write(path, v, type, FALSE, error))
-      return FALSE;
-  }
-  return TRUE;
-}
+/* The outputs every demons job has (core/result_io.h writes them, then the rest, e.g.
+ * "labels" with --moving-labels). */
+static const char *const demons_outputs[] = {"warped",   "forward",  "inverse",
+                                             "velocity", "jacobian", NULL};
 
 static void json_params(GString *s, const NwParams *p)
 {
@@ -250,7 +228,8 @@ static int demons_run(NwCliMethod *m, const DemonsArgs *a)
   const double seconds = (double)(g_get_monotonic_time() - t0) / 1e6;
   g_autoptr(GPtrArray) outputs = g_ptr_array_new_with_free_func(g_free);
   g_autofree char *json_path = g_strdup_printf("%s_summary.json", a->prefix);
-  gboolean ok = res != NULL && write_results(a, res, outputs, &error);
+  gboolean ok = res != NULL && nw_result_write(res, "demons", a->prefix, demons_outputs,
+                                                a->conv, outputs, &error);
   if (ok) {
     g_ptr_array_add(outputs, g_strdup(json_path));
     g_autofree char *json = summary_json(a, m, &log, &in, res, seconds, outputs);

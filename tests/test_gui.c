@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "demo.h"
 #include "io_nifti.h"
 #include "testutil.h"
 
@@ -398,6 +399,105 @@ static void test_bad_script(void)
   g_assert_nonnull(strstr(err, "unknown comparison mode"));
 }
 
+/* Mean squared difference of two volumes on one grid. */
+static double mse(const NwVolume *a, const NwVolume *b)
+{
+  g_assert_cmpint(nw_volume_n_voxels(a), ==, nw_volume_n_voxels(b));
+  double sum = 0.0;
+  for (size_t i = 0; i < nw_volume_n_voxels(a); i++)
+    sum += ((double)a->data[i] - b->data[i]) * ((double)a->data[i] - b->data[i]);
+  return sum / (double)nw_volume_n_voxels(a);
+}
+
+/* Pixels of the axial quadrant that differ by more than 24 in some channel. */
+static int axial_changed(const Image *a, const Image *b)
+{
+  int n = 0;
+  for (int y = 0; y < CELL; y++)
+    for (int x = 0; x < CELL; x++) {
+      const guint8 *p = at(a, x, y), *q = at(b, x, y);
+      n += abs(p[0] - q[0]) > 24 || abs(p[1] - q[1]) > 24 || abs(p[2] - q[2]) > 24;
+    }
+  return n;
+}
+
+/* The demo's demons registration on the CPU, driven like a user would: start paused, two
+ * single steps with a live parameter change between them, run, pause, stop, save. */
+static void test_run_demons(void)
+{
+  g_autofree char *dir = nw_test_path("run");
+  g_assert_cmpint(g_mkdir_with_parents(dir, 0755), ==, 0);
+  g_autofree char *text = g_strdup_printf(
+      "demo\nmethod demons\ndevice cpu\nparam levels 1\nparam iterations 50\nrun-paused\n"
+      "wait-state paused\nstep\nwait-iteration 1\nreadouts\nscreenshot %s/s1.png\n"
+      "param sigma-diff 2.0\nstep\nwait-iteration 2\nrun\nparam levels 2\nwait-iteration 6\n"
+      "pause\nwait-state paused\nreadouts\nscreenshot %s/s2.png\nscreenshot-plot %s/plot.png\n"
+      "stop\nwait-state cancelled\nsave-results %s/out\nsession-save %s/s.ini\nquit\n",
+      dir, dir, dir, dir, dir);
+  g_autofree char *script = write_script("run.txt", text);
+  const char *args[] = {"--no-demo", "--shot-size", "200", "--script", script, NULL};
+  g_autofree char *out = NULL;
+  g_autofree char *err = run_app_out(args, 0, &out);
+  /* readouts: iteration 1 after the first step, >= 6 after running; host frames (no GPU) */
+  const char *r1 = strstr(out, "readouts: iteration 1 ·");
+  g_assert_nonnull(r1);
+  const char *r2 = strstr(r1 + 1, "readouts: iteration ");
+  g_assert_nonnull(r2);
+  g_assert_cmpint(atoi(r2 + strlen("readouts: iteration ")), >=, 6);
+  g_assert_nonnull(strstr(r1, "path host frames"));
+  /* a non-live change while running is refused with the job's message; the script went on */
+  g_assert_nonnull(strstr(err, "levels cannot change while the job runs"));
+  /* the warped image changed between the screenshots */
+  g_autofree char *s1 = g_strdup_printf("%s/s1.png", dir), *s2 = g_strdup_printf("%s/s2.png", dir);
+  Image a, b;
+  image_load(&a, s1);
+  image_load(&b, s2);
+  g_assert_cmpint(axial_changed(&a, &b), >, 200);
+  g_object_unref(a.pb);
+  g_object_unref(b.pb);
+  /* the saved warped image is closer to fixed than moving is */
+  NwDemoOptions opt;
+  nw_demo_options_init(&opt);
+  NwDemoCase c = {0};
+  g_autoptr(GError) error = NULL;
+  g_assert_true(nw_demo_make(&opt, 2.0, &c, &error));
+  g_autofree char *wpath = g_strdup_printf("%s/out_warped.nii.gz", dir);
+  g_autoptr(NwVolume) warped = nw_nifti_read(wpath, &error);
+  g_assert_no_error(error);
+  g_assert_cmpint(warped->nx, ==, c.fixed->nx);
+  g_assert_cmpint(warped->nz, ==, c.fixed->nz);
+  g_assert_cmpfloat(mse(warped, c.fixed), <, 0.95 * mse(c.moving, c.fixed));
+  static const char *const files[] = {"forward", "inverse", "velocity", "jacobian"};
+  for (gsize i = 0; i < G_N_ELEMENTS(files); i++) {
+    g_autofree char *path = g_strdup_printf("%s/out_%s.nii.gz", dir, files[i]);
+    g_autoptr(NwVolume) v = i < 3 ? nw_nifti_read_field(path, &error) : nw_nifti_read(path, &error);
+    g_assert_no_error(error);
+    g_assert_cmpint(v->nx, ==, c.fixed->nx);
+    g_assert_cmpint(v->ny, ==, c.fixed->ny);
+    g_assert_cmpint(v->nc, ==, i < 3 ? 3 : 1);
+  }
+  g_autofree char *gii = g_strdup_printf("%s/out_surface.gii", dir);
+  g_assert_true(g_file_test(gii, G_FILE_TEST_IS_REGULAR));
+  nw_demo_case_clear(&c);
+  /* the session keeps the live change */
+  g_autofree char *ini = g_strdup_printf("%s/s.ini", dir), *session = NULL;
+  g_assert_true(g_file_get_contents(ini, &session, NULL, NULL));
+  g_assert_nonnull(strstr(session, "method=demons"));
+  g_assert_nonnull(strstr(session, "sigma-diff=2"));
+  /* the energy panel (top third of the plot) has the job's blue curve */
+  g_autofree char *plot = g_strdup_printf("%s/plot.png", dir);
+  Image pl;
+  image_load(&pl, plot);
+  int blue = 0;
+  for (int y = 0; y < pl.h / 3; y++)
+    for (int x = 0; x < pl.w; x++) {
+      const guint8 *p = at(&pl, x, y);
+      blue += p[2] > p[0] + 60;
+    }
+  g_assert_cmpint(blue, >, 30);
+  g_object_unref(pl.pb);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -411,5 +511,6 @@ int main(int argc, char **argv)
   g_test_add_func("/gui/corrupt-file", test_corrupt_file);
   g_test_add_func("/gui/orientation", test_orientation);
   g_test_add_func("/gui/bad-script", test_bad_script);
+  g_test_add_func("/gui/run-demons", test_run_demons);
   return g_test_run();
 }

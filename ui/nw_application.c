@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 
+#include "method_table.h"
 #include "nw_script.h"
 #include "nw_window.h"
 
@@ -36,6 +37,13 @@ static const struct {
     {"win.compare-mode::difference", {"<Primary>3", NULL}},
     {"win.compare-mode::flicker", {"<Primary>4", NULL}},
     {"win.compare-mode::curtain", {"<Primary>5", NULL}},
+    {"win.run", {"F5", NULL}},
+    {"win.pause", {"F6", NULL}},
+    {"win.step", {"F10", NULL}},
+    {"win.stop", {"<Shift>F5", NULL}},
+    {"win.save-results", {"<Primary>r", NULL}},
+    {"win.save-session", {"<Primary><Shift>e", NULL}},
+    {"win.open-session", {"<Primary><Shift>o", NULL}},
 };
 
 static NwWindow *active_window(GtkApplication *app)
@@ -108,6 +116,7 @@ static void nw_application_startup(GApplication *gapp)
 {
   G_APPLICATION_CLASS(nw_application_parent_class)->startup(gapp);
   g_set_application_name("neurowarp");
+  nw_methods_register_builtin(); /* the run panel's method picker reads the registry */
   const GActionEntry entries[] = {
       {"open", open_action, NULL, NULL, NULL, {0}},
       {"quit", quit_action, NULL, NULL, NULL, {0}},

@@ -61,6 +61,12 @@ const char *nw_run_get_frame_path(NwRun *r);
  * interop path (the live-view figure of docs/PERFORMANCE.md). */
 guint64 nw_run_get_host_frame_bytes(NwRun *r);
 const char *nw_run_get_label(NwRun *r);
+/* Whether the views' GL context can take CUDA frames by interop (nw_cuda_gl_available,
+ * asked by the caller with a view's context current, e.g. the run panel before a start).
+ * Default FALSE: host frames. Read by the next nw_run_start. */
+void nw_run_set_interop(NwRun *r, gboolean ok);
+/* The error of a FAILED job (NULL otherwise), valid until the next start. */
+const GError *nw_run_get_error(NwRun *r);
 const NwMethodOps *nw_run_get_ops(NwRun *r);
 
 /* The results of the ended job, as the CLI writes them: PREFIX_warped.nii.gz,

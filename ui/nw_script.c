@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "nw_error.h"
+#include "nw_run_panel.h"
 #include "nw_screenshot.h"
 
 /* The window as the X server shows it, GL views included. */
@@ -196,6 +197,141 @@ static gboolean run_screenshot(NwWindow *w, char **t, int n, int cell, const cha
   return nw_screenshot_view(nw_window_get_view(w, k), t[2], 2 * cell, 2 * cell, error);
 }
 
+/* ---- the run panel's commands (nw_run_panel.h) ---- */
+
+static const char *const job_states[] = {"idle", "running", "paused", "finished", "cancelled",
+                                         "failed"};
+
+static gboolean is_window_preset(const char *name)
+{
+  static const char *const presets[] = {"auto", "full", "ct-brain", "ct-soft", "ct-bone", NULL};
+  return g_strv_contains(presets, name);
+}
+
+/* A parameter change refused by a running job is reported (error bar, stderr) and the
+ * script goes on: the job keeps its values, as in the panel. Other failures stop it. */
+static gboolean run_param(NwRunPanel *p, NwWindow *w, char **t, int n, const char *line,
+                          GError **error)
+{
+  if ((n != 3 && n != 4) || (n == 4 && strcmp(t[3], "2") != 0))
+    return bad(error, line, "expected: param NAME VALUE [2]");
+  const int job = n == 4 ? 1 : 0;
+  GError *err = NULL;
+  if (nw_run_panel_set_param(p, job, t[1], t[2], &err))
+    return TRUE;
+  NwRun *r = nw_run_panel_get_run(p, job);
+  if (r != NULL && nw_run_is_active(r)) {
+    nw_window_show_error(w, err->message);
+    g_error_free(err);
+    return TRUE;
+  }
+  g_propagate_error(error, err);
+  return FALSE;
+}
+
+static gboolean run_device(NwRunPanel *p, char **t, int n, const char *line, GError **error)
+{
+  NwDevice d;
+  if (n < 2 || n > 3 || !nw_device_parse(t[1], &d, NULL))
+    return bad(error, line, "expected: device auto|cpu|cuda [2]");
+  return nw_run_panel_set_device(p, n == 3 && strcmp(t[2], "2") == 0 ? 1 : 0, d, error);
+}
+
+static gboolean run_readouts(NwRunPanel *p)
+{
+  g_autofree char *text = nw_run_panel_readouts(p);
+  printf("%s\n", text);
+  fflush(stdout);
+  return TRUE;
+}
+
+/* method, device, param, preset (of parameters), second-job, run, run-paused, pause, step,
+ * stop, save-results, session-save, session-open, screenshot-plot, readouts. -1: not one of
+ * them; else TRUE/FALSE as nw_script_run_line. */
+static int run_job_command(NwWindow *w, char **t, int n, const char *line, GError **error)
+{
+  NwRunPanel *p = nw_window_get_run_panel(w);
+  const char *cmd = t[0];
+  if (strcmp(cmd, "method") == 0 && n == 2)
+    return nw_run_panel_set_method(p, t[1], error);
+  if (strcmp(cmd, "device") == 0)
+    return run_device(p, t, n, line, error);
+  if (strcmp(cmd, "param") == 0)
+    return run_param(p, w, t, n, line, error);
+  if (strcmp(cmd, "preset") == 0 && n >= 2 && !is_window_preset(t[1])) {
+    g_autofree char *name = g_strjoinv(" ", t + 1);
+    return nw_run_panel_apply_preset(p, name, error);
+  }
+  if (strcmp(cmd, "second-job") == 0) {
+    if (n != 2 || (strcmp(t[1], "on") != 0 && strcmp(t[1], "off") != 0))
+      return bad(error, line, "expected: second-job on|off");
+    nw_run_panel_set_second_job(p, strcmp(t[1], "on") == 0);
+    return TRUE;
+  }
+  if ((strcmp(cmd, "run") == 0 || strcmp(cmd, "run-paused") == 0) && n == 1) {
+    NwRun *r = nw_run_panel_get_run(p, 0);
+    nw_window_show_sidebar_page(w, "run");
+    if (strcmp(cmd, "run") == 0 && r != NULL && nw_run_is_active(r)) {
+      nw_run_panel_resume(p);
+      return TRUE;
+    }
+    return nw_run_panel_start(p, strcmp(cmd, "run-paused") == 0, error);
+  }
+  if (n == 1 && (strcmp(cmd, "pause") == 0 || strcmp(cmd, "step") == 0 || strcmp(cmd, "stop") == 0)) {
+    if (cmd[1] == 'a')
+      nw_run_panel_pause(p);
+    else if (cmd[2] == 'e')
+      nw_run_panel_step(p);
+    else
+      nw_run_panel_stop(p);
+    return TRUE;
+  }
+  if (strcmp(cmd, "save-results") == 0 && n >= 2) {
+    g_autofree char *prefix = g_strjoinv(" ", t + 1);
+    return nw_run_panel_save_results(p, prefix, error);
+  }
+  if ((strcmp(cmd, "session-save") == 0 || strcmp(cmd, "session-open") == 0) && n >= 2) {
+    g_autofree char *path = g_strjoinv(" ", t + 1);
+    return cmd[8] == 's' ? nw_run_panel_save_session(p, path, error)
+                         : nw_run_panel_open_session(p, path, error);
+  }
+  if (strcmp(cmd, "screenshot-plot") == 0 && n == 2)
+    return nw_plot_save_png(nw_run_panel_get_plot(p), t[1], 640, 480, error);
+  if (strcmp(cmd, "readouts") == 0 && n == 1)
+    return run_readouts(p);
+  if (g_str_has_prefix(cmd, "wait-") && n == 2)
+    return TRUE; /* the runner waits for these (script_wait) */
+  return -1;
+}
+
+/* wait-iteration N: run 1 has completed N iterations and the views show them; wait-state S:
+ * run 1 (and the second job, when there is one) is in state S. 1: met (or not a wait line), 0: not yet, -1: a bad line. */
+static int script_wait(NwWindow *w, const char *line, GError **error)
+{
+  g_autofree char *copy = g_strstrip(g_strdup(line));
+  g_auto(GStrv) t = g_strsplit(copy, " ", -1);
+  if (!g_str_has_prefix(copy, "wait-"))
+    return 1;
+  NwRun *r = nw_run_panel_get_run(nw_window_get_run_panel(w), 0);
+  if (strcmp(t[0], "wait-iteration") == 0 && t[1] != NULL) {
+    const int it = atoi(t[1]);
+    if (it < 1)
+      return bad(error, line, "expected: wait-iteration N (N >= 1)") ? 1 : -1;
+    return r != NULL && nw_run_get_iteration(r) >= it && nw_run_get_shown_iteration(r) >= it;
+  }
+  if (strcmp(t[0], "wait-state") == 0 && t[1] != NULL) {
+    NwRun *r2 = nw_run_panel_get_run(nw_window_get_run_panel(w), 1);
+    for (guint i = 0; i < G_N_ELEMENTS(job_states); i++)
+      if (strcmp(t[1], job_states[i]) == 0)
+        return (r != NULL ? nw_run_get_state(r) : NW_JOB_IDLE) == (NwJobState)i &&
+               (r2 == NULL || nw_run_get_state(r2) == (NwJobState)i);
+    return bad(error, line, "expected: wait-state idle|running|paused|finished|cancelled|failed")
+               ? 1
+               : -1;
+  }
+  return bad(error, line, "unknown wait command") ? 1 : -1;
+}
+
 gboolean nw_script_run_line(NwWindow *w, const char *line, int cell, GError **error)
 {
   g_autofree char *copy = g_strstrip(g_strdup(line));
@@ -212,6 +348,9 @@ gboolean nw_script_run_line(NwWindow *w, const char *line, int cell, GError **er
     return TRUE;
   const char *cmd = t[0];
   GActionGroup *ag = G_ACTION_GROUP(w);
+  const int job = run_job_command(w, t, n, line, error);
+  if (job >= 0)
+    return job;
   if (strcmp(cmd, "open") == 0 && n >= 2) {
     g_autofree char *path = g_strjoinv(" ", t + 1);
     nw_window_open_file(w, path);
@@ -305,12 +444,27 @@ static gboolean tick(gpointer data)
     finish(s, 0);
     return G_SOURCE_REMOVE;
   }
-  const char *line = s->lines[s->pos++];
+  const char *line = s->lines[s->pos];
+  g_autoptr(GError) error = NULL;
+  const int met = script_wait(s->win, line, &error);
+  if (met == 0) { /* like a load: not ready yet */
+    if (g_get_monotonic_time() - s->wait_start > 180 * G_USEC_PER_SEC) {
+      fprintf(stderr, "neurowarp: script: gave up waiting: %s\n", line);
+      finish(s, 3);
+      return G_SOURCE_REMOVE;
+    }
+    return G_SOURCE_CONTINUE;
+  }
+  s->pos++;
+  if (met < 0) {
+    fprintf(stderr, "neurowarp: %s\n", error->message);
+    finish(s, 2);
+    return G_SOURCE_REMOVE;
+  }
   if (g_str_has_prefix(g_strchug((char *)line), "sleep")) {
     s->resume_at = g_get_monotonic_time() + 1000 * g_ascii_strtoll(line + 5, NULL, 10);
     return G_SOURCE_CONTINUE;
   }
-  g_autoptr(GError) error = NULL;
   if (!nw_script_run_line(s->win, line, s->cell, &error)) {
     fprintf(stderr, "neurowarp: %s\n", error->message);
     finish(s, 2);

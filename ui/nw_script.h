@@ -22,8 +22,28 @@
  *   flicker-step         switch the flicker between A and B once
  *   sleep MS             let the window run for a while (e.g. before screenshot-window)
  *   quit
+ * Registration runs (the Run page, nw_run_panel.h; "run 1" is the first job):
+ *   method NAME          the method (as the picker)
+ *   device auto|cpu|cuda [2]           the device of job 1 (or of the second job)
+ *   param NAME VALUE [2] a parameter of job 1 (or of the second job; "second-job on" copies
+ *                        job 1's values to it first); while a job runs, a live value goes to it
+ *                        at the next iteration, and a refused change (a non-live parameter)
+ *                        is reported in the error bar and on stderr and the script goes on
+ *   preset NAME|PATH     a parameter preset (a name that is not a window preset above)
+ *   second-job on|off    a second job side by side
+ *   run | run-paused     start the job(s) (run also resumes paused ones); run-paused waits
+ *                        for step / run before the first iteration
+ *   pause | step | stop
+ *   wait-iteration N     wait until run 1 has completed N iterations and the views show them
+ *   wait-state STATE     idle | running | paused | finished | cancelled | failed (run 1,
+ *                        and the second job too when there is one)
+ *   save-results PREFIX  PREFIX_warped.nii.gz, PREFIX_forward.nii.gz, ..., PREFIX_surface.gii
+ *   session-save PATH | session-open PATH
+ *   screenshot-plot PATH the live plot, 640 x 480 PNG
+ *   readouts             print "readouts: iteration I · ms M · path P · shown S" on stdout
  * Empty lines and lines starting with # are skipped. A bad line or a failed screenshot
- * stops the script with exit status 2; waiting more than 180 s for loads, with 3.
+ * stops the script with exit status 2; waiting more than 180 s for loads or a wait-* line,
+ * with 3.
  * Main thread only. */
 #ifndef NW_SCRIPT_H
 #define NW_SCRIPT_H

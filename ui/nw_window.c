@@ -407,6 +407,27 @@ static void setup_menus(NwWindow *w)
   fill_recent_menu(rm, w);
 }
 
+/* The sidebar: a stack "Layers | Run" under a switcher, inside the scrolled sidebar (the run
+ * page is taller than the window at 1280x880). The run panel installs win.run, win.pause,
+ * win.step, win.stop, win.save-results, win.save-session and win.open-session. */
+static void build_sidebar(NwWindow *w)
+{
+  GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 2);
+  w->sidebar_stack = GTK_STACK(gtk_stack_new());
+  GtkWidget *sw = gtk_stack_switcher_new();
+  gtk_stack_switcher_set_stack(GTK_STACK_SWITCHER(sw), w->sidebar_stack);
+  gtk_widget_set_halign(sw, GTK_ALIGN_CENTER);
+  gtk_widget_set_margin_top(sw, 4);
+  gtk_box_pack_start(GTK_BOX(box), sw, FALSE, FALSE, 0);
+  gtk_box_pack_start(GTK_BOX(box), GTK_WIDGET(w->sidebar_stack), TRUE, TRUE, 0);
+  GtkWidget *list = GTK_WIDGET(nw_layer_list_new(w->scene));
+  gtk_stack_add_titled(w->sidebar_stack, list, "layers", "Layers");
+  w->run_panel = nw_run_panel_new(w);
+  gtk_stack_add_titled(w->sidebar_stack, GTK_WIDGET(w->run_panel), "run", "Run");
+  gtk_widget_show_all(box);
+  gtk_container_add(GTK_CONTAINER(w->sidebar), box);
+}
+
 static void nw_window_init(NwWindow *w)
 {
   w->flicker_ms = 500;
@@ -423,9 +444,7 @@ static void nw_window_init(NwWindow *w)
   w->maximized = -1;
   g_signal_connect(w->scene, "crosshair-moved", G_CALLBACK(on_crosshair_moved), w);
   g_signal_connect(w->scene, "layers-changed", G_CALLBACK(on_layers_changed), w);
-  GtkWidget *list = GTK_WIDGET(nw_layer_list_new(w->scene));
-  gtk_widget_show(list);
-  gtk_container_add(GTK_CONTAINER(w->sidebar), list);
+  build_sidebar(w);
   for (int k = 0; k < 4; k++) {
     w->views[k] = nw_view_new((NwViewKind)k, w->scene);
     g_signal_connect(w->views[k], "pointer-moved", G_CALLBACK(on_pointer_moved), w);
@@ -455,4 +474,14 @@ NwWindow *nw_window_new(GtkApplication *app)
 NwScene *nw_window_get_scene(NwWindow *w)
 {
   return w->scene;
+}
+
+NwRunPanel *nw_window_get_run_panel(NwWindow *w)
+{
+  return w->run_panel;
+}
+
+void nw_window_show_sidebar_page(NwWindow *w, const char *name)
+{
+  gtk_stack_set_visible_child_name(w->sidebar_stack, name);
 }

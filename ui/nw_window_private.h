@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "nw_run_panel.h"
 #include "nw_window.h"
 
 struct _NwWindow {
@@ -32,6 +33,8 @@ struct _NwWindow {
   gulong recent_id;
   guint flicker_id;
   guint flicker_ms; /* flicker half-period; 0: only nw_window_flicker_step */
+  NwRunPanel *run_panel; /* the sidebar's "Run" page */
+  GtkStack *sidebar_stack; /* "Layers | Run" */
 };
 
 void nw_window_install_actions(NwWindow *w);

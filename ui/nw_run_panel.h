@@ -1,0 +1,63 @@
+/* nw_run_panel.h — the "Run" page of the window's sidebar: method, device and preset
+ * pickers, the parameter panel, Run / Pause / Step / Stop (win.run F5, win.pause F6,
+ * win.step F10, win.stop Shift+F5), a progress bar, readouts (iteration, ms/iteration,
+ * device, frame path and the lag of the shown iteration), the live plot of the job's
+ * figures, Save results (win.save-results), session Save / Open (win.save-session,
+ * win.open-session) and a "Second job" switch that runs a second job side by side with its
+ * own device and parameters (runs "1" and "2"; the views then compare warped · 1 and
+ * warped · 2 with a curtain).
+ *
+ * The panel owns the runs (nw_run.h) and installs the win.* actions above on its window.
+ * Every function that may fail reports through GError; the script commands (nw_script.c)
+ * call the same functions as the buttons. Main thread only. */
+#ifndef NW_RUN_PANEL_H
+#define NW_RUN_PANEL_H
+
+#include <gtk/gtk.h>
+
+#include "nw_plot.h"
+#include "nw_run.h"
+#include "nw_window.h"
+
+G_BEGIN_DECLS
+
+#define NW_TYPE_RUN_PANEL (nw_run_panel_get_type())
+G_DECLARE_FINAL_TYPE(NwRunPanel, nw_run_panel, NW, RUN_PANEL, GtkBox)
+
+/* Installs the win.* run actions on win. */
+NwRunPanel *nw_run_panel_new(NwWindow *win);
+
+gboolean nw_run_panel_set_method(NwRunPanel *p, const char *name, GError **error);
+/* job: 0 or 1 (the second job). "cuda" without a device is an error naming the reason. */
+gboolean nw_run_panel_set_device(NwRunPanel *p, int job, NwDevice device, GError **error);
+/* One parameter of job 0 or 1, from text; while that job runs, a live value goes to it and
+ * a non-live change fails with the job's message (the panel keeps the old value). Turning
+ * the second job on copies job 0's values into job 1's panel. */
+gboolean nw_run_panel_set_param(NwRunPanel *p, int job, const char *name, const char *value,
+                                GError **error);
+/* A shipped preset by display name or file name, or a path to a preset file. */
+gboolean nw_run_panel_apply_preset(NwRunPanel *p, const char *name_or_path, GError **error);
+void nw_run_panel_set_second_job(NwRunPanel *p, gboolean on);
+
+/* Start the job(s) on the scene's compared pair (the pair of the first start while runs
+ * replace it). */
+gboolean nw_run_panel_start(NwRunPanel *p, gboolean paused, GError **error);
+void nw_run_panel_pause(NwRunPanel *p);
+void nw_run_panel_resume(NwRunPanel *p);
+void nw_run_panel_step(NwRunPanel *p);
+void nw_run_panel_stop(NwRunPanel *p);
+
+/* Run 0 or 1 (NULL when none). */
+NwRun *nw_run_panel_get_run(NwRunPanel *p, int job);
+NwPlot *nw_run_panel_get_plot(NwRunPanel *p);
+/* "readouts: iteration I · ms M · path P · shown S" for run 1 (g_free). */
+char *nw_run_panel_readouts(NwRunPanel *p);
+
+/* PREFIX_* of run 1 (and PREFIX2_* ... with the second job: PREFIX_2_*). */
+gboolean nw_run_panel_save_results(NwRunPanel *p, const char *prefix, GError **error);
+gboolean nw_run_panel_save_session(NwRunPanel *p, const char *path, GError **error);
+gboolean nw_run_panel_open_session(NwRunPanel *p, const char *path, GError **error);
+
+G_END_DECLS
+
+#endif

@@ -1,0 +1,260 @@
+/* nw_run_panel_actions.c — the run panel's readouts, its win.* actions (run, pause, step,
+ * stop, save-results, save-session, open-session), saving results and sessions
+ * (nw_run_panel.h). Main thread only. */
+#include <string.h>
+
+#include "nw_error.h"
+#include "nw_run_panel_private.h"
+#include "nw_session.h"
+#ifdef NW_HAVE_CUDA_GL
+#include "nw_cuda.h"
+#endif
+
+/* ---- readouts and actions ---- */
+
+static char *device_text(NwRunPanel *p, NwRun *r)
+{
+  const NwMethodOps *ops = r != NULL ? nw_run_get_ops(r) : NULL;
+  if (ops != NULL && ops->device == NW_DEVICE_CUDA) {
+#ifdef NW_HAVE_CUDA_GL
+    size_t free_b = 0, total_b = 0;
+    if (nw_cuda_mem_info(&free_b, &total_b))
+      return g_strdup_printf("%s · %.0f of %.0f MiB in use", p->cuda_name ? p->cuda_name : "CUDA",
+                             (double)(total_b - free_b) / 1048576.0, (double)total_b / 1048576.0);
+#endif
+    return g_strdup(p->cuda_name != NULL ? p->cuda_name : "CUDA");
+  }
+  return g_strdup_printf("CPU · %u threads", g_get_num_processors());
+}
+
+void nw_run_panel_update_readouts(NwRunPanel *p)
+{
+  GString *it = g_string_new(NULL), *ms = g_string_new(NULL), *path = g_string_new(NULL);
+  for (int j = 0; j < 2; j++) {
+    NwRun *r = p->runs[j];
+    if (r == NULL || (j == 1 && !nw_run_panel_second_on(p)))
+      continue;
+    const char *sep = j > 0 ? " · " : "";
+    const char *who = nw_run_panel_second_on(p) ? (j == 0 ? "1: " : "2: ") : "";
+    const int shown = nw_run_get_shown_iteration(r), done = nw_run_get_iteration(r);
+    g_string_append_printf(it, "%s%siteration %d (%s)", sep, who, done,
+                           nw_job_state_name(nw_run_get_state(r)));
+    g_string_append_printf(ms, "%s%s%.1f ms/iteration", sep, who, nw_run_get_ms_per_iteration(r));
+    const char *fp = nw_run_get_frame_path(r);
+    g_string_append_printf(path, "%s%s%s, shown %d (lag %d)", sep, who, fp ? fp : "—", shown,
+                           shown >= 0 ? done - shown : done);
+  }
+  g_autofree char *dev = device_text(p, p->runs[0]);
+  gtk_label_set_text(p->readout_iteration, it->len ? it->str : "no job yet");
+  gtk_label_set_text(p->readout_ms, ms->len ? ms->str : "—");
+  gtk_label_set_text(p->readout_device, dev);
+  gtk_label_set_text(p->readout_path, path->len ? path->str : "—");
+  g_string_free(it, TRUE);
+  g_string_free(ms, TRUE);
+  g_string_free(path, TRUE);
+}
+
+char *nw_run_panel_readouts(NwRunPanel *p)
+{
+  NwRun *r = p->runs[0];
+  if (r == NULL)
+    return g_strdup("readouts: iteration 0 · ms 0.0 · path none · shown -1");
+  const char *fp = nw_run_get_frame_path(r);
+  return g_strdup_printf("readouts: iteration %d · ms %.1f · path %s · shown %d",
+                         nw_run_get_iteration(r), nw_run_get_ms_per_iteration(r),
+                         fp != NULL ? fp : "none", nw_run_get_shown_iteration(r));
+}
+
+static void enable(NwRunPanel *p, const char *name, gboolean on)
+{
+  GAction *a = g_action_map_lookup_action(G_ACTION_MAP(p->win), name);
+  if (a != NULL)
+    g_simple_action_set_enabled(G_SIMPLE_ACTION(a), on);
+}
+
+void nw_run_panel_sync_actions(NwRunPanel *p)
+{
+  gboolean active = FALSE, running = FALSE, ended = FALSE;
+  for (int j = 0; j < 2; j++) {
+    NwRun *r = p->runs[j];
+    if (r == NULL)
+      continue;
+    active |= nw_run_is_active(r);
+    running |= nw_run_is_active(r) && nw_run_get_state(r) == NW_JOB_RUNNING;
+    NwJobState s = nw_run_get_state(r);
+    ended |= j == 0 && (s == NW_JOB_FINISHED || s == NW_JOB_CANCELLED);
+  }
+  enable(p, "run", p->method != NULL && (!active || !running));
+  enable(p, "pause", running);
+  enable(p, "step", active);
+  enable(p, "stop", active);
+  enable(p, "save-results", ended && !active);
+  for (int j = 0; j < 2; j++)
+    if (p->params[j] != NULL)
+      nw_param_panel_set_running(p->params[j], active);
+  gtk_widget_set_sensitive(GTK_WIDGET(p->method_combo), !active);
+  gtk_widget_set_sensitive(GTK_WIDGET(p->device_combo[0]), !active);
+  gtk_widget_set_sensitive(GTK_WIDGET(p->device_combo[1]), !active);
+  gtk_widget_set_sensitive(GTK_WIDGET(p->second_check), !active);
+}
+
+static void report(NwRunPanel *p, GError *error)
+{
+  if (error != NULL)
+    nw_window_show_error(p->win, error->message);
+  g_clear_error(&error);
+}
+
+/* Run (F5): start, or resume paused jobs. */
+static void act_run(GSimpleAction *a, GVariant *v, gpointer data)
+{
+  NwRunPanel *p = data;
+  GError *error = NULL;
+  gboolean paused = FALSE;
+  for (int j = 0; j < 2; j++)
+    paused |= p->runs[j] != NULL && nw_run_is_active(p->runs[j]);
+  if (paused)
+    nw_run_panel_resume(p);
+  else
+    nw_run_panel_start(p, FALSE, &error);
+  report(p, error);
+}
+
+static void act_pause(GSimpleAction *a, GVariant *v, gpointer data)
+{
+  nw_run_panel_pause(data);
+}
+
+static void act_step(GSimpleAction *a, GVariant *v, gpointer data)
+{
+  nw_run_panel_step(data);
+}
+
+static void act_stop(GSimpleAction *a, GVariant *v, gpointer data)
+{
+  nw_run_panel_stop(data);
+}
+
+typedef gboolean (*PathFn)(NwRunPanel *p, const char *path, GError **error);
+
+/* A file chooser, then fn on the chosen path. */
+static void choose_path(NwRunPanel *p, const char *title, GtkFileChooserAction mode,
+                        const char *suggest, PathFn fn)
+{
+  GtkFileChooserNative *fc = gtk_file_chooser_native_new(title, GTK_WINDOW(p->win), mode, NULL,
+                                                         NULL);
+  if (suggest != NULL)
+    gtk_file_chooser_set_current_name(GTK_FILE_CHOOSER(fc), suggest);
+  if (gtk_native_dialog_run(GTK_NATIVE_DIALOG(fc)) == GTK_RESPONSE_ACCEPT) {
+    g_autofree char *path = gtk_file_chooser_get_filename(GTK_FILE_CHOOSER(fc));
+    GError *error = NULL;
+    fn(p, path, &error);
+    report(p, error);
+  }
+  g_object_unref(fc);
+}
+
+static void act_save_results(GSimpleAction *a, GVariant *v, gpointer data)
+{
+  choose_path(data, "Save results (prefix)", GTK_FILE_CHOOSER_ACTION_SAVE, "run",
+              nw_run_panel_save_results);
+}
+
+static void act_save_session(GSimpleAction *a, GVariant *v, gpointer data)
+{
+  choose_path(data, "Save session", GTK_FILE_CHOOSER_ACTION_SAVE, "session.ini",
+              nw_run_panel_save_session);
+}
+
+static void act_open_session(GSimpleAction *a, GVariant *v, gpointer data)
+{
+  choose_path(data, "Open session", GTK_FILE_CHOOSER_ACTION_OPEN, NULL,
+              nw_run_panel_open_session);
+}
+
+/* ---- results and sessions ---- */
+
+gboolean nw_run_panel_save_results(NwRunPanel *p, const char *prefix, GError **error)
+{
+  if (p->runs[0] == NULL) {
+    g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "save results %s: nothing has run yet", prefix);
+    return FALSE;
+  }
+  if (!nw_run_save_results(p->runs[0], prefix, NULL, error))
+    return FALSE;
+  if (p->runs[1] == NULL)
+    return TRUE;
+  g_autofree char *prefix2 = g_strdup_printf("%s_2", prefix);
+  return nw_run_save_results(p->runs[1], prefix2, NULL, error);
+}
+
+gboolean nw_run_panel_save_session(NwRunPanel *p, const char *path, GError **error)
+{
+  if (p->method == NULL || p->params[0] == NULL) {
+    g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "save session %s: no method chosen", path);
+    return FALSE;
+  }
+  nw_run_panel_restore_pair(p);
+  NwSession s = {0};
+  s.method = g_strdup(p->method);
+  s.device = p->device[0];
+  s.fixed_path = p->pair[0] != NULL ? g_strdup(p->pair[0]->path) : NULL;
+  s.moving_path = p->pair[1] != NULL ? g_strdup(p->pair[1]->path) : NULL;
+  s.demo = p->pair[0] != NULL && p->pair[0]->path == NULL;
+  s.params = nw_param_panel_get_params(p->params[0]);
+  s.second_job = nw_run_panel_second_on(p);
+  s.device2 = p->device[1];
+  s.params2 = s.second_job ? nw_param_panel_get_params(p->params[1]) : NULL;
+  gboolean ok = nw_session_save(&s, path, error);
+  nw_session_clear(&s);
+  return ok;
+}
+
+static gboolean scene_has_images(NwScene *scene)
+{
+  for (guint i = 0; i < nw_scene_n_layers(scene); i++)
+    if (nw_scene_get_layer(scene, i)->kind == NW_LAYER_IMAGE)
+      return TRUE;
+  return FALSE;
+}
+
+/* The method, devices and parameters; the images too when none are open yet. */
+gboolean nw_run_panel_open_session(NwRunPanel *p, const char *path, GError **error)
+{
+  NwSession s = {0};
+  if (!nw_session_load(&s, path, error))
+    return FALSE;
+  gboolean ok = nw_run_panel_set_method(p, s.method, error) &&
+                nw_run_panel_set_device(p, 0, s.device, error) &&
+                nw_run_panel_set_device(p, 1, s.device2, error);
+  if (ok) {
+    nw_param_panel_set_params(p->params[0], s.params);
+    if (s.params2 != NULL)
+      nw_param_panel_set_params(p->params[1], s.params2);
+    nw_run_panel_set_second_job(p, s.second_job);
+    if (!scene_has_images(p->scene)) {
+      if (s.demo)
+        nw_window_open_demo(p->win);
+      if (s.fixed_path != NULL)
+        nw_window_open_file(p->win, s.fixed_path);
+      if (s.moving_path != NULL)
+        nw_window_open_file(p->win, s.moving_path);
+    }
+  }
+  nw_session_clear(&s);
+  return ok;
+}
+
+void nw_run_panel_install_actions(NwRunPanel *p)
+{
+  const GActionEntry entries[] = {
+      {"run", act_run, NULL, NULL, NULL, {0}},
+      {"pause", act_pause, NULL, NULL, NULL, {0}},
+      {"step", act_step, NULL, NULL, NULL, {0}},
+      {"stop", act_stop, NULL, NULL, NULL, {0}},
+      {"save-results", act_save_results, NULL, NULL, NULL, {0}},
+      {"save-session", act_save_session, NULL, NULL, NULL, {0}},
+      {"open-session", act_open_session, NULL, NULL, NULL, {0}},
+  };
+  g_action_map_add_action_entries(G_ACTION_MAP(p->win), entries, G_N_ELEMENTS(entries), p);
+}

@@ -1,0 +1,40 @@
+/* nw_run_panel_private.h — NwRunPanel's fields, shared by nw_run_panel.c (widgets, pickers,
+ * starting runs) and nw_run_panel_actions.c (readouts, win.* actions, results, sessions).
+ * Main thread only. */
+#ifndef NW_RUN_PANEL_PRIVATE_H
+#define NW_RUN_PANEL_PRIVATE_H
+
+#include "nw_param_panel.h"
+#include "nw_run_panel.h"
+
+struct _NwRunPanel {
+  GtkBox parent;
+  NwWindow *win; /* borrowed: the window owns the panel */
+  NwScene *scene;
+  GtkComboBoxText *method_combo, *preset_combo, *device_combo[2];
+  GtkBox *params_box[2];
+  NwParamPanel *params[2];
+  GtkWidget *second_box;
+  GtkToggleButton *second_check;
+  GtkProgressBar *progress;
+  GtkLabel *readout_iteration, *readout_ms, *readout_device, *readout_path;
+  GtkBox *plot_box;
+  NwPlot *plot;
+  NwRun *runs[2];
+  char *method;
+  NwDevice device[2];
+  NwLayer *pair[2]; /* the compared pair of the first start (refs): runs replace the pair */
+  GPtrArray *preset_paths;
+  int last_level[2];
+  gboolean updating; /* programmatic widget changes: no feedback */
+  char *cuda_name;   /* NULL without a CUDA device */
+};
+
+gboolean nw_run_panel_second_on(NwRunPanel *p);
+/* The pair of the first start again as the compared pair, when still in the scene. */
+void nw_run_panel_restore_pair(NwRunPanel *p);
+void nw_run_panel_sync_actions(NwRunPanel *p);
+void nw_run_panel_update_readouts(NwRunPanel *p);
+void nw_run_panel_install_actions(NwRunPanel *p);
+
+#endif

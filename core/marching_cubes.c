@@ -273,8 +273,7 @@ static void march_layer(Mc *mc, int k, const gint8 *table)
     }
 }
 
-/* inv_t = (A^-1)^T for the affine's 3x3 A; returns det(A). */
-static double inverse_transpose(const double m[16], double inv_t[9])
+double nw_mc_normal_matrix(const double m[16], double inv_t[9])
 {
   double a = m[0], b = m[1], c = m[2], d = m[4], e = m[5], f = m[6], g = m[8], h = m[9], i = m[10];
   double det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g);
@@ -330,7 +329,7 @@ NwSurface *nw_marching_cubes(const NwVolume *v, float iso, GError **error)
   }
   const gint8 *table = nw_mc_triangle_table();
   Mc mc = {.v = v, .iso = iso};
-  double det = inverse_transpose(v->vox_to_ras, mc.inv_t);
+  double det = nw_mc_normal_matrix(v->vox_to_ras, mc.inv_t);
   mc.vertices = g_array_new(FALSE, FALSE, sizeof(float));
   mc.normals = g_array_new(FALSE, FALSE, sizeof(float));
   mc.triangles = g_array_new(FALSE, FALSE, sizeof(guint32));

@@ -46,6 +46,10 @@ const gint8 *nw_mc_triangle_table(void);
 /* Cube edge e (0..11): the corner it starts from and the axis (0 = i, 1 = j, 2 = k). */
 void nw_mc_edge(int e, int *corner, int *axis);
 
+/* inv_t = (A^-1)^T of the affine's 3x3 A, which maps voxel-space gradients to world normals
+ * (row-major, 0 when A is singular); returns det(A) (negative: mirroring, winding flips). */
+double nw_mc_normal_matrix(const double vox_to_ras[16], double inv_t[9]);
+
 /* Iso-surface of v (nc must be 1) at iso. An empty surface (0 vertices, 0 triangles) when
  * nothing crosses. Errors: nc != 1, a non-finite iso value, or a mesh too large. */
 NwSurface *nw_marching_cubes(const NwVolume *v, float iso, GError **error);

@@ -235,15 +235,7 @@ static void geometry(McGeom *g, int nx, int ny, int nz, const double m[16])
   g->ny = ny;
   g->nz = nz;
   memcpy(g->a, m, 12 * sizeof(double));
-  const double a = m[0], b = m[1], c = m[2], d = m[4], e = m[5], f = m[6], gg = m[8], h = m[9],
-               i = m[10];
-  const double det = a * (e * i - f * h) - b * (d * i - f * gg) + c * (d * h - e * gg);
-  const double cof[9] = {e * i - f * h,    -(d * i - f * gg), d * h - e * gg,
-                         -(b * i - c * h), a * i - c * gg,    -(a * h - b * gg),
-                         b * f - c * e,    -(a * f - c * d),  a * e - b * d};
-  for (int k = 0; k < 9; k++)
-    g->inv_t[k] = det != 0.0 ? cof[k] / det : 0.0;
-  g->flip = det < 0;
+  g->flip = nw_mc_normal_matrix(m, g->inv_t) < 0; /* the CPU's normals and winding */
 }
 
 extern "C" gboolean nw_mc_cuda_run(NwMcCuda *mc, const float *d_image, int nx, int ny, int nz,

@@ -28,7 +28,7 @@ if(NW_HAVE_GUI AND TARGET neurowarp)
   target_compile_definitions(test_gui PRIVATE NW_GUI_BINARY="$<TARGET_FILE:neurowarp>")
   add_dependencies(test_gui neurowarp)
   foreach(case demo-figure compare-and-actions open-field corrupt-file orientation bad-script
-               run-demons)
+               run-demons run-two-jobs)
     add_test(NAME test_gui_${case} COMMAND test_gui -p /gui/${case})
     set_tests_properties(test_gui_${case} PROPERTIES SKIP_RETURN_CODE 77 LABELS gui TIMEOUT 300
       ENVIRONMENT "LIBGL_ALWAYS_SOFTWARE=1;G_DEBUG=fatal-criticals")

@@ -56,13 +56,20 @@ void nw_run_panel_update_readouts(NwRunPanel *p)
 
 char *nw_run_panel_readouts(NwRunPanel *p)
 {
-  NwRun *r = p->runs[0];
-  if (r == NULL)
+  if (p->runs[0] == NULL)
     return g_strdup("readouts: iteration 0 · ms 0.0 · path none · shown -1");
-  const char *fp = nw_run_get_frame_path(r);
-  return g_strdup_printf("readouts: iteration %d · ms %.1f · path %s · shown %d",
-                         nw_run_get_iteration(r), nw_run_get_ms_per_iteration(r),
-                         fp != NULL ? fp : "none", nw_run_get_shown_iteration(r));
+  GString *s = g_string_new("readouts:");
+  for (int j = 0; j < 2; j++) {
+    NwRun *r = p->runs[j];
+    if (r == NULL || (j == 1 && !nw_run_panel_second_on(p)))
+      continue;
+    const char *fp = nw_run_get_frame_path(r);
+    g_string_append_printf(s, "%s iteration %d · ms %.1f · path %s · shown %d",
+                           j == 0 ? "" : " | job 2", nw_run_get_iteration(r),
+                           nw_run_get_ms_per_iteration(r), fp != NULL ? fp : "none",
+                           nw_run_get_shown_iteration(r));
+  }
+  return g_string_free(s, FALSE);
 }
 
 static void enable(NwRunPanel *p, const char *name, gboolean on)

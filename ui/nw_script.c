@@ -304,7 +304,8 @@ static int run_job_command(NwWindow *w, char **t, int n, const char *line, GErro
   return -1;
 }
 
-/* wait-iteration N: run 1 has completed N iterations and the views show them; wait-state S:
+/* wait-iteration N: run 1 (and the second job, when there is one) has completed N iterations
+ * and the views show them; wait-state S:
  * run 1 (and the second job, when there is one) is in state S. 1: met (or not a wait line), 0: not yet, -1: a bad line. */
 static int script_wait(NwWindow *w, const char *line, GError **error)
 {
@@ -317,7 +318,9 @@ static int script_wait(NwWindow *w, const char *line, GError **error)
     const int it = atoi(t[1]);
     if (it < 1)
       return bad(error, line, "expected: wait-iteration N (N >= 1)") ? 1 : -1;
-    return r != NULL && nw_run_get_iteration(r) >= it && nw_run_get_shown_iteration(r) >= it;
+    NwRun *r2 = nw_run_panel_get_run(nw_window_get_run_panel(w), 1);
+    return r != NULL && nw_run_get_iteration(r) >= it && nw_run_get_shown_iteration(r) >= it &&
+           (r2 == NULL || (nw_run_get_iteration(r2) >= it && nw_run_get_shown_iteration(r2) >= it));
   }
   if (strcmp(t[0], "wait-state") == 0 && t[1] != NULL) {
     NwRun *r2 = nw_run_panel_get_run(nw_window_get_run_panel(w), 1);

@@ -34,13 +34,15 @@
  *   run | run-paused     start the job(s) (run also resumes paused ones); run-paused waits
  *                        for step / run before the first iteration
  *   pause | step | stop
- *   wait-iteration N     wait until run 1 has completed N iterations and the views show them
+ *   wait-iteration N     wait until run 1 (and the second job, when there is one) has
+ *                        completed N iterations and the views show them
  *   wait-state STATE     idle | running | paused | finished | cancelled | failed (run 1,
  *                        and the second job too when there is one)
  *   save-results PREFIX  PREFIX_warped.nii.gz, PREFIX_forward.nii.gz, ..., PREFIX_surface.gii
  *   session-save PATH | session-open PATH
  *   screenshot-plot PATH the live plot, 640 x 480 PNG
- *   readouts             print "readouts: iteration I · ms M · path P · shown S" on stdout
+ *   readouts             print "readouts: iteration I · ms M · path P · shown S" on stdout,
+ *                        then " | job 2 iteration ..." the same for a second job
  * Empty lines and lines starting with # are skipped. A bad line or a failed screenshot
  * stops the script with exit status 2; waiting more than 180 s for loads or a wait-* line,
  * with 3.

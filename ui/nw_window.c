@@ -48,6 +48,7 @@ static void append_values(NwWindow *w, GString *s, const double ras[3])
 void nw_window_update_status(NwWindow *w, const double *ras_or_null)
 {
   double ras[3];
+  w->status_at_pointer = ras_or_null != NULL;
   if (ras_or_null != NULL)
     memcpy(ras, ras_or_null, sizeof ras);
   else
@@ -66,6 +67,14 @@ void nw_window_update_status(NwWindow *w, const double *ras_or_null)
 static void on_crosshair_moved(NwScene *s, NwWindow *w)
 {
   nw_window_update_status(w, NULL);
+}
+
+/* New voxels (a live run's frames, a layer shown or hidden): the values at the crosshair
+ * change, so does the status bar, unless it follows the pointer (which refreshes it). */
+static void on_scene_changed(NwScene *s, NwWindow *w)
+{
+  if (!w->status_at_pointer)
+    nw_window_update_status(w, NULL);
 }
 
 static void on_pointer_moved(NwView *v, double x, double y, double z, NwWindow *w)
@@ -443,6 +452,7 @@ static void nw_window_init(NwWindow *w)
   w->cancellable = g_cancellable_new();
   w->maximized = -1;
   g_signal_connect(w->scene, "crosshair-moved", G_CALLBACK(on_crosshair_moved), w);
+  g_signal_connect(w->scene, "changed", G_CALLBACK(on_scene_changed), w);
   g_signal_connect(w->scene, "layers-changed", G_CALLBACK(on_layers_changed), w);
   build_sidebar(w);
   for (int k = 0; k < 4; k++) {

@@ -32,6 +32,7 @@ struct _NwWindow {
   GMenu *recent_menu;
   gulong recent_id;
   guint flicker_id;
+  gboolean status_at_pointer; /* the status bar shows the point under the pointer */
   guint flicker_ms; /* flicker half-period; 0: only nw_window_flicker_step */
   NwRunPanel *run_panel; /* the sidebar's "Run" page */
   GtkStack *sidebar_stack; /* "Layers | Run" */

@@ -219,16 +219,20 @@ static void test_live_sigma(void)
   g_assert_true(nw_job_set_params(job, p, &error));
   g_assert_no_error(error);
   wait_paused(job);
-  nw_job_request_frame(job);
   nw_job_step(job);
   wait_reports(&seen, 2);
   g_assert_cmpfloat(seen.rms[1], ==, 0.0);
   g_assert_cmpfloat(seen.mean[1], ==, seen.mean[0]);
-  wait_paused(job); /* the frame is delivered before the worker pauses again */
+  wait_paused(job);
+  nw_job_request_frame(job); /* paused: served at once, showing iteration 2 */
 
   g_autoptr(NwVolume) once = nw_volume_copy(input);
   g_assert_true(nw_smooth_gaussian_mm(once, 1.0, NULL));
+  gint64 end = g_get_monotonic_time() + 60 * G_TIME_SPAN_SECOND; /* safety net only */
   g_mutex_lock(&seen.lock);
+  while (seen.frame == NULL)
+    if (!g_cond_wait_until(&seen.cond, &seen.lock, end))
+      g_error("timed out waiting for the frame");
   g_assert_nonnull(seen.frame);
   g_assert_cmpint(seen.frame->iteration, ==, 2);
   g_assert_cmpfloat(nw_test_max_abs_diff(seen.frame->image, once), <=, 1e-6);

@@ -46,7 +46,7 @@ extern "C" gboolean nw_cuda_gl_available(char *why, size_t why_len)
   int devices[8];
   cudaError_t e = cudaGLGetDevices(&count, devices, 8, cudaGLDeviceListAll);
   if (e != cudaSuccess || count == 0) {
-    cudaGetLastError(); /* clear the sticky-free error state of the runtime call */
+    cudaGetLastError(); /* reset the runtime's last-error state after the failed query */
     const char *renderer = (const char *)glGetString(GL_RENDERER);
     if (why != NULL && why_len > 0)
       snprintf(why, why_len, "the GL context is not on a CUDA device: %s",

@@ -79,7 +79,7 @@ NwGlVolume *nw_gl_volume_new(const NwVolume *v, gboolean nearest, GError **error
 {
   if (v->nc != 1 && v->nc != 3 && v->nc != 4) {
     g_set_error(error, NW_ERROR, NW_ERROR_UNSUPPORTED,
-                "volume with %d components per voxel: only 1 (image) or 3 (field) can be shown",
+                "volume with %d components per voxel: only 1 (image) or 3 or 4 (field) can be shown",
                 v->nc);
     return NULL;
   }

@@ -94,6 +94,7 @@ static void compute_ranges(NwLayer *l)
 NwLayer *nw_layer_new_volume(NwLayerKind kind, const char *name, NwVolume *volume)
 {
   NwLayer *l = g_new0(NwLayer, 1);
+  l->live_shown = -1;
   l->ref = 1;
   l->kind = kind;
   l->name = g_strdup(name);
@@ -127,6 +128,7 @@ NwLayer *nw_layer_new_volume(NwLayerKind kind, const char *name, NwVolume *volum
 NwLayer *nw_layer_new_surface(const char *name, NwSurface *surface)
 {
   NwLayer *l = g_new0(NwLayer, 1);
+  l->live_shown = -1;
   l->ref = 1;
   l->kind = NW_LAYER_SURFACE;
   l->name = g_strdup(name);
@@ -196,6 +198,11 @@ void nw_layer_set_window_level(NwLayer *l, double window, double level)
   window = MAX(window, span * 1e-4);
   l->style.lo = (float)(level - 0.5 * window);
   l->style.hi = (float)(level + 0.5 * window);
+}
+
+float nw_layer_surface_iso(const NwLayer *image)
+{
+  return 0.4f * image->robust_hi;
 }
 
 gboolean nw_layer_apply_window_preset(NwLayer *l, const char *preset)

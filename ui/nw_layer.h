@@ -66,6 +66,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(NwLayer, nw_layer_unref)
  * outside the grid or the layer has no voxels. */
 gboolean nw_layer_value_at(const NwLayer *l, const double ras[3], double *value);
 
+/* The level at which an image's surface is drawn: 40 % of its robust maximum, between the
+ * background and grey matter in Colin27 and the demo phantom (the demo's brain surface, a
+ * run's live surface). */
+float nw_layer_surface_iso(const NwLayer *image);
+
 /* Window presets: "auto" (robust range), "full" (min..max), "ct-brain" (W 80 L 40),
  * "ct-bone" (W 2000 L 500), "ct-soft" (W 400 L 40). FALSE for an unknown name. */
 gboolean nw_layer_apply_window_preset(NwLayer *l, const char *preset);

@@ -108,14 +108,13 @@ GPtrArray *nw_load_file(const char *path, GError **error)
   return g_steal_pointer(&out);
 }
 
-/* Brain surface: marching cubes of the image smoothed by 1.5 mm, at 40 % of its robust
- * maximum (between background and grey matter in Colin27 and the phantom). */
-static NwLayer *brain_surface(const NwVolume *fixed, float robust_hi, GError **error)
+/* Brain surface: marching cubes of the image smoothed by 1.5 mm, at nw_layer_surface_iso. */
+static NwLayer *brain_surface(const NwVolume *fixed, float iso, GError **error)
 {
   g_autoptr(NwVolume) smooth = nw_volume_copy(fixed);
   if (!nw_smooth_gaussian_mm(smooth, 1.5, error))
     return NULL;
-  NwSurface *s = nw_marching_cubes(smooth, 0.4f * robust_hi, error);
+  NwSurface *s = nw_marching_cubes(smooth, iso, error);
   if (s == NULL)
     return NULL;
   NwLayer *l = nw_layer_new_surface("brain surface", s);
@@ -156,7 +155,7 @@ GPtrArray *nw_load_demo(double spacing_mm, GError **error)
   add_field_layers(out, "true field", g_steal_pointer(&c.true_field), NULL);
   NwLayer *grid = g_ptr_array_index(out, out->len - 2);
   grid->visible = FALSE;
-  NwLayer *surf = brain_surface(fixed->volume, fixed->robust_hi, error);
+  NwLayer *surf = brain_surface(fixed->volume, nw_layer_surface_iso(fixed), error);
   nw_demo_case_clear(&c);
   if (surf == NULL) {
     nw_error_prefix(error, "demo brain surface");

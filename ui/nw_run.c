@@ -29,7 +29,7 @@ struct _NwRun {
   NwLiveFront *front;   /* device path only */
   gboolean interop_ok;  /* set by the caller (nw_run_set_interop) */
   const char *frame_path;
-  float iso;            /* iso level of the surface: 0.4 x the fixed image's robust high */
+  float iso;            /* iso level of the surface: nw_layer_surface_iso of fixed */
   NwLayer *warped, *field, *surface; /* in the scene while shown; owned refs */
   NwJobState state;
   int iteration, shown;
@@ -70,13 +70,22 @@ static void remove_layer(NwRun *r, NwLayer **l)
   g_clear_pointer(l, nw_layer_unref);
 }
 
+/* Point the run's layers (those that exist) at front, or back to their host data (NULL). */
+static void set_live(NwRun *r, NwLiveFront *front)
+{
+  NwLayer *layers[3] = {r->warped, r->field, r->surface};
+  for (int i = 0; i < 3; i++)
+    if (layers[i] != NULL) {
+      layers[i]->live = front;
+      layers[i]->live_iso = r->iso;
+    }
+}
+
 /* Ends and frees the job (main thread; waits for the worker), then the front: the layers
  * stop reading it first. */
 static void drop_job(NwRun *r)
 {
-  for (NwLayer **l = (NwLayer *[]){r->warped, r->field, r->surface}, **e = l + 3; l < e; l++)
-    if (*l != NULL)
-      (*l)->live = NULL;
+  set_live(r, NULL);
   g_clear_pointer(&r->job, nw_job_free);
   g_clear_pointer(&r->front, nw_live_front_free);
   g_mutex_lock(&r->lock);
@@ -370,13 +379,10 @@ static gboolean make_layers(NwRun *r, NwLayer *fixed, GError **error)
   r->warped->robust_hi = fixed->robust_hi;
   r->field = nw_layer_new_volume(NW_LAYER_FIELD, fname, u);
   r->field->field_show = NW_FIELD_SHOW_GRID;
-  r->iso = 0.4f * fixed->robust_hi; /* the demo brain surface's rule (nw_loader.c) */
-  for (NwLayer **l = (NwLayer *[]){r->warped, r->field}, **e = l + 2; l < e; l++) {
-    (*l)->live = r->front;
-    (*l)->live_iso = r->iso;
-    (*l)->live_shown = -1;
-    nw_scene_add_layer(r->scene, *l);
-  }
+  r->iso = nw_layer_surface_iso(fixed);
+  set_live(r, r->front);
+  nw_scene_add_layer(r->scene, r->warped);
+  nw_scene_add_layer(r->scene, r->field);
   nw_scene_set_compare_pair(r->scene, fixed, r->warped);
   return TRUE;
 }
@@ -507,10 +513,12 @@ int nw_run_get_iteration(NwRun *r)
 int nw_run_get_shown_iteration(NwRun *r)
 {
   int shown = r->shown;
-  if (r->front != NULL)
-    for (NwLayer **l = (NwLayer *[]){r->warped, r->field}, **e = l + 2; l < e; l++)
-      if (*l != NULL)
-        shown = MAX(shown, (*l)->live_shown);
+  if (r->front != NULL) {
+    if (r->warped != NULL)
+      shown = MAX(shown, r->warped->live_shown);
+    if (r->field != NULL)
+      shown = MAX(shown, r->field->live_shown);
+  }
   return shown;
 }
 
@@ -570,9 +578,13 @@ gboolean nw_run_save_results(NwRun *r, const char *prefix, GPtrArray *written, G
   const char *method = r->ops != NULL ? r->ops->name : "method";
   if (!nw_result_write(r->result, method, prefix, required, NW_FIELD_ITK, written, error))
     return FALSE;
-  g_autoptr(NwSurface) s = nw_marching_cubes(nw_method_result_get(r->result, "warped"), r->iso,
-                                             error);
-  if (s == NULL)
+  /* the surface layer already holds the result's iso-surface (show_result); made again only
+   * when that could not be made then */
+  g_autoptr(NwSurface) made = NULL;
+  const NwSurface *s = r->surface != NULL ? r->surface->surface : NULL;
+  if (s == NULL &&
+      (s = made = nw_marching_cubes(nw_method_result_get(r->result, "warped"), r->iso, error)) ==
+          NULL)
     return FALSE;
   g_autofree char *path = g_strdup_printf("%s_surface.gii", prefix);
   if (!nw_mesh_write(path, s, NW_MESH_AUTO, error))

@@ -466,31 +466,36 @@ gboolean nw_run_panel_start(NwRunPanel *p, gboolean paused, GError **error)
   return TRUE;
 }
 
-#define FOR_ACTIVE_RUNS(p, r)                                                                  \
-  for (int j_ = 0; j_ < 2; j_++)                                                               \
-    for (NwRun *r = (p)->runs[j_]; r != NULL && nw_run_is_active(r); r = NULL)
-
+/* Each control goes to both jobs; an NwRun ignores it when its job is not running or paused. */
 void nw_run_panel_pause(NwRunPanel *p)
 {
-  FOR_ACTIVE_RUNS(p, r) nw_run_pause(r);
+  for (int j = 0; j < 2; j++)
+    if (p->runs[j] != NULL)
+      nw_run_pause(p->runs[j]);
   nw_run_panel_sync_actions(p);
 }
 
 void nw_run_panel_resume(NwRunPanel *p)
 {
-  FOR_ACTIVE_RUNS(p, r) nw_run_resume(r);
+  for (int j = 0; j < 2; j++)
+    if (p->runs[j] != NULL)
+      nw_run_resume(p->runs[j]);
   nw_run_panel_sync_actions(p);
 }
 
 void nw_run_panel_step(NwRunPanel *p)
 {
-  FOR_ACTIVE_RUNS(p, r) nw_run_step(r);
+  for (int j = 0; j < 2; j++)
+    if (p->runs[j] != NULL)
+      nw_run_step(p->runs[j]);
   nw_run_panel_sync_actions(p);
 }
 
 void nw_run_panel_stop(NwRunPanel *p)
 {
-  FOR_ACTIVE_RUNS(p, r) nw_run_stop(r);
+  for (int j = 0; j < 2; j++)
+    if (p->runs[j] != NULL)
+      nw_run_stop(p->runs[j]);
 }
 
 NwRun *nw_run_panel_get_run(NwRunPanel *p, int job)

@@ -22,7 +22,7 @@ struct NwJob {
   int max_iterations;
   NwJobCallbacks callbacks;
   gpointer data;
-  gboolean live;      /* a frame after every iteration (set before start) */
+  gboolean live;      /* live display: frames when the display wants one (set before start) */
   void *device_front; /* live frames go here when the method can (set before start) */
 
   /* The worker's own copy: what the method currently runs with. Worker only (after start). */
@@ -39,6 +39,9 @@ struct NwJob {
   int steps_requested; /* iterations to run while paused */
   gboolean cancel_requested;
   gboolean frame_requested;
+  gboolean live_wanted;   /* the display wants the next live frame */
+  int live_published;     /* iteration of the last live frame (-1: none yet) */
+  guint64 live_frames;    /* live frames published */
   NwParams *accepted;     /* latest values accepted by nw_job_set_params */
   NwParams *pending;      /* not yet handed to the method, or NULL */
   int iteration;          /* completed iterations */
@@ -83,6 +86,7 @@ NwJob *nw_job_new(const NwMethodOps *ops, const NwMethodInputs *inputs, const Nw
   job->work_params = nw_params_copy(params);
   job->accepted = nw_params_copy(params);
   job->state = NW_JOB_IDLE;
+  job->live_published = -1;
   g_mutex_init(&job->lock);
   g_cond_init(&job->cond);
   return job;
@@ -93,9 +97,19 @@ NwJob *nw_job_new(const NwMethodOps *ops, const NwMethodInputs *inputs, const Nw
 /* What the worker takes out of the mailbox at one boundary. */
 typedef struct {
   gboolean cancel;
-  gboolean frame_only; /* paused: publish a requested host frame, then wait again */
+  gboolean frame_only; /* paused: publish a requested frame, then wait again */
+  gboolean live_frame; /* ... that frame is a live one (device when the method can) */
   NwParams *params;    /* owned, or NULL */
 } Boundary;
+
+/* Under lock: does the display want a frame of a state it has not been sent yet? */
+static gboolean take_live_want(NwJob *job)
+{
+  if (!job->live || !job->live_wanted || job->live_published == job->iteration)
+    return FALSE;
+  job->live_wanted = FALSE;
+  return TRUE;
+}
 
 /* At an iteration boundary, under lock: sleep while paused with nothing to do, then take
  * the requests. Publishes RUNNING/PAUSED so observers see where the worker really is. */
@@ -112,6 +126,10 @@ static Boundary wait_at_boundary(NwJob *job)
       b.frame_only = TRUE;
       return b;
     }
+    if (take_live_want(job)) {
+      b.frame_only = b.live_frame = TRUE;
+      return b;
+    }
     g_cond_wait(&job->cond, &job->lock);
   }
   b.cancel = job->cancel_requested;
@@ -124,12 +142,13 @@ static Boundary wait_at_boundary(NwJob *job)
   return b;
 }
 
-/* Publish a frame: into the device front when asked and possible, else on the host. The
- * callee of on_frame takes it. */
-static gboolean deliver_frame(NwJob *job, void *state, int iteration, gboolean device,
+/* Publish a frame: a live one into the device front when the method can, else (and for
+ * explicit requests) on the host. The callee of on_frame takes it. */
+static gboolean deliver_frame(NwJob *job, void *state, int iteration, gboolean live,
                               GError **error)
 {
-  device = device && job->device_front != NULL && job->ops->publish_device_frame != NULL;
+  const gboolean device =
+      live && job->device_front != NULL && job->ops->publish_device_frame != NULL;
   if (!device && job->ops->publish_frame == NULL) {
     g_set_error(error, NW_ERROR, NW_ERROR_UNSUPPORTED, "method '%s' cannot publish frames",
                 job->ops->name);
@@ -145,6 +164,12 @@ static gboolean deliver_frame(NwJob *job, void *state, int iteration, gboolean d
     return FALSE;
   }
   frame->iteration = iteration;
+  if (live) {
+    g_mutex_lock(&job->lock);
+    job->live_published = iteration;
+    job->live_frames++;
+    g_mutex_unlock(&job->lock);
+  }
   if (job->callbacks.on_frame != NULL) {
     job->callbacks.on_frame(job, frame, job->data);
   } else {
@@ -179,21 +204,24 @@ static gboolean run_iteration(NwJob *job, void *state, NwParams *params, gboolea
   gint64 t0 = g_get_monotonic_time();
   if (!ops->step(state, &report, error))
     return FALSE;
-  double ms = (double)(g_get_monotonic_time() - t0) / 1000.0;
 
   g_mutex_lock(&job->lock);
   int iteration = ++job->iteration;
   gboolean want_frame = job->frame_requested;
   job->frame_requested = FALSE;
+  gboolean want_live = !want_frame && take_live_want(job);
   g_cond_broadcast(&job->cond);
   g_mutex_unlock(&job->lock);
 
   *finished = report.finished || (job->max_iterations > 0 && iteration >= job->max_iterations);
+  /* an explicit request wants host volumes; a live frame takes what is cheapest (a wanted
+   * live frame waits one more iteration behind a request) */
+  if ((want_frame || want_live) && !deliver_frame(job, state, iteration, want_live, error))
+    return FALSE;
+  /* the iteration's time includes its frame: what showing it costs the job */
+  double ms = (double)(g_get_monotonic_time() - t0) / 1000.0;
   if (job->callbacks.on_iteration != NULL)
     job->callbacks.on_iteration(job, &report, ms, job->data);
-  /* an explicit request wants host volumes; live display takes what is cheapest */
-  if (want_frame || job->live)
-    return deliver_frame(job, state, iteration, !want_frame, error);
   return TRUE;
 }
 
@@ -207,7 +235,7 @@ static NwJobState run_loop(NwJob *job, void *state, GError **error)
     if (b.cancel)
       return NW_JOB_CANCELLED;
     if (b.frame_only) {
-      if (!deliver_frame(job, state, nw_job_get_iteration(job), FALSE, error))
+      if (!deliver_frame(job, state, nw_job_get_iteration(job), b.live_frame, error))
         return NW_JOB_FAILED;
       continue;
     }
@@ -364,6 +392,24 @@ void nw_job_request_frame(NwJob *job)
   job->frame_requested = TRUE;
   g_cond_broadcast(&job->cond); /* a paused worker publishes at once */
   g_mutex_unlock(&job->lock);
+}
+
+void nw_job_want_live_frame(NwJob *job)
+{
+  g_return_if_fail(job != NULL);
+  g_mutex_lock(&job->lock);
+  job->live_wanted = TRUE;
+  g_cond_broadcast(&job->cond); /* a paused worker publishes at once */
+  g_mutex_unlock(&job->lock);
+}
+
+guint64 nw_job_get_live_frames(NwJob *job)
+{
+  g_return_val_if_fail(job != NULL, 0);
+  g_mutex_lock(&job->lock);
+  guint64 n = job->live_frames;
+  g_mutex_unlock(&job->lock);
+  return n;
 }
 
 void nw_job_set_live(NwJob *job, void *device_front)

@@ -31,10 +31,12 @@ typedef enum {
 const char *nw_job_state_name(NwJobState s);
 
 typedef struct {
-  /* After every iteration, with the report and the iteration's wall time in ms. */
+  /* After every iteration (and its frame, when one was made), with the report and the
+   * iteration's wall time in ms, the frame's publishing included. */
   void (*on_iteration)(NwJob *job, const NwIterationReport *report, double ms, gpointer data);
-  /* When a frame was requested and published after an iteration; the callee takes frame
-   * (heap-allocated: release with nw_frame_clear and g_free). */
+  /* When a frame was requested or wanted and published (after an iteration, before its
+   * on_iteration; or while paused); the callee takes frame (heap-allocated: release with
+   * nw_frame_clear and g_free). */
   void (*on_frame)(NwJob *job, NwFrame *frame, gpointer data);
   /* Once, when the worker leaves its loop: final state and error (NULL unless FAILED). */
   void (*on_done)(NwJob *job, NwJobState state, const GError *error, gpointer data);
@@ -61,11 +63,18 @@ gboolean nw_job_set_params(NwJob *job, const NwParams *params, GError **error);
 /* Ask for one host frame (volumes in host memory): after the next iteration, or at once
  * while the job is paused (also before its first iteration). on_frame receives it. */
 void nw_job_request_frame(NwJob *job);
-/* Live display, set before nw_job_start: a frame after EVERY iteration. With device_front
- * (an NwLiveFront*, cuda/nw_live.h) and a method that has publish_device_frame, the frame
- * is copied device-to-device into it and on_frame gets one with on_device set and no
- * volumes; otherwise host frames. The front must outlive the job. */
+/* Live display, set before nw_job_start. Frames are made only when the display asks
+ * (nw_job_want_live_frame), never per iteration for nobody: with device_front (an
+ * NwLiveFront*, cuda/nw_live.h) and a method that has publish_device_frame, the frame is
+ * copied device-to-device into it and on_frame gets one with on_device set and no volumes;
+ * otherwise a host frame. The front must outlive the job. */
 void nw_job_set_live(NwJob *job, void *device_front);
+/* The display wants the next live frame: published after the iteration now running (at once
+ * while paused, unless the state shown is already published). Repeated calls before it is
+ * published ask for one frame. Any thread. */
+void nw_job_want_live_frame(NwJob *job);
+/* Live frames published so far (device and host). */
+guint64 nw_job_get_live_frames(NwJob *job);
 
 /* Block until the worker has ended (and on_done has returned). Returns TRUE for FINISHED,
  * FALSE (error set) for FAILED or CANCELLED (code NW_ERROR_CANCELLED). */

@@ -53,7 +53,21 @@ extern "C" gboolean nw_cuda_gl_available(char *why, size_t why_len)
                renderer != NULL ? renderer : "no GL context current");
     return FALSE;
   }
-  return TRUE;
+  /* jobs run on the current device (cuda_device.cu): frames cross only within one device */
+  int job_device = 0;
+  if (cudaGetDevice(&job_device) != cudaSuccess) {
+    cudaGetLastError();
+    if (why != NULL && why_len > 0)
+      snprintf(why, why_len, "no current CUDA device");
+    return FALSE;
+  }
+  for (unsigned int i = 0; i < count && i < 8; i++)
+    if (devices[i] == job_device)
+      return TRUE;
+  if (why != NULL && why_len > 0)
+    snprintf(why, why_len, "the GL context is on CUDA device %d, jobs run on device %d",
+             devices[0], job_device);
+  return FALSE;
 }
 
 static NwCudaGl *wrap(cudaGraphicsResource_t res, gboolean is_buffer, size_t bytes)

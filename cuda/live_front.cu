@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cuda_check.h"
+#include "live_reduce.h"
 #include "nw_error.h"
 #include "nw_live.h"
 
@@ -21,6 +22,13 @@ struct NwLiveFront {
   float *image;  /* nx*ny*nz */
   float4 *field; /* nx*ny*nz, or NULL until a frame with a field */
   guint64 grid_generation;
+  /* Host downloads (nw_live_front_download), serialised by dl_lock: their own stream, and
+   * device staging and pinned host buffers of dl_cap floats each (reduced image, then the
+   * reduced field as 3 floats per voxel), grown when a frame needs more. */
+  GMutex dl_lock;
+  cudaStream_t dl_stream;
+  float *d_small, *h_small;
+  size_t dl_cap;
 };
 
 #define CHECK(call)                                                                            \
@@ -38,6 +46,7 @@ extern "C" NwLiveFront *nw_live_front_new(GError **error)
   g_mutex_init(&f->lock);
   f->device = device;
   f->iteration = -1;
+  g_mutex_init(&f->dl_lock);
   if (!NW_CUDA_CHECK(cudaEventCreateWithFlags(&f->ready, cudaEventDisableTiming), error) ||
       !NW_CUDA_CHECK(cudaEventCreateWithFlags(&f->consumed, cudaEventDisableTiming), error)) {
     nw_live_front_free(f);
@@ -55,12 +64,19 @@ extern "C" void nw_live_front_free(NwLiveFront *f)
     cudaEventSynchronize(f->consumed);
   if (f->ready != NULL)
     cudaEventSynchronize(f->ready);
+  if (f->dl_stream != NULL) {
+    cudaStreamSynchronize(f->dl_stream);
+    cudaStreamDestroy(f->dl_stream);
+  }
+  cudaFree(f->d_small);
+  cudaFreeHost(f->h_small);
   cudaFree(f->image);
   cudaFree(f->field);
   if (f->ready != NULL)
     cudaEventDestroy(f->ready);
   if (f->consumed != NULL)
     cudaEventDestroy(f->consumed);
+  g_mutex_clear(&f->dl_lock);
   g_mutex_clear(&f->lock);
   g_free(f);
 }
@@ -157,4 +173,146 @@ extern "C" int nw_live_front_iteration(NwLiveFront *f)
   int it = f->published ? f->iteration : -1;
   g_mutex_unlock(&f->lock);
   return it;
+}
+
+/* ---- host downloads ------------------------------------------------------------------------ */
+
+struct ReduceGrid {
+  int nx, ny;        /* fine grid (rows of the front) */
+  int f[3];          /* block size per axis */
+  int d[3];          /* reduced dims */
+};
+
+/* One thread per reduced voxel: block means in z, y, x order, as nw_live_reduce adds them.
+ * The image into out[0 .. n), the field (xyz of float4, divided by the factors) into
+ * out[n + 3 * voxel + c]. */
+__global__ void reduce_frame_kernel(float *__restrict__ out, const float *__restrict__ image,
+                                    const float4 *__restrict__ field, ReduceGrid g)
+{
+  const size_t n = (size_t)g.d[0] * g.d[1] * g.d[2];
+  const size_t at = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  if (at >= n)
+    return;
+  const int i = (int)(at % g.d[0]), j = (int)(at / g.d[0] % g.d[1]),
+            k = (int)(at / ((size_t)g.d[0] * g.d[1]));
+  const float count = (float)(g.f[0] * g.f[1] * g.f[2]);
+  float s = 0.0f, sx = 0.0f, sy = 0.0f, sz = 0.0f;
+  for (int dz = 0; dz < g.f[2]; dz++)
+    for (int dy = 0; dy < g.f[1]; dy++)
+      for (int dx = 0; dx < g.f[0]; dx++) {
+        const size_t src = ((size_t)(g.f[2] * k + dz) * g.ny + (g.f[1] * j + dy)) * g.nx +
+                           (g.f[0] * i + dx);
+        s += image[src];
+        if (field != NULL) {
+          const float4 u = field[src];
+          sx += u.x;
+          sy += u.y;
+          sz += u.z;
+        }
+      }
+  out[at] = s / count;
+  if (field != NULL) {
+    out[n + 3 * at + 0] = sx / count / (float)g.f[0];
+    out[n + 3 * at + 1] = sy / count / (float)g.f[1];
+    out[n + 3 * at + 2] = sz / count / (float)g.f[2];
+  }
+}
+
+/* Under dl_lock: the download stream and room for `floats` staging floats. */
+static gboolean fit_download(NwLiveFront *f, size_t floats, GError **error)
+{
+  if (f->dl_stream == NULL)
+    CHECK(cudaStreamCreateWithFlags(&f->dl_stream, cudaStreamNonBlocking));
+  if (floats <= f->dl_cap)
+    return TRUE;
+  CHECK(cudaStreamSynchronize(f->dl_stream));
+  cudaFree(f->d_small);
+  cudaFreeHost(f->h_small);
+  f->d_small = f->h_small = NULL;
+  f->dl_cap = 0;
+  CHECK(cudaMalloc(&f->d_small, floats * sizeof(float)));
+  CHECK(cudaMallocHost(&f->h_small, floats * sizeof(float)));
+  f->dl_cap = floats;
+  return TRUE;
+}
+
+/* A volume of the reduced grid holding `nc` floats per voxel from src. */
+static NwVolume *host_volume(const int d[3], const double affine[16], int nc, const float *src,
+                             GError **error)
+{
+  NwVolume *v = nw_volume_new(d[0], d[1], d[2], nc, error);
+  if (v == NULL)
+    return NULL;
+  nw_volume_set_affine(v, affine);
+  memcpy(v->data, src, nw_volume_n_floats(v) * sizeof(float));
+  return v;
+}
+
+/* Under dl_lock: reduce on the GPU inside one read of the front (so the writer waits only
+ * for the kernel), then copy to pinned memory and wait for that copy. When the staging is
+ * too small for the frame (a first download, a finer level) the read is given up, the
+ * buffers grown, and the read made again. */
+static gboolean download_locked(NwLiveFront *f, int reduce, NwFrame *out, GError **error)
+{
+  if (!fit_download(f, 0, error))
+    return FALSE;
+  for (int attempt = 0; attempt < 4; attempt++) {
+    NwLiveView v;
+    nw_live_front_begin_read(f, f->dl_stream, &v);
+    if (v.iteration < 0) {
+      nw_live_front_end_read(f, f->dl_stream);
+      return TRUE;
+    }
+    ReduceGrid g;
+    double affine[16];
+    nw_live_reduce_grid(v.nx, v.ny, v.nz, v.vox_to_ras, MAX(reduce, 1), g.f, g.d, affine);
+    g.nx = v.nx;
+    g.ny = v.ny;
+    const size_t n = (size_t)g.d[0] * g.d[1] * g.d[2], floats = v.field != NULL ? 4 * n : n;
+    if (floats > f->dl_cap) {
+      nw_live_front_end_read(f, f->dl_stream);
+      if (!fit_download(f, 4 * n, error))
+        return FALSE;
+      continue;
+    }
+    const int block = 256;
+    reduce_frame_kernel<<<(unsigned int)((n + block - 1) / block), block, 0, f->dl_stream>>>(
+        f->d_small, v.image, (const float4 *)v.field, g);
+    gboolean ok = NW_CUDA_CHECK_LAUNCH("reduce_frame", f->dl_stream, error);
+    nw_live_front_end_read(f, f->dl_stream); /* the writer may publish after the kernel */
+    ok = ok &&
+         NW_CUDA_CHECK(cudaMemcpyAsync(f->h_small, f->d_small, floats * sizeof(float),
+                                       cudaMemcpyDeviceToHost, f->dl_stream),
+                       error) &&
+         NW_CUDA_CHECK(cudaStreamSynchronize(f->dl_stream), error);
+    if (!ok)
+      return FALSE;
+    out->iteration = v.iteration;
+    out->image = host_volume(g.d, affine, 1, f->h_small, error);
+    if (out->image == NULL)
+      return FALSE;
+    if (v.field != NULL &&
+        (out->field = host_volume(g.d, affine, 3, f->h_small + n, error)) == NULL)
+      return FALSE;
+    return TRUE;
+  }
+  g_set_error(error, NW_ERROR, NW_ERROR_DEVICE, "the front kept changing size");
+  return FALSE;
+}
+
+extern "C" gboolean nw_live_front_download(NwLiveFront *f, int reduce, NwFrame *out,
+                                           GError **error)
+{
+  g_return_val_if_fail(f != NULL && out != NULL, FALSE);
+  memset(out, 0, sizeof *out);
+  out->iteration = -1;
+  g_mutex_lock(&f->dl_lock);
+  gboolean ok = cudaSetDevice(f->device) == cudaSuccess && download_locked(f, reduce, out, error);
+  g_mutex_unlock(&f->dl_lock);
+  if (!ok) {
+    nw_frame_clear(out);
+    out->iteration = -1;
+    g_prefix_error(error, "live frame to host memory: ");
+  }
+  return ok;
 }

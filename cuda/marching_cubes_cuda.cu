@@ -6,9 +6,10 @@
  * Three passes: count the triangles of every cube, an exclusive scan (CUB) of the counts for
  * each cube's first triangle, then emit. A vertex shared by several cubes is computed by
  * each of them (a soup has no sharing), with the CPU's formula, in double precision.
- * Where the gradient vanishes the CPU takes the area-weighted mean of the face normals
- * around the shared vertex; a soup vertex has only its own triangle, so it takes that
- * triangle's normal. */
+ * Where the gradient vanishes or is not finite (a NaN voxel nearby) the CPU takes the
+ * area-weighted mean of the face normals of every triangle sharing the vertex; here the
+ * vertex's grid edge names those triangles (they lie in the up to four cubes around the
+ * edge), so the same sum is formed over them, in the CPU's order. */
 #include <cub/device/device_scan.cuh>
 #include <cuda_runtime.h>
 #include <math.h>
@@ -141,6 +142,72 @@ __device__ void edge_vertex(const float *f, const McGeom &g, float iso, const in
     out[3 + d] = isfinite(len) && len > 1e-30 ? (float)(n[d] / len) : 0.0f;
 }
 
+/* Vertex position (RAS mm, as the CPU stores it: float) on the grid edge from voxel p along
+ * axis a. */
+__device__ void edge_position(const float *f, const McGeom &g, float iso, const int p[3], int a,
+                              float out[3])
+{
+  float v[6];
+  edge_vertex(f, g, iso, p, a, v);
+  out[0] = v[0];
+  out[1] = v[1];
+  out[2] = v[2];
+}
+
+/* The CPU's fallback normal (nw_surface_compute_normals over the shared-vertex mesh) for the
+ * vertex on grid edge (p, a): the sum of the unnormalised face normals, in double, of every
+ * triangle that uses this edge, in increasing cube index and table order, with the CPU's
+ * winding (flipped for a mirroring affine); normalised, or zero when it vanishes. */
+__device__ void shared_face_normal(const float *f, const McGeom &g, float iso, const int p[3],
+                                   int a, float out[3])
+{
+  const int b = a == 0 ? 1 : 0, c = a == 2 ? 1 : 2; /* the other two axes, b < c */
+  const int n[3] = {g.nx, g.ny, g.nz};
+  double acc[3] = {0.0, 0.0, 0.0};
+  /* cubes with base p - db e_b - dc e_c; increasing cube index = dc first (higher axis), then
+   * db, both from 1 (lower base) to 0 */
+  for (int dc = 1; dc >= 0; dc--)
+    for (int db = 1; db >= 0; db--) {
+      int base[3] = {p[0], p[1], p[2]};
+      base[b] -= db;
+      base[c] -= dc;
+      if (base[0] < 0 || base[1] < 0 || base[2] < 0 || base[0] + 1 >= n[0] ||
+          base[1] + 1 >= n[1] || base[2] + 1 >= n[2])
+        continue;
+      /* the cube edge that is this grid edge: along a, from the corner with bits db, dc */
+      const int corner = (db << b) | (dc << c);
+      const signed char *row =
+          c_table + cube_case(f, base[0], base[1], base[2], g, iso) * NW_MC_TABLE_STRIDE;
+      for (int t = 0; row[t * 3] >= 0; t++) {
+        bool uses = false;
+        for (int m = 0; m < 3; m++) {
+          const int e = row[t * 3 + m];
+          uses |= c_edge_axis[e] == a && c_edge_corner[e] == corner;
+        }
+        if (!uses)
+          continue;
+        float v[3][3];
+        for (int m = 0; m < 3; m++) {
+          const int e = row[t * 3 + m], ce = c_edge_corner[e];
+          const int q[3] = {base[0] + (ce & 1), base[1] + (ce >> 1 & 1), base[2] + (ce >> 2 & 1)};
+          edge_position(f, g, iso, q, c_edge_axis[e], v[m]);
+        }
+        const int o1 = g.flip ? 2 : 1, o2 = g.flip ? 1 : 2;
+        double u[3], w[3];
+        for (int d = 0; d < 3; d++) {
+          u[d] = (double)v[o1][d] - v[0][d];
+          w[d] = (double)v[o2][d] - v[0][d];
+        }
+        acc[0] += u[1] * w[2] - u[2] * w[1];
+        acc[1] += u[2] * w[0] - u[0] * w[2];
+        acc[2] += u[0] * w[1] - u[1] * w[0];
+      }
+    }
+  const double len = sqrt(acc[0] * acc[0] + acc[1] * acc[1] + acc[2] * acc[2]);
+  for (int d = 0; d < 3; d++)
+    out[d] = len > 0.0 ? (float)(acc[d] / len) : 0.0f;
+}
+
 __global__ void emit_kernel(const float *f, McGeom g, float iso, size_t n_cubes,
                             const unsigned int *counts, const unsigned int *offsets,
                             float *out, size_t max_triangles)
@@ -158,30 +225,28 @@ __global__ void emit_kernel(const float *f, McGeom g, float iso, size_t n_cubes,
       if (tri >= max_triangles)
         break;
       float v[3][6];
+      int grid_edge[3][4]; /* p and axis of each vertex, for the fallback normal */
       for (int m = 0; m < 3; m++) {
         const int e = row[t * 3 + m], c = c_edge_corner[e];
         const int p[3] = {i + (c & 1), j + (c >> 1 & 1), k + (c >> 2 & 1)};
         edge_vertex(f, g, iso, p, c_edge_axis[e], v[m]);
+        grid_edge[m][0] = p[0];
+        grid_edge[m][1] = p[1];
+        grid_edge[m][2] = p[2];
+        grid_edge[m][3] = c_edge_axis[e];
       }
-      /* face normal, for vertices whose gradient vanishes (plateaus at iso) */
+      /* the CPU flips the winding of every triangle for a mirroring affine */
       const int o1 = g.flip ? 2 : 1, o2 = g.flip ? 1 : 2;
-      float e1[3], e2[3], fn[3];
-      for (int d = 0; d < 3; d++) {
-        e1[d] = v[o1][d] - v[0][d];
-        e2[d] = v[o2][d] - v[0][d];
-      }
-      fn[0] = e1[1] * e2[2] - e1[2] * e2[1];
-      fn[1] = e1[2] * e2[0] - e1[0] * e2[2];
-      fn[2] = e1[0] * e2[1] - e1[1] * e2[0];
-      const float fl = sqrtf(fn[0] * fn[0] + fn[1] * fn[1] + fn[2] * fn[2]);
       float *dst = out + tri * 18;
       const int order[3] = {0, o1, o2};
       for (int m = 0; m < 3; m++) {
         const float *src = v[order[m]];
-        const bool zero = src[3] == 0.0f && src[4] == 0.0f && src[5] == 0.0f;
+        float nrm[3] = {src[3], src[4], src[5]};
+        if (nrm[0] == 0.0f && nrm[1] == 0.0f && nrm[2] == 0.0f)
+          shared_face_normal(f, g, iso, grid_edge[order[m]], grid_edge[order[m]][3], nrm);
         for (int d = 0; d < 3; d++) {
           dst[m * 6 + d] = src[d];
-          dst[m * 6 + 3 + d] = zero ? (fl > 0.0f ? fn[d] / fl : 0.0f) : src[3 + d];
+          dst[m * 6 + 3 + d] = nrm[d];
         }
       }
     }

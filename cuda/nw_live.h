@@ -25,6 +25,7 @@
 
 #include <glib.h>
 
+#include "method.h"
 #include "volume.h"
 
 #ifdef __cplusplus
@@ -66,6 +67,17 @@ void nw_live_front_end_read(NwLiveFront *f, void *stream);
 /* Latest published iteration (-1 before the first), without locking out the writer for
  * long; for readouts and lag measurements. */
 int nw_live_front_iteration(NwLiveFront *f);
+
+/* A host frame of the newest publish, for views that cannot take interop frames: the image
+ * and the field (nc 3, voxels of the reduced grid; NULL when the frame has none) reduced by
+ * reduce per axis with block means (core/live_reduce.h, whose CPU loops this matches), on
+ * the GPU into staging buffers, then copied to pinned host memory asynchronously on the
+ * front's own download stream. The writer is held back only while the reduction kernels
+ * read the front (its next publish waits for them on the GPU), never for the copy to the
+ * host. Blocks the CALLING thread until the copy is done: call it from a downloader thread,
+ * not from the worker or the GTK main thread. One download at a time per front (serialised
+ * inside). out->iteration -1 and no volumes when nothing was published yet. */
+gboolean nw_live_front_download(NwLiveFront *f, int reduce, NwFrame *out, GError **error);
 
 #ifdef __cplusplus
 }

@@ -21,6 +21,11 @@ struct NwGlLive {
   NwCudaGl *mesh_res;
 };
 
+gboolean nw_gl_live_available(char *why, size_t why_len)
+{
+  return nw_cuda_gl_available(why, why_len);
+}
+
 NwGlLive *nw_gl_live_new(guint parts, float iso)
 {
   NwGlLive *l = g_new0(NwGlLive, 1);

@@ -23,6 +23,11 @@ typedef enum {
 
 typedef struct NwGlLive NwGlLive;
 
+/* Whether the current GL context can take a CUDA job's frames by interop (same CUDA device
+ * as the jobs); FALSE with a one-line reason otherwise (software GL, no CUDA, built without
+ * CUDA). With the context current. */
+gboolean nw_gl_live_available(char *why, size_t why_len);
+
 /* parts: which of the front's contents this one shows. iso: the iso-surface level. */
 NwGlLive *nw_gl_live_new(guint parts, float iso);
 void nw_gl_live_free(NwGlLive *l);

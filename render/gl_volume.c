@@ -72,6 +72,7 @@ static NwGlVolume *make_texture(const NwVolume *v, const float *data, gboolean n
     nw_gl_volume_free(g);
     return NULL;
   }
+  glFlush(); /* the other views' contexts (one share group) see it once flushed */
   return g;
 }
 
@@ -107,6 +108,7 @@ void nw_gl_volume_update(NwGlVolume *g, const NwVolume *v)
   glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
   glTexSubImage3D(GL_TEXTURE_3D, 0, 0, 0, 0, v->nx, v->ny, v->nz, pixel_format(v->nc), GL_FLOAT,
                   v->data);
+  glFlush();
 }
 
 NwGlVolume *nw_gl_volume_wrap(GLuint tex, const NwVolume *like)

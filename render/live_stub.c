@@ -40,6 +40,12 @@ int nw_live_front_iteration(NwLiveFront *f)
   return -1;
 }
 
+gboolean nw_live_front_download(NwLiveFront *f, int reduce, NwFrame *out, GError **error)
+{
+  g_set_error(error, NW_ERROR, NW_ERROR_UNSUPPORTED, "live front: %s", no_cuda);
+  return FALSE;
+}
+
 gboolean nw_cuda_gl_available(char *why, size_t why_len)
 {
   if (why != NULL && why_len > 0)

@@ -33,14 +33,8 @@ NwGlMesh *nw_gl_mesh_new(const NwSurface *s, GError **error)
   NwGlMesh *m = g_new0(NwGlMesh, 1);
   m->n_triangles = s->n_triangles;
   gsize nv = (gsize)s->n_vertices;
-  glGenVertexArrays(1, &m->vao);
-  glBindVertexArray(m->vao);
   m->vbo_pos = buffer(GL_ARRAY_BUFFER, nv * 3 * sizeof(float), s->vertices);
-  glEnableVertexAttribArray(0);
-  glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, 0, NULL);
   m->vbo_normal = buffer(GL_ARRAY_BUFFER, nv * 3 * sizeof(float), normals);
-  glEnableVertexAttribArray(1);
-  glVertexAttribPointer(1, 3, GL_FLOAT, GL_FALSE, 0, NULL);
   if (s->scalars != NULL) {
     m->has_scalars = TRUE;
     m->scalar_min = m->scalar_max = s->scalars[0];
@@ -49,14 +43,13 @@ NwGlMesh *nw_gl_mesh_new(const NwSurface *s, GError **error)
       m->scalar_max = MAX(m->scalar_max, s->scalars[i]);
     }
     m->vbo_scalar = buffer(GL_ARRAY_BUFFER, nv * sizeof(float), s->scalars);
-    glEnableVertexAttribArray(2);
-    glVertexAttribPointer(2, 1, GL_FLOAT, GL_FALSE, 0, NULL);
-  } else {
-    glVertexAttrib1f(2, 0.0f);
   }
+  /* the element buffer binding belongs to the bound vertex array: bind none while making it */
+  glBindVertexArray(0);
   m->ibo =
       buffer(GL_ELEMENT_ARRAY_BUFFER, (gsize)s->n_triangles * 3 * sizeof(guint32), s->triangles);
-  glBindVertexArray(0);
+  glBindBuffer(GL_ARRAY_BUFFER, 0);
+  glFlush(); /* other contexts of the share group see the data once it is flushed */
   return m;
 }
 
@@ -73,18 +66,10 @@ NwGlMesh *nw_gl_mesh_new_soup(size_t max_triangles, GError **error)
   m->soup = TRUE;
   m->max_triangles = max_triangles;
   glGetError();
-  glGenVertexArrays(1, &m->vao);
-  glBindVertexArray(m->vao);
   glGenBuffers(1, &m->vbo_pos);
   glBindBuffer(GL_ARRAY_BUFFER, m->vbo_pos);
   glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)(max_triangles * tri_bytes), NULL, GL_DYNAMIC_DRAW);
-  const GLsizei stride = NW_GL_MESH_SOUP_FLOATS * sizeof(float);
-  glEnableVertexAttribArray(0);
-  glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, stride, NULL);
-  glEnableVertexAttribArray(1);
-  glVertexAttribPointer(1, 3, GL_FLOAT, GL_FALSE, stride, (const void *)(3 * sizeof(float)));
-  glVertexAttrib1f(2, 0.0f);
-  glBindVertexArray(0);
+  glBindBuffer(GL_ARRAY_BUFFER, 0);
   GLenum err = glGetError();
   if (err != GL_NO_ERROR) {
     g_set_error(error, NW_ERROR, NW_ERROR_NOMEM,
@@ -104,8 +89,32 @@ void nw_gl_mesh_free(NwGlMesh *m)
   for (size_t i = 0; i < G_N_ELEMENTS(b); i++)
     if (b[i] != 0)
       glDeleteBuffers(1, &b[i]);
-  glDeleteVertexArrays(1, &m->vao);
   g_free(m);
+}
+
+/* This context's mesh vertex array, pointed at m's buffers: attribute 0 position, 1 normal,
+ * 2 scalar (a constant 0 without scalars). */
+static void bind_mesh(NwRenderer *r, const NwGlMesh *m)
+{
+  glBindVertexArray(r->mesh_vao);
+  const GLsizei stride = m->soup ? NW_GL_MESH_SOUP_FLOATS * sizeof(float) : 0;
+  glBindBuffer(GL_ARRAY_BUFFER, m->vbo_pos);
+  glEnableVertexAttribArray(0);
+  glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, stride, NULL);
+  glBindBuffer(GL_ARRAY_BUFFER, m->soup ? m->vbo_pos : m->vbo_normal);
+  glEnableVertexAttribArray(1);
+  glVertexAttribPointer(1, 3, GL_FLOAT, GL_FALSE, stride,
+                        (const void *)(m->soup ? 3 * sizeof(float) : 0));
+  if (m->vbo_scalar != 0) {
+    glBindBuffer(GL_ARRAY_BUFFER, m->vbo_scalar);
+    glEnableVertexAttribArray(2);
+    glVertexAttribPointer(2, 1, GL_FLOAT, GL_FALSE, 0, NULL);
+  } else {
+    glDisableVertexAttribArray(2);
+    glVertexAttrib1f(2, 0.0f);
+  }
+  glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, m->soup ? 0 : m->ibo);
+  glBindBuffer(GL_ARRAY_BUFFER, 0);
 }
 
 void nw_render_mesh(NwRenderer *r, const NwGlMesh *m, const double view[16], const double mvp[16],
@@ -130,7 +139,7 @@ void nw_render_mesh(NwRenderer *r, const NwGlMesh *m, const double view[16], con
   } else {
     glDisable(GL_BLEND);
   }
-  glBindVertexArray(m->vao);
+  bind_mesh(r, m);
   if (m->soup)
     glDrawArrays(GL_TRIANGLES, 0, m->n_triangles * 3);
   else

@@ -10,8 +10,10 @@
 
 G_BEGIN_DECLS
 
+/* Buffers only (no vertex array object), so that the views of one window, whose GL
+ * contexts share objects, draw one copy; the renderer binds them per draw. */
 typedef struct {
-  GLuint vao, vbo_pos, vbo_normal, vbo_scalar, ibo;
+  GLuint vbo_pos, vbo_normal, vbo_scalar, ibo;
   int n_triangles;
   gboolean has_scalars;
   float scalar_min, scalar_max;

@@ -42,6 +42,7 @@ NwRenderer *nw_renderer_new(GError **error)
     glTexImage1D(GL_TEXTURE_1D, 0, GL_RGBA8, NW_LUT_SIZE, 0, GL_RGBA, GL_UNSIGNED_BYTE, rgba);
   }
   glGenVertexArrays(1, &r->vao);
+  glGenVertexArrays(1, &r->mesh_vao);
   glGenBuffers(1, &r->vbo);
   glBindVertexArray(r->vao);
   glBindBuffer(GL_ARRAY_BUFFER, r->vbo);
@@ -66,6 +67,8 @@ void nw_renderer_free(NwRenderer *r)
     glDeleteBuffers(1, &r->vbo);
   if (r->vao != 0)
     glDeleteVertexArrays(1, &r->vao);
+  if (r->mesh_vao != 0)
+    glDeleteVertexArrays(1, &r->mesh_vao);
   g_free(r);
 }
 

@@ -22,6 +22,8 @@ typedef struct {
   GLuint prog_slice, prog_compare, prog_heat, prog_lines, prog_field_lines, prog_mesh, prog_sprite;
   GLuint lut[NW_COLORMAP_COUNT]; /* GL_TEXTURE_1D, NW_LUT_SIZE RGBA8 */
   GLuint vao, vbo;               /* streamed vertices (vec4 per vertex) */
+  GLuint mesh_vao; /* pointed at a mesh's buffers per draw: buffers are shared between the
+                      views' contexts, vertex arrays are not */
 } NwRenderer;
 
 NwRenderer *nw_renderer_new(GError **error);

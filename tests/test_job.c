@@ -596,8 +596,9 @@ static void on_frame_device(NwJob *job, NwFrame *frame, gpointer data)
   g_free(frame);
 }
 
-/* Live jobs publish after every iteration: into the device front when the method can, else
- * on the host; an explicit request still gets host volumes. */
+/* Live jobs publish only what the display wants: nothing while nobody asks; one frame per
+ * want (into the device front when the method can, else on the host), at once while paused
+ * unless that state was already sent; an explicit request still gets host volumes. */
 static void test_live_frames(Fixture *f, gconstpointer unused)
 {
   static const NwJobCallbacks cb = {on_iteration, on_frame_device, on_done};
@@ -608,25 +609,37 @@ static void test_live_frames(Fixture *f, gconstpointer unused)
       ops.publish_device_frame = fake_publish_device_frame;
     memset(&f->seen.n_reports, 0, sizeof f->seen - G_STRUCT_OFFSET(Seen, n_reports));
     device_frames = 0;
-    NwJob *job = nw_job_new(&ops, &f->in, f->params, 5, &cb, &f->seen);
+    NwJob *job = nw_job_new(&ops, &f->in, f->params, 10, &cb, &f->seen);
     nw_job_set_live(job, &front);
     nw_job_start(job, TRUE);
     wait_state(job, NW_JOB_PAUSED);
-    nw_job_step(job);
+    for (int i = 0; i < 3; i++) /* nobody asks: no frames */
+      nw_job_step(job);
+    wait_seen(&f->seen, &f->seen.n_reports, 3);
+    wait_state(job, NW_JOB_PAUSED);
+    g_assert_cmpint(seen_get(&f->seen, &f->seen.n_frames), ==, 0);
+    nw_job_want_live_frame(job); /* paused: the state of iteration 3 at once */
     wait_seen(&f->seen, &f->seen.n_frames, 1);
+    nw_job_want_live_frame(job); /* already sent: waits for the next iteration */
+    g_usleep(20000);
+    g_assert_cmpint(seen_get(&f->seen, &f->seen.n_frames), ==, 1);
+    nw_job_step(job); /* iteration 4 answers it */
+    wait_seen(&f->seen, &f->seen.n_frames, 2);
     wait_state(job, NW_JOB_PAUSED);
     nw_job_request_frame(job); /* paused: a host frame now */
-    wait_seen(&f->seen, &f->seen.n_frames, 2);
-    nw_job_resume(job);
+    wait_seen(&f->seen, &f->seen.n_frames, 3);
+    nw_job_resume(job); /* to the limit of 10 with nobody asking */
     g_assert_true(nw_job_wait(job, NULL));
-    g_assert_cmpint(f->seen.n_frames, ==, 6);
-    for (int i = 0; i < 6; i++) {
-      const int want_it = i < 2 ? 1 : i;
-      g_assert_cmpint(f->seen.frame_iteration[i], ==, want_it);
-      const gboolean host = !device || i == 1;
-      g_assert_cmpfloat(f->seen.frame_value[i], ==, host ? (float)want_it : -1.0f);
+    g_assert_cmpint(f->seen.n_reports, ==, 10);
+    g_assert_cmpint(f->seen.n_frames, ==, 3);
+    const int want_it[3] = {3, 4, 4};
+    for (int i = 0; i < 3; i++) {
+      g_assert_cmpint(f->seen.frame_iteration[i], ==, want_it[i]);
+      const gboolean host = !device || i == 2;
+      g_assert_cmpfloat(f->seen.frame_value[i], ==, host ? (float)want_it[i] : -1.0f);
     }
-    g_assert_cmpint(device_frames, ==, device ? 5 : 0);
+    g_assert_cmpuint(nw_job_get_live_frames(job), ==, 2);
+    g_assert_cmpint(device_frames, ==, device ? 2 : 0);
     g_assert_true(!device || device_front_seen == &front);
     nw_job_free(job);
   }

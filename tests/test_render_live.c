@@ -190,23 +190,27 @@ static void test_soup_mesh(void)
   g_assert_error(error, NW_ERROR, NW_ERROR_INVALID);
 }
 
-/* Software GL (and no CUDA device here): interop says why it cannot, and a live update
- * fails cleanly, so the application falls back to host frames. */
-static void test_no_interop(void)
+/* Interop is offered exactly when the machine has both halves: a CUDA device this build can
+ * use (a live front can be made) and a GL context on NVIDIA's driver. Under Mesa (CI) it
+ * says why not, so the application falls back to host frames; on the GPU machine's EGL
+ * context it must say yes (test_cuda_gl_interop then exercises the copies). */
+static void test_interop_follows_machine(void)
 {
-  char why[256] = "";
-  g_assert_false(nw_cuda_gl_available(why, sizeof why));
-  g_test_message("interop unavailable: %s", why);
-  g_assert_true(strstr(why, "CUDA") != NULL || strstr(why, "GL context") != NULL);
   g_autoptr(GError) error = NULL;
   NwLiveFront *front = nw_live_front_new(&error);
-  if (front == NULL) { /* no CUDA build or no device */
-    g_assert_nonnull(error);
-    g_assert_true(strstr(error->message, "CUDA") != NULL ||
-                  strstr(error->message, "cuda") != NULL);
-    return;
-  }
+  const char *vendor = (const char *)glGetString(GL_VENDOR);
+  const gboolean nvidia_gl = vendor != NULL && strstr(vendor, "NVIDIA") != NULL;
+  const gboolean have_cuda = front != NULL, expected = have_cuda && nvidia_gl;
+  if (!have_cuda) /* no CUDA build or no device: the message says which */
+    g_assert_true(strstr(error->message, "CUDA") != NULL || strstr(error->message, "cuda") != NULL);
   nw_live_front_free(front);
+  char why[256] = "";
+  const gboolean available = nw_cuda_gl_available(why, sizeof why);
+  g_test_message("GL vendor %s, CUDA device %s: interop %s %s", vendor ? vendor : "?",
+                 have_cuda ? "yes" : "no", available ? "available" : "unavailable:", why);
+  g_assert_cmpint(available, ==, expected);
+  if (!available)
+    g_assert_true(strstr(why, "CUDA") != NULL || strstr(why, "GL context") != NULL);
 }
 
 int main(int argc, char **argv)
@@ -220,7 +224,7 @@ int main(int argc, char **argv)
   g_test_add_func("/render-live/empty-image", test_empty_image);
   g_test_add_func("/render-live/rgba-field", test_rgba_field);
   g_test_add_func("/render-live/soup-mesh", test_soup_mesh);
-  g_test_add_func("/render-live/no-interop", test_no_interop);
+  g_test_add_func("/render-live/interop-follows-machine", test_interop_follows_machine);
   int rc = g_test_run();
   nw_renderer_free(renderer);
   nw_gl_target_clear(&target);

@@ -42,6 +42,7 @@ static const struct {
     {"win.step", {"F10", NULL}},
     {"win.stop", {"<Shift>F5", NULL}},
     {"win.save-results", {"<Primary>r", NULL}},
+    {"win.live-view", {"F7", NULL}},
     {"win.save-session", {"<Primary><Shift>e", NULL}},
     {"win.open-session", {"<Primary><Shift>o", NULL}},
 };

@@ -7,7 +7,7 @@
 
 #include <glib.h>
 
-#include "nw_live.h"
+#include "live_source.h"
 #include "renderer.h"
 #include "surface.h"
 #include "volume.h"
@@ -44,11 +44,13 @@ typedef struct {
   float robust_lo, robust_hi; /* the "auto" window: 0.5 and 99.5 percentiles of the
                                  foreground */
   guint generation;           /* bumped when the data change: views re-upload */
-  /* Live layers of a run on CUDA (nw_run.h): the views fill their GL objects from this
-   * front every frame through interop (render/gl_live.h) instead of uploading volume /
-   * surface, which then hold the last host copy (or NULL). Borrowed from the run, which
-   * clears it before freeing the front. live_iso: iso level of a live surface. */
-  NwLiveFront *live;
+  /* Layers of a running job (nw_run.h): its frame source (render/live_source.h), which the
+   * views ask for a frame once per display frame. On the interop path the views fill shared
+   * GL objects from the source's front instead of uploading volume / surface, which then
+   * hold the last host copy; on the host path the run moves each frame into volume.
+   * Borrowed from the run, which clears it before freeing the source. live_iso: iso level
+   * of a live surface. */
+  NwLiveSource *live;
   float live_iso;
   int live_shown; /* newest iteration a view has drawn from live (-1: none yet) */
 } NwLayer;

@@ -1,22 +1,30 @@
 /* nw_run.c — one job started from the window, shown live as layers of the scene (nw_run.h).
- * Main thread, except the job callbacks (on_* below), which run on the job's WORKER thread
- * and only copy data into messages for the main loop. CPU host frames, or CUDA frames by
- * interop (cuda/nw_live.h) when the method runs on CUDA and the views' GL context can take
- * them. */
+ * Main thread, except the job callbacks (on_* below), which run on the job's WORKER thread,
+ * and the frame source's notify, which runs on the worker or the source's downloader thread:
+ * those only hand data over and post messages to the main loop. Frames are pulled by the
+ * views at the display's pace through the run's NwLiveSource (render/live_source.h): by
+ * CUDA–GL interop when the method runs on CUDA and the views' GL context can take them,
+ * else as host frames. Iso-surfaces of host frames and of the result are made on a worker
+ * (GTask), never on the job's thread or the main thread. */
 #include "nw_run.h"
 
+#include <gio/gio.h>
 #include <math.h>
 #include <string.h>
 
 #include "io_mesh.h"
+#include "live_source.h"
 #include "marching_cubes.h"
-#include "nw_cuda_gl.h"
 #include "nw_error.h"
-#include "nw_live.h"
 #include "result_io.h"
 
-#define MS_WINDOW 10        /* ms/iteration: mean of the last MS_WINDOW reports */
-#define SURFACE_EVERY 5     /* host path: a CPU iso-surface at most every 5th frame */
+#define MS_WINDOW 10 /* ms/iteration: mean of the last MS_WINDOW reports (of each kind) */
+
+/* Mean of the last MS_WINDOW values added. */
+typedef struct {
+  double ms[MS_WINDOW];
+  int n;
+} MsWindow;
 
 struct _NwRun {
   GObject parent;
@@ -26,26 +34,24 @@ struct _NwRun {
   NwJob *job;
   guint serial;         /* bumped per start: messages of an older job are dropped */
   NwVolume *inputs[3];  /* fixed, moving, fixed labels (copies: the job borrows them) */
-  NwLiveFront *front;   /* device path only */
-  gboolean interop_ok;  /* set by the caller (nw_run_set_interop) */
-  const char *frame_path;
+  NwLiveSource *live;   /* the job's frames for the views, while it runs */
+  NwLivePath path;
+  gboolean started;     /* a job was started (the frame path is known) */
+  gboolean live_view;   /* the views pull frames (the user may turn it off) */
+  gint redraw_queued;   /* atomic: a redraw message is on its way */
   float iso;            /* iso level of the surface: nw_layer_surface_iso of fixed */
   NwLayer *warped, *field, *surface; /* in the scene while shown; owned refs */
   NwJobState state;
   int iteration, shown;
-  double ms[MS_WINDOW];
-  int n_ms;
+  MsWindow ms_all, ms_shown, ms_alone; /* all; while the display pulled frames; while not */
   NwIterationReport last;
   gboolean have_report;
-  guint64 host_bytes;
+  NwLiveStats live_stats; /* of the last job, kept when its source is freed */
+  guint64 frames_made;    /* live frames the last job published, kept when it is freed */
+  gboolean surface_busy;  /* an iso-surface task is running */
+  gboolean surface_is_result; /* the surface layer holds the result's iso-surface */
   NwMethodResult *result; /* of the ended job, for saving */
   GError *error;          /* of a FAILED job */
-  /* host frame slot, shared with the worker */
-  GMutex lock;
-  NwFrame *pending;
-  NwSurface *pending_surface;
-  gboolean idle_queued;
-  int frames_seen;      /* worker side: frames since start (surface cadence) */
 };
 
 G_DEFINE_TYPE(NwRun, nw_run, G_TYPE_OBJECT)
@@ -53,12 +59,19 @@ G_DEFINE_TYPE(NwRun, nw_run, G_TYPE_OBJECT)
 enum { SIG_ITERATION, SIG_STATE_CHANGED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
-static void frame_free(NwFrame *f)
+static void ms_add(MsWindow *w, double ms)
 {
-  if (f != NULL) {
-    nw_frame_clear(f);
-    g_free(f);
-  }
+  w->ms[w->n % MS_WINDOW] = ms;
+  w->n++;
+}
+
+static double ms_mean(const MsWindow *w)
+{
+  const int n = MIN(w->n, MS_WINDOW);
+  double sum = 0.0;
+  for (int i = 0; i < n; i++)
+    sum += w->ms[i];
+  return n > 0 ? sum / n : 0.0;
 }
 
 static void remove_layer(NwRun *r, NwLayer **l)
@@ -70,28 +83,31 @@ static void remove_layer(NwRun *r, NwLayer **l)
   g_clear_pointer(l, nw_layer_unref);
 }
 
-/* Point the run's layers (those that exist) at front, or back to their host data (NULL). */
-static void set_live(NwRun *r, NwLiveFront *front)
+/* Point the run's layers (those that exist) at the frame source, or back to their host data
+ * (NULL). */
+static void set_live(NwRun *r, NwLiveSource *live)
 {
   NwLayer *layers[3] = {r->warped, r->field, r->surface};
   for (int i = 0; i < 3; i++)
     if (layers[i] != NULL) {
-      layers[i]->live = front;
+      layers[i]->live = live;
       layers[i]->live_iso = r->iso;
     }
 }
 
-/* Ends and frees the job (main thread; waits for the worker), then the front: the layers
- * stop reading it first. */
+/* Ends and frees the job (main thread; waits for the worker), then the frame source: the
+ * layers stop reading it first, and the source stops asking the job before the job goes. */
 static void drop_job(NwRun *r)
 {
   set_live(r, NULL);
+  if (r->live != NULL)
+    nw_live_source_set_job(r->live, NULL);
+  if (r->job != NULL)
+    r->frames_made = nw_job_get_live_frames(r->job);
   g_clear_pointer(&r->job, nw_job_free);
-  g_clear_pointer(&r->front, nw_live_front_free);
-  g_mutex_lock(&r->lock);
-  g_clear_pointer(&r->pending, frame_free);
-  g_clear_pointer(&r->pending_surface, nw_surface_free);
-  g_mutex_unlock(&r->lock);
+  if (r->live != NULL)
+    nw_live_source_stats(r->live, &r->live_stats);
+  g_clear_pointer(&r->live, nw_live_source_free);
 }
 
 static void nw_run_dispose(GObject *obj)
@@ -116,7 +132,6 @@ static void nw_run_finalize(GObject *obj)
   g_clear_pointer(&r->result, nw_method_result_free);
   g_clear_error(&r->error);
   g_free(r->label);
-  g_mutex_clear(&r->lock);
   G_OBJECT_CLASS(nw_run_parent_class)->finalize(obj);
 }
 
@@ -133,9 +148,10 @@ static void nw_run_class_init(NwRunClass *klass)
 
 static void nw_run_init(NwRun *r)
 {
-  g_mutex_init(&r->lock);
   r->state = NW_JOB_IDLE;
   r->shown = -1;
+  r->live_view = TRUE;
+  r->live_stats.shown = -1;
 }
 
 NwRun *nw_run_new(NwScene *scene, const char *label)
@@ -153,6 +169,7 @@ typedef struct {
   guint serial;
   NwIterationReport report;
   double ms;
+  gboolean shown; /* the display was pulling frames during the iteration */
   NwJobState state;
   GError *error;
 } RunMsg;
@@ -187,8 +204,8 @@ static gboolean iteration_main(gpointer data)
   r->last = m->report;
   r->have_report = TRUE;
   r->iteration = MAX(r->iteration, m->report.iteration);
-  r->ms[r->n_ms % MS_WINDOW] = m->ms;
-  r->n_ms++;
+  ms_add(&r->ms_all, m->ms);
+  ms_add(m->shown ? &r->ms_shown : &r->ms_alone, m->ms);
   g_signal_emit(r, signals[SIG_ITERATION], 0, &r->last, m->ms);
   return G_SOURCE_REMOVE;
 }
@@ -196,9 +213,11 @@ static gboolean iteration_main(gpointer data)
 static void on_iteration(NwJob *job, const NwIterationReport *report, double ms, gpointer data)
 {
   (void)job;
-  RunMsg *m = msg_new(data);
+  NwRun *r = data;
+  RunMsg *m = msg_new(r);
   m->report = *report; /* figure names are static strings: a copy by value is whole */
   m->ms = ms;
+  m->shown = r->live != NULL && nw_live_source_display_active(r->live);
   post(m, iteration_main);
 }
 
@@ -212,75 +231,131 @@ static void layer_take_volume(NwLayer *l, NwVolume *v)
 
 static void layer_take_surface(NwRun *r, NwSurface *s)
 {
+  if (s->normals == NULL)
+    nw_surface_compute_normals(s);
   if (r->surface == NULL) {
     g_autofree char *name = g_strdup_printf("surface · %s", r->label);
     r->surface = nw_layer_new_surface(name, s);
-    r->surface->live = r->front;
+    r->surface->live = r->live;
     r->surface->live_iso = r->iso;
     nw_scene_add_layer(r->scene, r->surface);
     return;
   }
   nw_surface_free(r->surface->surface);
   r->surface->surface = s;
-  if (s->normals == NULL)
-    nw_surface_compute_normals(s);
   r->surface->generation++;
 }
 
-static gboolean frame_main(gpointer data)
+/* ---- iso-surfaces on a worker (GTask) ---- */
+
+typedef struct {
+  NwVolume *image; /* owned copy */
+  float iso;
+  guint serial;
+  gboolean final; /* of the result */
+} SurfaceTask;
+
+static void surface_task_free(gpointer data)
+{
+  SurfaceTask *t = data;
+  nw_volume_free(t->image);
+  g_free(t);
+}
+
+static void surface_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancel)
+{
+  SurfaceTask *t = data;
+  GError *error = NULL;
+  NwSurface *s = nw_marching_cubes(t->image, t->iso, &error);
+  if (s != NULL)
+    g_task_return_pointer(task, s, (GDestroyNotify)nw_surface_free);
+  else
+    g_task_return_error(task, error);
+}
+
+static void surface_done(GObject *source, GAsyncResult *res, gpointer data)
+{
+  NwRun *r = NW_RUN(source);
+  SurfaceTask *t = g_task_get_task_data(G_TASK(res));
+  g_autoptr(GError) error = NULL;
+  NwSurface *s = g_task_propagate_pointer(G_TASK(res), &error);
+  r->surface_busy = FALSE;
+  if (s == NULL) { /* keep the surface shown */
+    g_debug("run %s: surface: %s", r->label, error->message);
+    return;
+  }
+  if (t->serial != r->serial || r->warped == NULL || (r->surface_is_result && !t->final)) {
+    nw_surface_free(s);
+    return;
+  }
+  layer_take_surface(r, s);
+  r->surface_is_result = t->final;
+  nw_scene_changed(r->scene);
+}
+
+/* The iso-surface of image (copied) on a worker, unless one is being made (frames come
+ * faster than surfaces: the next frame after it finishes gets one). final: the result's,
+ * which always gets one. */
+static void start_surface(NwRun *r, const NwVolume *image, gboolean final)
+{
+  if (image == NULL || (r->surface_busy && !final))
+    return;
+  SurfaceTask *t = g_new0(SurfaceTask, 1);
+  t->image = nw_volume_copy(image);
+  t->iso = r->iso;
+  t->serial = r->serial;
+  t->final = final;
+  r->surface_busy = TRUE;
+  GTask *task = g_task_new(r, NULL, surface_done, NULL);
+  g_task_set_task_data(task, t, surface_task_free);
+  g_task_run_in_thread(task, surface_thread);
+  g_object_unref(task);
+}
+
+/* ---- frames from the source ---- */
+
+static gboolean redraw_main(gpointer data)
 {
   RunMsg *m = data;
-  NwRun *r = m->run;
-  g_mutex_lock(&r->lock);
-  NwFrame *f = g_steal_pointer(&r->pending);
-  NwSurface *s = g_steal_pointer(&r->pending_surface);
-  r->idle_queued = FALSE;
-  g_mutex_unlock(&r->lock);
-  if (m->serial != r->serial || r->warped == NULL) {
-    frame_free(f);
-    g_clear_pointer(&s, nw_surface_free);
-    return G_SOURCE_REMOVE;
-  }
-  if (f != NULL && f->image != NULL) {
-    r->host_bytes += nw_volume_n_floats(f->image) * sizeof(float);
-    layer_take_volume(r->warped, g_steal_pointer(&f->image));
-    if (f->field != NULL) {
-      r->host_bytes += nw_volume_n_floats(f->field) * sizeof(float);
-      layer_take_volume(r->field, g_steal_pointer(&f->field));
-    }
-  }
-  if (s != NULL)
-    layer_take_surface(r, s);
-  if (f != NULL && !f->on_device) /* interop frames count when a view draws them */
-    r->shown = MAX(r->shown, f->iteration);
-  frame_free(f);
-  nw_scene_changed(r->scene);
+  g_atomic_int_set(&m->run->redraw_queued, 0);
+  if (m->serial == m->run->serial)
+    nw_scene_changed(m->run->scene);
   return G_SOURCE_REMOVE;
 }
 
-/* Worker: keeps only the newest host frame and schedules one idle to move it in. */
+/* Source (worker or downloader thread): a frame arrived; one redraw message at a time. */
+static void on_live_notify(gpointer data)
+{
+  NwRun *r = data;
+  if (g_atomic_int_compare_and_exchange(&r->redraw_queued, 0, 1))
+    post(msg_new(r), redraw_main);
+}
+
+/* Source (main thread, while a view begins a display frame): a host frame for the layers.
+ * No "changed" here: the views are drawing it now. */
+static void on_live_take(NwFrame *f, gpointer data)
+{
+  NwRun *r = data;
+  if (r->warped != NULL && f->image != NULL) {
+    start_surface(r, f->image, FALSE);
+    layer_take_volume(r->warped, g_steal_pointer(&f->image));
+    if (f->field != NULL && r->field != NULL)
+      layer_take_volume(r->field, g_steal_pointer(&f->field));
+    r->shown = MAX(r->shown, f->iteration);
+  }
+  nw_frame_clear(f);
+  g_free(f);
+}
+
+/* Worker: every frame of the job goes to the source. */
 static void on_frame(NwJob *job, NwFrame *frame, gpointer data)
 {
   (void)job;
-  NwRun *r = data;
-  NwSurface *s = NULL;
-  if (!frame->on_device && frame->image != NULL && r->frames_seen++ % SURFACE_EVERY == 0)
-    s = nw_marching_cubes(frame->image, r->iso, NULL); /* failures: keep the old surface */
-  g_mutex_lock(&r->lock);
-  g_clear_pointer(&r->pending, frame_free);
-  r->pending = frame;
-  if (s != NULL) {
-    g_clear_pointer(&r->pending_surface, nw_surface_free);
-    r->pending_surface = s;
-  }
-  gboolean queue = !r->idle_queued;
-  r->idle_queued = TRUE;
-  g_mutex_unlock(&r->lock);
-  if (queue)
-    post(msg_new(r), frame_main);
+  nw_live_source_push(((NwRun *)data)->live, frame);
 }
 
-/* The full-resolution results replace the coarse live data (main thread). */
+/* The full-resolution results replace the coarse live data (main thread); the surface of
+ * the result is made on a worker. */
 static void show_result(NwRun *r)
 {
   const NwVolume *w = nw_method_result_get(r->result, "warped");
@@ -289,11 +364,8 @@ static void show_result(NwRun *r)
     layer_take_volume(r->warped, nw_volume_copy(w));
   if (u != NULL && r->field != NULL)
     layer_take_volume(r->field, nw_volume_copy(u));
-  if (w != NULL && r->warped != NULL) {
-    NwSurface *s = nw_marching_cubes(w, r->iso, NULL);
-    if (s != NULL)
-      layer_take_surface(r, s);
-  }
+  if (w != NULL && r->warped != NULL)
+    start_surface(r, w, TRUE);
 }
 
 static gboolean done_main(gpointer data)
@@ -307,8 +379,8 @@ static gboolean done_main(gpointer data)
   g_clear_pointer(&r->result, nw_method_result_free);
   if (m->state == NW_JOB_FINISHED || m->state == NW_JOB_CANCELLED)
     r->result = nw_job_take_result(r->job, NULL);
-  frame_main(data); /* a last host frame still waiting */
-  drop_job(r);      /* clears layer->live, then frees the job, then the front */
+  r->shown = MAX(r->shown, r->live != NULL ? nw_run_get_shown_iteration(r) : -1);
+  drop_job(r); /* clears layer->live, then frees the job, then the source */
   if (r->result != NULL)
     show_result(r);
   if (r->warped != NULL)
@@ -380,35 +452,46 @@ static gboolean make_layers(NwRun *r, NwLayer *fixed, GError **error)
   r->field = nw_layer_new_volume(NW_LAYER_FIELD, fname, u);
   r->field->field_show = NW_FIELD_SHOW_GRID;
   r->iso = nw_layer_surface_iso(fixed);
-  set_live(r, r->front);
+  if (r->path == NW_LIVE_PATH_INTEROP) { /* the 3D view draws the live mesh of this layer */
+    g_autofree char *sname = g_strdup_printf("surface · %s", r->label);
+    NwSurface *empty = nw_surface_new(0, 0, error);
+    if (empty == NULL)
+      return FALSE;
+    r->surface = nw_layer_new_surface(sname, empty);
+  }
+  set_live(r, r->live);
   nw_scene_add_layer(r->scene, r->warped);
   nw_scene_add_layer(r->scene, r->field);
+  if (r->surface != NULL)
+    nw_scene_add_layer(r->scene, r->surface);
   nw_scene_set_compare_pair(r->scene, fixed, r->warped);
   return TRUE;
 }
 
-/* Device path when the method runs on CUDA and the views can take interop frames. */
-static void choose_path(NwRun *r, const NwMethodOps *ops)
+/* The frame source: interop when the method runs on CUDA and the views' GL context can
+ * take its frames (the scene knows, from the axial view), else host frames. */
+static void make_source(NwRun *r, const NwMethodOps *ops)
 {
-  r->frame_path = "host frames";
-  if (ops->device != NW_DEVICE_CUDA || !r->interop_ok)
-    return;
-  g_autoptr(GError) err = NULL;
-  r->front = nw_live_front_new(&err);
-  if (r->front != NULL)
-    r->frame_path = "CUDA–GL interop";
-  else
-    g_debug("run %s: host frames: %s", r->label, err->message);
+  const char *why = NULL;
+  const gboolean interop = nw_scene_get_interop(r->scene, &why);
+  r->live = nw_live_source_new(ops, interop, 0, on_live_notify, on_live_take, r);
+  r->path = nw_live_source_path(r->live);
+  nw_live_source_set_enabled(r->live, r->live_view);
+  if (ops->device == NW_DEVICE_CUDA && r->path == NW_LIVE_PATH_HOST)
+    g_debug("run %s: host frames: %s", r->label, why);
 }
 
 static void reset_counters(NwRun *r)
 {
   r->iteration = 0;
   r->shown = -1;
-  r->n_ms = 0;
+  memset(&r->ms_all, 0, sizeof r->ms_all);
+  memset(&r->ms_shown, 0, sizeof r->ms_shown);
+  memset(&r->ms_alone, 0, sizeof r->ms_alone);
+  memset(&r->live_stats, 0, sizeof r->live_stats);
+  r->live_stats.shown = -1;
   r->have_report = FALSE;
-  r->host_bytes = 0;
-  r->frames_seen = 0;
+  r->surface_is_result = FALSE;
   g_clear_pointer(&r->result, nw_method_result_free);
   g_clear_error(&r->error);
 }
@@ -428,19 +511,22 @@ gboolean nw_run_start(NwRun *r, const NwMethodOps *ops, const NwParams *params,
   r->serial++;
   drop_job(r);
   reset_counters(r);
-  choose_path(r, ops);
+  r->frames_made = 0;
+  make_source(r, ops);
   if (!make_layers(r, fixed, error)) {
-    g_clear_pointer(&r->front, nw_live_front_free);
+    g_clear_pointer(&r->live, nw_live_source_free);
     return FALSE;
   }
   NwMethodInputs in = {.fixed = r->inputs[0], .moving = r->inputs[1], .fixed_labels = r->inputs[2]};
   const NwJobCallbacks cb = {on_iteration, on_frame, on_done};
   r->ops = ops;
+  r->started = TRUE;
   r->job = nw_job_new(ops, &in, params, 0, &cb, r);
-  nw_job_set_live(r->job, r->front);
+  nw_job_set_live(r->job, nw_live_source_front(r->live));
+  nw_live_source_set_job(r->live, r->job);
   nw_job_start(r->job, paused);
   if (paused)
-    nw_job_request_frame(r->job); /* the coarse grid at once, before the first step */
+    nw_live_source_want(r->live); /* the coarse grid at once, before the first step */
   r->state = paused ? NW_JOB_PAUSED : NW_JOB_RUNNING;
   g_signal_emit(r, signals[SIG_STATE_CHANGED], 0, (int)r->state);
   return TRUE;
@@ -508,12 +594,12 @@ int nw_run_get_iteration(NwRun *r)
   return r->job != NULL ? MAX(r->iteration, nw_job_get_iteration(r->job)) : r->iteration;
 }
 
-/* Host frames: the newest frame moved into the layers (the views redraw on the next frame
- * clock tick). Interop: the newest iteration a view drew from the front. */
+/* Host frames: the newest frame moved into the layers (the views draw it in the display
+ * frame that took it). Interop: the newest iteration a view drew from the front. */
 int nw_run_get_shown_iteration(NwRun *r)
 {
   int shown = r->shown;
-  if (r->front != NULL) {
+  if (r->live != NULL && r->path == NW_LIVE_PATH_INTEROP) {
     if (r->warped != NULL)
       shown = MAX(shown, r->warped->live_shown);
     if (r->field != NULL)
@@ -524,11 +610,13 @@ int nw_run_get_shown_iteration(NwRun *r)
 
 double nw_run_get_ms_per_iteration(NwRun *r)
 {
-  const int n = MIN(r->n_ms, MS_WINDOW);
-  double sum = 0.0;
-  for (int i = 0; i < n; i++)
-    sum += r->ms[i];
-  return n > 0 ? sum / n : 0.0;
+  return ms_mean(&r->ms_all);
+}
+
+void nw_run_get_ms_split(NwRun *r, double *shown_ms, double *alone_ms)
+{
+  *shown_ms = ms_mean(&r->ms_shown);
+  *alone_ms = ms_mean(&r->ms_alone);
 }
 
 const NwIterationReport *nw_run_get_last_report(NwRun *r)
@@ -538,12 +626,41 @@ const NwIterationReport *nw_run_get_last_report(NwRun *r)
 
 const char *nw_run_get_frame_path(NwRun *r)
 {
-  return r->frame_path;
+  return r->started ? nw_live_path_name(r->path) : NULL;
+}
+
+void nw_run_get_live_stats(NwRun *r, NwLiveStats *out)
+{
+  if (r->live != NULL)
+    nw_live_source_stats(r->live, out);
+  else
+    *out = r->live_stats;
+  out->shown = nw_run_get_shown_iteration(r);
+}
+
+guint64 nw_run_get_live_frames(NwRun *r)
+{
+  return r->job != NULL ? nw_job_get_live_frames(r->job) : r->frames_made;
 }
 
 guint64 nw_run_get_host_frame_bytes(NwRun *r)
 {
-  return r->host_bytes;
+  NwLiveStats st;
+  nw_run_get_live_stats(r, &st);
+  return st.host_bytes;
+}
+
+void nw_run_set_live_view(NwRun *r, gboolean on)
+{
+  r->live_view = on;
+  if (r->live != NULL)
+    nw_live_source_set_enabled(r->live, on);
+  nw_scene_changed(r->scene); /* on again: a redraw asks for the next frame */
+}
+
+gboolean nw_run_get_live_view(NwRun *r)
+{
+  return r->live_view;
 }
 
 const char *nw_run_get_label(NwRun *r)
@@ -554,11 +671,6 @@ const char *nw_run_get_label(NwRun *r)
 const NwMethodOps *nw_run_get_ops(NwRun *r)
 {
   return r->ops;
-}
-
-void nw_run_set_interop(NwRun *r, gboolean ok)
-{
-  r->interop_ok = ok;
 }
 
 const GError *nw_run_get_error(NwRun *r)
@@ -578,10 +690,10 @@ gboolean nw_run_save_results(NwRun *r, const char *prefix, GPtrArray *written, G
   const char *method = r->ops != NULL ? r->ops->name : "method";
   if (!nw_result_write(r->result, method, prefix, required, NW_FIELD_ITK, written, error))
     return FALSE;
-  /* the surface layer already holds the result's iso-surface (show_result); made again only
-   * when that could not be made then */
+  /* the surface layer holds the result's iso-surface once its task is done (show_result);
+   * until then, or when it could not be made, it is made here */
   g_autoptr(NwSurface) made = NULL;
-  const NwSurface *s = r->surface != NULL ? r->surface->surface : NULL;
+  const NwSurface *s = r->surface != NULL && r->surface_is_result ? r->surface->surface : NULL;
   if (s == NULL &&
       (s = made = nw_marching_cubes(nw_method_result_get(r->result, "warped"), r->iso, error)) ==
           NULL)

@@ -6,16 +6,18 @@
  * with the run's label: "warped · LABEL" (image), "deformation · LABEL" (field, shown as a
  * warped grid) and "surface · LABEL" (iso-surface of the warped image in the 3D view).
  *
- * Two paths for frames (DESIGN.md "Threads and live display"):
- *   - CUDA method and views whose GL runs on the CUDA device (nw_cuda_gl_available): the
- *     worker copies W and s device-to-device into an NwLiveFront after every iteration; the
- *     layers carry layer->live and each view fills its textures/buffer by interop.
- *   - otherwise host frames after every iteration, forwarded to the main loop (only the
- *     newest is kept when the main loop lags), put into the layers' volumes (generation
- *     bump: the views re-upload); the surface is made from the frame with CPU marching
- *     cubes on the worker thread.
+ * Frames are pulled by the views at the display's pace through the run's frame source
+ * (render/live_source.h: at most one per display frame, none while nobody draws):
+ *   - CUDA method and views whose GL runs on the jobs' CUDA device (the scene's interop
+ *     flag, probed by the axial view; NW_LIVE_INTEROP=0 turns it off): the worker copies
+ *     the warped image and field device-to-device into the source's front; the layers
+ *     carry layer->live and the views fill shared GL objects from it by interop, the
+ *     iso-surface by marching cubes on the GPU.
+ *   - otherwise host frames (a CUDA job's reduced on the GPU and downloaded by the source's
+ *     own thread), moved into the layers' volumes when a view begins a display frame; their
+ *     iso-surface is made on a worker (GTask).
  * When the job ends, the layers get the full-resolution results (warped, forward) from the
- * host result, and the live front is dropped.
+ * host result (the surface again on a worker), and the frame source is dropped.
  *
  * Signals (main thread):
  *   "iteration" (gpointer report: const NwIterationReport*, gdouble ms)
@@ -27,6 +29,7 @@
 #include <glib-object.h>
 
 #include "job.h"
+#include "live_source.h"
 #include "nw_scene.h"
 
 G_BEGIN_DECLS
@@ -53,18 +56,26 @@ NwJobState nw_run_get_state(NwRun *r); /* NW_JOB_IDLE before the first start */
 gboolean nw_run_is_active(NwRun *r);   /* running or paused */
 int nw_run_get_iteration(NwRun *r);    /* completed iterations of the worker */
 int nw_run_get_shown_iteration(NwRun *r); /* newest iteration drawn in a view (-1: none) */
-double nw_run_get_ms_per_iteration(NwRun *r); /* mean over the last 10 iterations */
+/* The job's wall time per iteration (its frames included): mean over the last 10. */
+double nw_run_get_ms_per_iteration(NwRun *r);
+/* The same over the last 10 iterations while the views pulled frames, and while they did
+ * not (live view off, window hidden); 0 where there were none. */
+void nw_run_get_ms_split(NwRun *r, double *shown_ms, double *alone_ms);
 const NwIterationReport *nw_run_get_last_report(NwRun *r); /* NULL before the first */
 /* "CUDA–GL interop" or "host frames" (or NULL before start): how frames reach the views. */
 const char *nw_run_get_frame_path(NwRun *r);
 /* Bytes of image and field data moved through host memory for display so far: 0 on the
  * interop path (the live-view figure of docs/PERFORMANCE.md). */
 guint64 nw_run_get_host_frame_bytes(NwRun *r);
+/* The frame source's figures (fps, frames asked for and taken, display frames...), of the
+ * running job or the last one. */
+void nw_run_get_live_stats(NwRun *r, NwLiveStats *out);
+/* Live frames the job published (made only when asked). */
+guint64 nw_run_get_live_frames(NwRun *r);
+/* The views pull frames (default) or keep the last one while the job runs alone. */
+void nw_run_set_live_view(NwRun *r, gboolean on);
+gboolean nw_run_get_live_view(NwRun *r);
 const char *nw_run_get_label(NwRun *r);
-/* Whether the views' GL context can take CUDA frames by interop (nw_cuda_gl_available,
- * asked by the caller with a view's context current, e.g. the run panel before a start).
- * Default FALSE: host frames. Read by the next nw_run_start. */
-void nw_run_set_interop(NwRun *r, gboolean ok);
 /* The error of a FAILED job (NULL otherwise), valid until the next start. */
 const GError *nw_run_get_error(NwRun *r);
 const NwMethodOps *nw_run_get_ops(NwRun *r);

@@ -7,7 +7,6 @@
 
 #include <string.h>
 
-#include "nw_cuda_gl.h"
 #include "nw_error.h"
 #include "nw_session.h"
 
@@ -354,30 +353,13 @@ static NwRun *ensure_run(NwRunPanel *p, int j)
     p->runs[j] = nw_run_new(p->scene, j == 0 ? "1" : "2");
     g_signal_connect(p->runs[j], "iteration", G_CALLBACK(on_run_iteration), p);
     g_signal_connect(p->runs[j], "state-changed", G_CALLBACK(on_run_state), p);
+    GAction *live = g_action_map_lookup_action(G_ACTION_MAP(p->win), "live-view");
+    if (live != NULL) {
+      g_autoptr(GVariant) on = g_action_get_state(live);
+      nw_run_set_live_view(p->runs[j], g_variant_get_boolean(on));
+    }
   }
   return p->runs[j];
-}
-
-/* Whether the views' GL context can take CUDA frames: asked with the axial view's context
- * current, just before a CUDA start (the views are realized by then; an unrealized view or
- * a GL error means host frames). */
-static gboolean probe_interop(NwRunPanel *p)
-{
-  /* The interop path has not yet run on a GPU (docs/PERFORMANCE.md): it stays opt-in
-   * (NW_LIVE_INTEROP=1) until test_cuda_gl_interop has passed on one. */
-  if (g_strcmp0(g_getenv("NW_LIVE_INTEROP"), "1") != 0)
-    return FALSE;
-  GtkGLArea *area = GTK_GL_AREA(nw_window_get_view(p->win, NW_VIEW_AXIAL));
-  if (!gtk_widget_get_realized(GTK_WIDGET(area)))
-    return FALSE;
-  gtk_gl_area_make_current(area);
-  if (gtk_gl_area_get_error(area) != NULL)
-    return FALSE;
-  char why[256] = "";
-  gboolean ok = nw_cuda_gl_available(why, sizeof why);
-  if (!ok)
-    g_debug("host frames: %s", why);
-  return ok;
 }
 
 /* The pair to register: the one of the first start while it is still in the scene (later
@@ -406,7 +388,6 @@ static gboolean start_job(NwRunPanel *p, int j, gboolean paused, GError **error)
     return FALSE;
   g_autoptr(NwParams) params = nw_param_panel_get_params(p->params[j]);
   NwRun *r = ensure_run(p, j);
-  nw_run_set_interop(r, ops->device == NW_DEVICE_CUDA && probe_interop(p));
   nw_run_panel_restore_pair(p);
   if (!nw_run_start(r, ops, params, paused, error))
     return FALSE;
@@ -548,6 +529,11 @@ static void build_controls(NwRunPanel *p, GtkBox *box)
   p->readout_ms = readout(box, "readout-ms");
   p->readout_device = readout(box, "readout-device");
   p->readout_path = readout(box, "readout-path");
+  GtkWidget *live = gtk_check_button_new_with_label("Live view");
+  gtk_actionable_set_action_name(GTK_ACTIONABLE(live), "win.live-view");
+  gtk_widget_set_tooltip_text(live, "Draw the job's state every display frame (F7); off, the "
+                                    "views keep the last frame and the job runs alone");
+  gtk_box_pack_start(box, live, FALSE, FALSE, 0);
   p->plot_box = GTK_BOX(gtk_box_new(GTK_ORIENTATION_VERTICAL, 0));
   gtk_box_pack_start(box, GTK_WIDGET(p->plot_box), FALSE, FALSE, 0);
   row = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 2);

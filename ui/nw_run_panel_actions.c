@@ -27,6 +27,44 @@ static char *device_text(NwRunPanel *p, NwRun *r)
   return g_strdup_printf("CPU · %u threads", g_get_num_processors());
 }
 
+/* "2.71" below 10 ms, "35.2" above: the digits that mean something. */
+static void append_ms(GString *s, double ms)
+{
+  if (ms <= 0.0)
+    g_string_append(s, "—");
+  else
+    g_string_append_printf(s, ms < 10.0 ? "%.2f" : "%.1f", ms);
+}
+
+/* "ms/iteration 2.74 (shown 2.77 · alone 2.69)": the job's pace, and what drawing costs it. */
+static void append_job_ms(GString *s, NwRun *r)
+{
+  double shown = 0.0, alone = 0.0;
+  nw_run_get_ms_split(r, &shown, &alone);
+  append_ms(s, nw_run_get_ms_per_iteration(r));
+  g_string_append(s, " ms/iteration (shown ");
+  append_ms(s, shown);
+  g_string_append(s, " · alone ");
+  append_ms(s, alone);
+  g_string_append(s, ")");
+}
+
+/* "CUDA–GL interop · 60 fps · shown 812 (lag 1)"; host frames name their reduction. */
+static void append_frames(GString *s, NwRun *r)
+{
+  NwLiveStats st;
+  nw_run_get_live_stats(r, &st);
+  const char *fp = nw_run_get_frame_path(r);
+  const int done = nw_run_get_iteration(r);
+  g_string_append(s, fp != NULL ? fp : "—");
+  if (fp != NULL && st.path == NW_LIVE_PATH_HOST && st.reduce > 1)
+    g_string_append_printf(s, " (1/%d per axis)", st.reduce);
+  if (!nw_run_get_live_view(r))
+    g_string_append(s, " · live view off");
+  g_string_append_printf(s, " · %.0f fps · shown %d (lag %d)", st.fps, st.shown,
+                         st.shown >= 0 ? done - st.shown : done);
+}
+
 void nw_run_panel_update_readouts(NwRunPanel *p)
 {
   GString *it = g_string_new(NULL), *ms = g_string_new(NULL), *path = g_string_new(NULL);
@@ -34,15 +72,14 @@ void nw_run_panel_update_readouts(NwRunPanel *p)
     NwRun *r = p->runs[j];
     if (r == NULL || (j == 1 && !nw_run_panel_second_on(p)))
       continue;
-    const char *sep = j > 0 ? " · " : "";
+    const char *sep = j > 0 ? "\n" : "";
     const char *who = nw_run_panel_second_on(p) ? (j == 0 ? "1: " : "2: ") : "";
-    const int shown = nw_run_get_shown_iteration(r), done = nw_run_get_iteration(r);
-    g_string_append_printf(it, "%s%siteration %d (%s)", sep, who, done,
+    g_string_append_printf(it, "%s%siteration %d (%s)", sep, who, nw_run_get_iteration(r),
                            nw_job_state_name(nw_run_get_state(r)));
-    g_string_append_printf(ms, "%s%s%.1f ms/iteration", sep, who, nw_run_get_ms_per_iteration(r));
-    const char *fp = nw_run_get_frame_path(r);
-    g_string_append_printf(path, "%s%s%s, shown %d (lag %d)", sep, who, fp ? fp : "—", shown,
-                           shown >= 0 ? done - shown : done);
+    g_string_append_printf(ms, "%s%s", sep, who);
+    append_job_ms(ms, r);
+    g_string_append_printf(path, "%s%s", sep, who);
+    append_frames(path, r);
   }
   g_autofree char *dev = device_text(p, p->runs[0]);
   gtk_label_set_text(p->readout_iteration, it->len ? it->str : "no job yet");
@@ -64,12 +101,29 @@ char *nw_run_panel_readouts(NwRunPanel *p)
     if (r == NULL || (j == 1 && !nw_run_panel_second_on(p)))
       continue;
     const char *fp = nw_run_get_frame_path(r);
-    g_string_append_printf(s, "%s iteration %d · ms %.1f · path %s · shown %d",
+    NwLiveStats st;
+    nw_run_get_live_stats(r, &st);
+    g_string_append_printf(s,
+                           "%s iteration %d · ms %.1f · path %s · shown %d · frames %" G_GUINT64_FORMAT
+                           " · display-frames %" G_GUINT64_FORMAT " · asked %" G_GUINT64_FORMAT
+                           " · host-bytes %" G_GUINT64_FORMAT,
                            j == 0 ? "" : " | job 2", nw_run_get_iteration(r),
                            nw_run_get_ms_per_iteration(r), fp != NULL ? fp : "none",
-                           nw_run_get_shown_iteration(r));
+                           nw_run_get_shown_iteration(r), nw_run_get_live_frames(r),
+                           st.display_frames, st.wants, st.host_bytes);
   }
   return g_string_free(s, FALSE);
+}
+
+/* Live view on/off (F7): off, the views keep the last frame and the jobs run alone. */
+static void act_live_view(GSimpleAction *a, GVariant *state, gpointer data)
+{
+  NwRunPanel *p = data;
+  g_simple_action_set_state(a, state);
+  for (int j = 0; j < 2; j++)
+    if (p->runs[j] != NULL)
+      nw_run_set_live_view(p->runs[j], g_variant_get_boolean(state));
+  nw_run_panel_update_readouts(p);
 }
 
 static void enable(NwRunPanel *p, const char *name, gboolean on)
@@ -262,6 +316,7 @@ void nw_run_panel_install_actions(NwRunPanel *p)
       {"save-results", act_save_results, NULL, NULL, NULL, {0}},
       {"save-session", act_save_session, NULL, NULL, NULL, {0}},
       {"open-session", act_open_session, NULL, NULL, NULL, {0}},
+      {"live-view", NULL, NULL, "true", act_live_view, {0}},
   };
   g_action_map_add_action_entries(G_ACTION_MAP(p->win), entries, G_N_ELEMENTS(entries), p);
 }

@@ -12,6 +12,8 @@ struct _NwScene {
   NwCompareStyle compare;
   double crosshair[3];
   gboolean crosshair_set;
+  gboolean interop; /* live CUDA frames can reach the views by interop */
+  char *interop_why;
 };
 
 G_DEFINE_TYPE(NwScene, nw_scene, G_TYPE_OBJECT)
@@ -23,6 +25,7 @@ static void nw_scene_finalize(GObject *obj)
 {
   NwScene *s = NW_SCENE(obj);
   g_ptr_array_unref(s->layers);
+  g_free(s->interop_why);
   G_OBJECT_CLASS(nw_scene_parent_class)->finalize(obj);
 }
 
@@ -221,4 +224,18 @@ double nw_scene_slice_step(NwScene *s, int axis)
     }
   }
   return 1.0;
+}
+
+void nw_scene_set_interop(NwScene *s, gboolean ok, const char *why)
+{
+  s->interop = ok;
+  g_free(s->interop_why);
+  s->interop_why = g_strdup(ok ? "" : why);
+}
+
+gboolean nw_scene_get_interop(NwScene *s, const char **why)
+{
+  if (why != NULL)
+    *why = s->interop_why != NULL ? s->interop_why : "the views have not been shown yet";
+  return s->interop;
 }

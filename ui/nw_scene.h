@@ -54,6 +54,11 @@ double nw_scene_slice_step(NwScene *s, int axis);
 /* Emit "changed". */
 void nw_scene_changed(NwScene *s);
 
+/* Whether the views' GL contexts can take live CUDA frames by interop, as the axial view
+ * found when it was realized (FALSE until then), and why not. Runs read it when they start. */
+void nw_scene_set_interop(NwScene *s, gboolean ok, const char *why);
+gboolean nw_scene_get_interop(NwScene *s, const char **why);
+
 G_END_DECLS
 
 #endif

@@ -262,6 +262,13 @@ static int run_job_command(NwWindow *w, char **t, int n, const char *line, GErro
     g_autofree char *name = g_strjoinv(" ", t + 1);
     return nw_run_panel_apply_preset(p, name, error);
   }
+  if (strcmp(cmd, "live-view") == 0) {
+    if (n != 2 || (strcmp(t[1], "on") != 0 && strcmp(t[1], "off") != 0))
+      return bad(error, line, "expected: live-view on|off");
+    g_action_group_change_action_state(G_ACTION_GROUP(w), "live-view",
+                                       g_variant_new_boolean(strcmp(t[1], "on") == 0));
+    return TRUE;
+  }
   if (strcmp(cmd, "second-job") == 0) {
     if (n != 2 || (strcmp(t[1], "on") != 0 && strcmp(t[1], "off") != 0))
       return bad(error, line, "expected: second-job on|off");

@@ -4,9 +4,15 @@
 
 #include <math.h>
 
+#include "gl_live.h"
 #include "nw_error.h"
 #include "nw_gl.h"
 #include "nw_view_render.h"
+
+/* Longest a display frame waits for a live job's frame that usually arrives this fast (a
+ * GPU job): then the frame drawn is at most an iteration old. Slower jobs' frames ask for
+ * a redraw when they arrive instead. A third of a 60 Hz frame. */
+#define LIVE_WAIT_US 5000
 
 struct _NwView {
   GtkGLArea parent;
@@ -99,10 +105,28 @@ static gboolean on_render(GtkGLArea *area, GdkGLContext *ctx)
   NwView *v = NW_VIEW(area);
   if (v->gpu == NULL)
     return TRUE;
+  GdkFrameClock *clock = gtk_widget_get_frame_clock(GTK_WIDGET(area));
+  if (clock != NULL) /* the window's views share the clock: one live frame for the four */
+    nw_view_render_begin_frame(v->scene, (guint64)gdk_frame_clock_get_frame_counter(clock),
+                               LIVE_WAIT_US);
   int w, h;
   pixel_size(v, &w, &h);
   draw(v, w, h);
   return TRUE;
+}
+
+/* With the view's context current: can live CUDA frames reach this context by interop?
+ * Told to the scene, whose runs choose their frame path from it (NW_LIVE_INTEROP=0 turns
+ * interop off). */
+static void probe_interop(NwView *v)
+{
+  char why[256] = "";
+  gboolean ok = g_strcmp0(g_getenv("NW_LIVE_INTEROP"), "0") != 0;
+  if (!ok)
+    g_strlcpy(why, "turned off (NW_LIVE_INTEROP=0)", sizeof why);
+  else
+    ok = nw_gl_live_available(why, sizeof why);
+  nw_scene_set_interop(v->scene, ok, why);
 }
 
 static void on_realize(GtkWidget *w)
@@ -116,10 +140,15 @@ static void on_realize(GtkWidget *w)
     v->gl_error = g_error_copy(err);
     return;
   }
+  /* the window's paint context: every view's context shares its objects with it */
+  GdkGLContext *ctx = gtk_gl_area_get_context(GTK_GL_AREA(v));
+  GdkGLContext *group = ctx != NULL ? gdk_gl_context_get_shared_context(ctx) : NULL;
   if (nw_gl_init(&v->gl_error))
-    v->gpu = nw_view_gpu_new(&v->gl_error);
+    v->gpu = nw_view_gpu_new(group != NULL ? G_OBJECT(group) : NULL, &v->gl_error);
   if (v->gl_error != NULL)
     g_warning("%s view: %s", nw_view_kind_name(v->kind), v->gl_error->message);
+  else if (v->kind == NW_VIEW_AXIAL)
+    probe_interop(v);
 }
 
 static void on_unrealize(GtkWidget *w)

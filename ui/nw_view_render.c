@@ -10,6 +10,7 @@
 
 #include "field_renderer.h"
 #include "gl_live.h"
+#include "live_source.h"
 #include "mesh_renderer.h"
 #include "nw_gl.h"
 
@@ -28,11 +29,21 @@ typedef struct {
   gboolean live_failed; /* interop failed once here: host data from then on */
 } GpuEntry;
 
+/* The layers' GL objects, one per share group of contexts. */
+typedef struct {
+  int ref;
+  GHashTable *entries;   /* NwLayer* -> GpuEntry* */
+  GObject *share_group;  /* weak: the cache is its data "nw-gpu-cache" while it lives */
+} GpuCache;
+
 struct NwViewGpu {
   NwRenderer *r;
-  GHashTable *entries;  /* NwLayer* -> GpuEntry* */
+  GpuCache *cache;
+  GHashTable *entries;  /* cache->entries */
   NwSprite *letters[6]; /* L R A P S I */
 };
+
+static const char cache_key[] = "nw-gpu-cache";
 
 static const char letter_chars[] = "LRAPSI";
 
@@ -75,14 +86,41 @@ static NwSprite *letter_sprite(char c)
   return s;
 }
 
-NwViewGpu *nw_view_gpu_new(GError **error)
+/* The cache of share_group (made on first use), or a cache of one's own without a group. */
+static GpuCache *cache_ref(GObject *share_group)
+{
+  GpuCache *c = share_group != NULL ? g_object_get_data(share_group, cache_key) : NULL;
+  if (c == NULL) {
+    c = g_new0(GpuCache, 1);
+    c->entries = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, entry_free);
+    c->share_group = share_group;
+    if (share_group != NULL)
+      g_object_set_data(share_group, cache_key, c);
+  }
+  c->ref++;
+  return c;
+}
+
+/* With a context of the group current: the last view frees the GL objects. */
+static void cache_unref(GpuCache *c)
+{
+  if (--c->ref > 0)
+    return;
+  if (c->share_group != NULL)
+    g_object_set_data(c->share_group, cache_key, NULL);
+  g_hash_table_destroy(c->entries);
+  g_free(c);
+}
+
+NwViewGpu *nw_view_gpu_new(GObject *share_group, GError **error)
 {
   NwRenderer *r = nw_renderer_new(error);
   if (r == NULL)
     return NULL;
   NwViewGpu *gpu = g_new0(NwViewGpu, 1);
   gpu->r = r;
-  gpu->entries = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, entry_free);
+  gpu->cache = cache_ref(share_group);
+  gpu->entries = gpu->cache->entries;
   for (int i = 0; i < 6; i++)
     gpu->letters[i] = letter_sprite(letter_chars[i]);
   return gpu;
@@ -92,19 +130,37 @@ void nw_view_gpu_free(NwViewGpu *gpu)
 {
   if (gpu == NULL)
     return;
-  g_hash_table_destroy(gpu->entries);
+  cache_unref(gpu->cache);
   for (int i = 0; i < 6; i++)
     nw_sprite_free(gpu->letters[i]);
   nw_renderer_free(gpu->r);
   g_free(gpu);
 }
 
-/* Live layers: bring this view's interop copy up to the run's newest frame. The live mesh
- * has no 2D contours (those are cut from a host NwSurface on the CPU); the 3D view shows it.
- * When interop fails the layer falls back to its host data, with one warning. */
+void nw_view_render_begin_frame(NwScene *scene, guint64 frame_counter, gint64 wait_us)
+{
+  /* the sources first: a source's take callback may change its layers */
+  NwLiveSource *sources[8];
+  int n = 0;
+  for (guint i = 0; i < nw_scene_n_layers(scene) && n < 8; i++) {
+    NwLiveSource *src = nw_scene_get_layer(scene, i)->live;
+    gboolean seen = src == NULL;
+    for (int k = 0; k < n && !seen; k++)
+      seen = sources[k] == src;
+    if (!seen)
+      sources[n++] = src;
+  }
+  for (int k = 0; k < n; k++)
+    nw_live_source_begin_frame(sources[k], frame_counter, wait_us);
+}
+
+/* Live layers on the interop path: bring the shared interop objects up to the run's newest
+ * frame (the first view to draw a display frame copies; the others find it done). The live
+ * mesh has no 2D contours (those are cut from a host NwSurface on the CPU); the 3D view
+ * shows it. When interop fails the layer falls back to its host data, with one warning. */
 static void update_live(GpuEntry *e, NwLayer *l)
 {
-  if (l->live == NULL) {
+  if (l->live == NULL || nw_live_source_path(l->live) != NW_LIVE_PATH_INTEROP) {
     g_clear_pointer(&e->live, nw_gl_live_free); /* the run ended: host data again */
     e->live_failed = FALSE;
     return;
@@ -119,7 +175,7 @@ static void update_live(GpuEntry *e, NwLayer *l)
   }
   nw_gl_live_set_iso(e->live, l->live_iso);
   g_autoptr(GError) error = NULL;
-  if (!nw_gl_live_update(e->live, l->live, &error)) {
+  if (!nw_gl_live_update(e->live, nw_live_source_front(l->live), &error)) {
     g_warning("%s: live view through CUDA-GL interop failed, showing host frames: %s", l->name,
               error->message);
     e->live_failed = TRUE;

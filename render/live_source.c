@@ -1,0 +1,316 @@
+/* live_source.c — frames of a live job, pulled at the display's pace (see live_source.h).
+ * Display thread for the public calls except push (worker) and the downloader's task (its own
+ * thread). One mutex guards the shared state; begin_frame waits on the condition for a frame
+ * asked for, never longer than its wait_us. */
+#include "live_source.h"
+
+#include "live_reduce.h"
+#include "nw_error.h"
+
+#define ACTIVE_US (250 * 1000) /* "the display is pulling" when it asked this recently */
+
+struct NwLiveSource {
+  /* fixed at creation */
+  NwLivePath path;
+  NwLiveFront *front; /* CUDA jobs: the job publishes here, on both paths */
+  size_t max_voxels;
+  NwLiveNotify notify;
+  NwLiveTake take;
+  gpointer data;
+  GThreadPool *downloader; /* host path with a front: one thread */
+
+  GMutex lock;
+  GCond cond;
+  /* under lock */
+  NwJob *job;
+  gboolean enabled;
+  gboolean outstanding;   /* asked, not yet arrived */
+  gboolean download_queued;
+  gint64 want_time, last_want_time;
+  double arrival_us;      /* running mean, 0 = not known yet */
+  NwFrame *newest;        /* host frame not yet taken */
+  int arrived_device;     /* iteration of the newest device frame (-1: none) */
+  guint64 counter;        /* display frame begun last */
+  gboolean have_counter;
+  NwLiveStats st;
+  gint64 fps_t0;
+  guint64 fps_taken0;
+  gboolean warned;
+};
+
+const char *nw_live_path_name(NwLivePath p)
+{
+  return p == NW_LIVE_PATH_INTEROP ? "CUDA–GL interop" : "host frames";
+}
+
+static void frame_free(NwFrame *f)
+{
+  if (f != NULL) {
+    nw_frame_clear(f);
+    g_free(f);
+  }
+}
+
+static guint64 frame_bytes(const NwFrame *f)
+{
+  guint64 b = 0;
+  if (f->image != NULL)
+    b += nw_volume_n_floats(f->image) * sizeof(float);
+  if (f->field != NULL)
+    b += nw_volume_n_floats(f->field) * sizeof(float);
+  return b;
+}
+
+/* Under lock: what was asked for has arrived. */
+static void arrived_locked(NwLiveSource *s)
+{
+  s->st.arrived++;
+  if (s->outstanding) {
+    const double dt = (double)(g_get_monotonic_time() - s->want_time);
+    s->arrival_us = s->arrival_us > 0 ? 0.8 * s->arrival_us + 0.2 * dt : dt;
+    s->outstanding = FALSE;
+  }
+  g_cond_broadcast(&s->cond);
+}
+
+/* Under lock: keep frame as the newest host frame. */
+static void keep_host_frame(NwLiveSource *s, NwFrame *frame)
+{
+  s->st.host_bytes += frame_bytes(frame);
+  frame_free(s->newest);
+  s->newest = frame;
+  arrived_locked(s);
+}
+
+/* Downloader thread: the newest device frame as a reduced host frame. */
+static void download_task(gpointer task, gpointer data)
+{
+  (void)task;
+  NwLiveSource *s = data;
+  g_mutex_lock(&s->lock);
+  s->download_queued = FALSE;
+  g_mutex_unlock(&s->lock);
+  NwLiveView v;
+  nw_live_front_begin_read(s->front, NULL, &v); /* a peek at the grid for the factor */
+  nw_live_front_end_read(s->front, NULL);
+  const int reduce = v.iteration >= 0 ? nw_live_reduce_choose(v.nx, v.ny, v.nz, s->max_voxels) : 1;
+  NwFrame *frame = g_new0(NwFrame, 1);
+  g_autoptr(GError) error = NULL;
+  gboolean ok = nw_live_front_download(s->front, reduce, frame, &error);
+  g_mutex_lock(&s->lock);
+  if (ok && frame->image != NULL) {
+    s->st.reduce = reduce;
+    keep_host_frame(s, g_steal_pointer(&frame));
+  } else {
+    if (!ok && !s->warned)
+      g_warning("live view: %s", error->message);
+    s->warned |= !ok;
+    arrived_locked(s); /* nothing to show, but nothing on its way either */
+  }
+  g_mutex_unlock(&s->lock);
+  frame_free(frame);
+  if (s->notify != NULL)
+    s->notify(s->data);
+}
+
+static size_t host_max_voxels(size_t asked)
+{
+  const char *env = g_getenv("NW_LIVE_HOST_VOXELS");
+  if (env != NULL) {
+    guint64 v = g_ascii_strtoull(env, NULL, 10);
+    if (v > 0)
+      return (size_t)v;
+  }
+  return asked > 0 ? asked : NW_LIVE_HOST_MAX_VOXELS;
+}
+
+NwLiveSource *nw_live_source_new(const NwMethodOps *ops, gboolean interop, size_t max_voxels,
+                                 NwLiveNotify notify, NwLiveTake take, gpointer data)
+{
+  NwLiveSource *s = g_new0(NwLiveSource, 1);
+  g_mutex_init(&s->lock);
+  g_cond_init(&s->cond);
+  s->notify = notify;
+  s->take = take;
+  s->data = data;
+  s->enabled = TRUE;
+  s->arrived_device = -1;
+  s->st.shown = -1;
+  s->st.reduce = 1;
+  s->max_voxels = host_max_voxels(max_voxels);
+  s->path = NW_LIVE_PATH_HOST;
+  if (ops->device == NW_DEVICE_CUDA && ops->publish_device_frame != NULL) {
+    g_autoptr(GError) error = NULL;
+    s->front = nw_live_front_new(&error);
+    if (s->front == NULL)
+      g_debug("live view: host frames from the method: %s", error->message);
+  }
+  if (s->front != NULL && interop)
+    s->path = NW_LIVE_PATH_INTEROP;
+  else if (s->front != NULL)
+    s->downloader = g_thread_pool_new(download_task, s, 1, TRUE, NULL);
+  s->st.path = s->path;
+  return s;
+}
+
+void nw_live_source_free(NwLiveSource *s)
+{
+  if (s == NULL)
+    return;
+  if (s->downloader != NULL)
+    g_thread_pool_free(s->downloader, TRUE, TRUE); /* drop what is queued, wait for the rest */
+  nw_live_front_free(s->front);
+  frame_free(s->newest);
+  g_cond_clear(&s->cond);
+  g_mutex_clear(&s->lock);
+  g_free(s);
+}
+
+NwLivePath nw_live_source_path(NwLiveSource *s)
+{
+  return s->path;
+}
+
+NwLiveFront *nw_live_source_front(NwLiveSource *s)
+{
+  return s->front;
+}
+
+void nw_live_source_set_job(NwLiveSource *s, NwJob *job)
+{
+  g_mutex_lock(&s->lock);
+  s->job = job;
+  if (job == NULL) { /* nothing more will come: release a waiting display */
+    s->outstanding = FALSE;
+    g_cond_broadcast(&s->cond);
+  }
+  g_mutex_unlock(&s->lock);
+}
+
+void nw_live_source_push(NwLiveSource *s, NwFrame *frame)
+{
+  gboolean queue = FALSE, arrived = TRUE;
+  g_mutex_lock(&s->lock);
+  if (frame->on_device && s->path == NW_LIVE_PATH_INTEROP) {
+    s->arrived_device = MAX(s->arrived_device, frame->iteration);
+    arrived_locked(s);
+    frame_free(frame);
+  } else if (frame->on_device) {
+    queue = !s->download_queued; /* one download catches up with any number of publishes */
+    s->download_queued = TRUE;
+    arrived = FALSE; /* the download will tell */
+    frame_free(frame);
+  } else {
+    keep_host_frame(s, frame);
+  }
+  g_mutex_unlock(&s->lock);
+  if (queue)
+    g_thread_pool_push(s->downloader, GINT_TO_POINTER(1), NULL);
+  if (arrived && s->notify != NULL)
+    s->notify(s->data);
+}
+
+/* Under lock: ask the job for a frame unless one is on its way. */
+static void want_locked(NwLiveSource *s)
+{
+  if (s->job == NULL || s->outstanding)
+    return;
+  s->outstanding = TRUE;
+  s->want_time = s->last_want_time = g_get_monotonic_time();
+  s->st.wants++;
+  nw_job_want_live_frame(s->job);
+}
+
+void nw_live_source_want(NwLiveSource *s)
+{
+  g_mutex_lock(&s->lock);
+  want_locked(s);
+  g_mutex_unlock(&s->lock);
+}
+
+/* Under lock: frames taken per second, over windows of about a second. */
+static void update_fps(NwLiveSource *s, gint64 now)
+{
+  if (s->fps_t0 == 0) {
+    s->fps_t0 = now;
+    s->fps_taken0 = s->st.taken;
+  } else if (now - s->fps_t0 >= G_USEC_PER_SEC) {
+    s->st.fps = (double)(s->st.taken - s->fps_taken0) * G_USEC_PER_SEC / (double)(now - s->fps_t0);
+    s->fps_t0 = now;
+    s->fps_taken0 = s->st.taken;
+  }
+}
+
+gboolean nw_live_source_begin_frame(NwLiveSource *s, guint64 frame_counter, gint64 wait_us)
+{
+  g_mutex_lock(&s->lock);
+  if (s->have_counter && s->counter == frame_counter) {
+    g_mutex_unlock(&s->lock);
+    return FALSE;
+  }
+  s->have_counter = TRUE;
+  s->counter = frame_counter;
+  s->st.display_frames++;
+  if (s->enabled)
+    want_locked(s);
+  /* A fast job answers within wait_us: wait for it, so the frame drawn is the newest. A
+   * paused job answers only after a step: never wait for it. */
+  if (s->outstanding && s->arrival_us > 0 && s->arrival_us <= wait_us && s->job != NULL &&
+      nw_job_get_state(s->job) == NW_JOB_RUNNING) {
+    const gint64 deadline = g_get_monotonic_time() + wait_us;
+    while (s->outstanding)
+      if (!g_cond_wait_until(&s->cond, &s->lock, deadline))
+        break;
+  }
+  NwFrame *host = g_steal_pointer(&s->newest);
+  gboolean fresh = host != NULL;
+  if (host != NULL)
+    s->st.shown = host->iteration;
+  if (host == NULL && s->arrived_device > s->st.shown) {
+    s->st.shown = s->arrived_device;
+    fresh = TRUE;
+  }
+  if (fresh)
+    s->st.taken++;
+  update_fps(s, g_get_monotonic_time());
+  g_mutex_unlock(&s->lock);
+  if (host != NULL) {
+    if (s->take != NULL)
+      s->take(host, s->data);
+    else
+      frame_free(host);
+  }
+  return fresh;
+}
+
+void nw_live_source_set_enabled(NwLiveSource *s, gboolean enabled)
+{
+  g_mutex_lock(&s->lock);
+  s->enabled = enabled;
+  g_mutex_unlock(&s->lock);
+}
+
+gboolean nw_live_source_get_enabled(NwLiveSource *s)
+{
+  g_mutex_lock(&s->lock);
+  gboolean on = s->enabled;
+  g_mutex_unlock(&s->lock);
+  return on;
+}
+
+gboolean nw_live_source_display_active(NwLiveSource *s)
+{
+  g_mutex_lock(&s->lock);
+  gboolean active = s->enabled && s->last_want_time != 0 &&
+                    g_get_monotonic_time() - s->last_want_time < ACTIVE_US;
+  g_mutex_unlock(&s->lock);
+  return active;
+}
+
+void nw_live_source_stats(NwLiveSource *s, NwLiveStats *out)
+{
+  g_mutex_lock(&s->lock);
+  *out = s->st;
+  out->arrival_ms = s->arrival_us / 1000.0;
+  g_mutex_unlock(&s->lock);
+}

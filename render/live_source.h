@@ -1,0 +1,93 @@
+/* live_source.h — the frames of one live job for the views: made only when a redraw wants
+ * one (at most one per display frame; none while nobody draws), and carried to the display
+ * by the cheapest path (DESIGN.md, "Threads and live display"):
+ *
+ *   interop     a CUDA job publishes device-to-device into its front (cuda/nw_live.h); the
+ *               views fill their GL objects from the front (gl_live.h). Nothing crosses to
+ *               the host.
+ *   host, CUDA  the same device publish; then this source's downloader thread (never the
+ *               worker, never the GTK thread) makes a host frame of it, reduced to at most
+ *               max_voxels voxels (block means, core/live_reduce.h), through pinned memory
+ *               and an asynchronous copy on the front's own stream.
+ *   host, CPU   the method's own host frame, made by the worker when wanted.
+ *
+ * The display calls nw_live_source_begin_frame once per display frame: it asks for the next
+ * frame unless one is on its way, and when frames have been arriving within wait_us of being
+ * asked for (a fast job) it waits up to wait_us for that frame, so the frame drawn is at most
+ * an iteration old; a slow job's frame arrives later and the notify callback asks for a
+ * redraw then. Host frames are handed to the take callback (the owner moves them into its
+ * layers); interop frames are read from nw_live_source_front by the GL side.
+ *
+ * Threads: new, free, set_job, begin_frame, the setters and stats on the display (main)
+ * thread; push on the job's worker thread (from its on_frame callback); notify is called on
+ * the worker or the downloader thread; take on the display thread. GL-free. */
+#ifndef NW_LIVE_SOURCE_H
+#define NW_LIVE_SOURCE_H
+
+#include <glib.h>
+
+#include "job.h"
+#include "method.h"
+#include "nw_live.h"
+
+G_BEGIN_DECLS
+
+typedef enum { NW_LIVE_PATH_HOST, NW_LIVE_PATH_INTEROP } NwLivePath;
+const char *nw_live_path_name(NwLivePath p); /* "host frames", "CUDA–GL interop" */
+
+typedef struct NwLiveSource NwLiveSource;
+
+/* A frame arrived (any thread): ask the display for a redraw. */
+typedef void (*NwLiveNotify)(gpointer data);
+/* A host frame for the display (display thread); the callee takes frame (nw_frame_clear +
+ * g_free). */
+typedef void (*NwLiveTake)(NwFrame *frame, gpointer data);
+
+/* For a job of ops. interop: the display's GL context can take CUDA frames (asked with a
+ * view's context current: nw_cuda_gl_available); used when ops runs on CUDA and a front can
+ * be made, else host frames. max_voxels: bound for reduced host frames of CUDA jobs
+ * (0: NW_LIVE_HOST_MAX_VOXELS; the environment variable NW_LIVE_HOST_VOXELS overrides). */
+NwLiveSource *nw_live_source_new(const NwMethodOps *ops, gboolean interop, size_t max_voxels,
+                                 NwLiveNotify notify, NwLiveTake take, gpointer data);
+/* After the job has ended and been joined (nw_job_free), or before it was started. */
+void nw_live_source_free(NwLiveSource *s);
+
+NwLivePath nw_live_source_path(NwLiveSource *s);
+/* What the job publishes into (nw_job_set_live(job, front)); NULL: host frames from the
+ * method. */
+NwLiveFront *nw_live_source_front(NwLiveSource *s);
+/* The job to ask for frames; NULL before freeing the job (no more asks). */
+void nw_live_source_set_job(NwLiveSource *s, NwJob *job);
+/* Worker: the job's on_frame callback hands every frame here (takes frame). */
+void nw_live_source_push(NwLiveSource *s, NwFrame *frame);
+
+/* Ask for one frame now (e.g. the first one of a paused job, before any redraw). */
+void nw_live_source_want(NwLiveSource *s);
+/* Once per display frame; calls with the counter of a display frame already begun return
+ * FALSE at once (several views draw one display frame). TRUE when a new frame was taken:
+ * a host frame went to the take callback, or a new device frame is in the front. */
+gboolean nw_live_source_begin_frame(NwLiveSource *s, guint64 frame_counter, gint64 wait_us);
+/* The display pulls frames (the default) or not (the views keep the last one and the job
+ * runs alone, e.g. to compare its speed without display). */
+void nw_live_source_set_enabled(NwLiveSource *s, gboolean enabled);
+gboolean nw_live_source_get_enabled(NwLiveSource *s);
+/* The display asked for a frame within the last 250 ms (any thread). */
+gboolean nw_live_source_display_active(NwLiveSource *s);
+
+typedef struct {
+  NwLivePath path;
+  guint64 wants;        /* frames asked of the job */
+  guint64 arrived;      /* frames that reached the source (device publishes, host frames) */
+  guint64 taken;        /* frames handed to the display */
+  guint64 display_frames; /* distinct display frames begun */
+  guint64 host_bytes;   /* image + field bytes of host frames that arrived */
+  int reduce;           /* factor of the last reduced host frame (1: full size) */
+  int shown;            /* iteration of the last frame taken (-1: none) */
+  double fps;           /* frames taken per second, over about the last second */
+  double arrival_ms;    /* mean time from asking to arrival */
+} NwLiveStats;
+void nw_live_source_stats(NwLiveSource *s, NwLiveStats *out);
+
+G_END_DECLS
+
+#endif

@@ -1,22 +1,26 @@
-/* bench_live.c — the live view while a demons job runs on the same GPU: how fast the views
- * draw, how far the frame shown lags behind the worker, and how many bytes of image and
- * field data pass through host memory for display, on the CUDA–GL interop path and on the
- * host-frame path. Not a test: a human summary on stderr, JSON with --json.
+/* bench_live.c — the live view while a demons job runs on the same GPU, through the
+ * application's own machinery (render/live_source.h: frames made only when a display frame
+ * asks, a fast job's frame waited for up to 5 ms; render/gl_live.h: interop objects filled
+ * once per frame): how fast new frames are drawn, how far the frame shown lags behind the
+ * worker, how many bytes pass through host memory, and what drawing costs the job. Not a
+ * test: a human summary on stderr, JSON with --json.
  *
- *   bench_live [--size N] [--seconds S] [--path interop|host|both] [--view-size P] [--json F]
+ *   bench_live [--size N] [--seconds S] [--path interop|host|both] [--view-size P]
+ *              [--refresh HZ] [--json F]
  *
  * The pair: N^3 voxels of 1 mm, smooth blobs, and the same warped by a known smooth field of
  * ~4 voxels. The job: demons on CUDA, one level (the full-size grid the whole time: the hard
- * case), no stopping rule. First the job runs alone (3 s) for its own ms/iteration; then per
- * path the main thread draws as fast as it can into an offscreen 2x2 grid of P x P views
- * (axial, coronal, sagittal slices of the warped image and the deformation grid over the
- * axial one, as the application's views), glFinish per frame so each frame is really done.
- * Lag: the worker's completed iterations read just before the frame's data is taken, minus
- * the iteration the frame shows.
+ * case), no stopping rule. The job runs alone (3 s) for its own ms/iteration, before and
+ * after the paths; then per path the main thread draws a 2x2 grid of P x P views (axial,
+ * coronal, sagittal slices of the warped image, the deformation grid over the axial one, and
+ * on the interop path the live iso-surface by GPU marching cubes in the fourth), glFinish per
+ * display frame, either as fast as it can (--refresh 0) or paced like a display of HZ.
+ * fps counts display frames that drew a new frame. Lag: the worker's completed iterations
+ * read when the display frame has taken its frame, minus the iteration that frame shows.
  *
  * GL: an EGL context on the GPU's own driver (EGL device platform: no X needed). Exits 77
  * without a CUDA device or when the GL context is not on a CUDA device. Main thread draws;
- * the job's worker thread drives CUDA. */
+ * the job's worker thread drives CUDA; host frames are downloaded by the source's thread. */
 #include <EGL/egl.h>
 #include <EGL/eglext.h>
 #include <glib.h>
@@ -27,9 +31,10 @@
 #include "field_renderer.h"
 #include "gl_live.h"
 #include "job.h"
+#include "live_source.h"
+#include "mesh_renderer.h"
 #include "method_table.h"
 #include "nw_cuda.h"
-#include "nw_cuda_gl.h"
 #include "nw_gl.h"
 #include "renderer.h"
 #include "view_geometry.h"
@@ -96,50 +101,18 @@ static void make_pair(int n, NwVolume **fixed, NwVolume **moving)
 
 /* ---- job plumbing -------------------------------------------------------------------------- */
 
-typedef struct {
-  GMutex lock;
-  NwFrame *newest;          /* host path: the newest frame not yet drawn */
-  guint64 host_bytes_made;  /* image + field bytes of every host frame the worker made */
-  guint64 frames_made, frames_dropped, device_frames;
-} Frames;
-
-static guint64 frame_bytes(const NwFrame *f)
-{
-  guint64 b = 0;
-  if (f->image != NULL)
-    b += nw_volume_n_floats(f->image) * sizeof(float);
-  if (f->field != NULL)
-    b += nw_volume_n_floats(f->field) * sizeof(float);
-  return b;
-}
-
-static void frame_free(NwFrame *f)
-{
-  if (f != NULL) {
-    nw_frame_clear(f);
-    g_free(f);
-  }
-}
-
 static void on_frame(NwJob *job, NwFrame *frame, gpointer data)
 {
-  Frames *fr = data;
-  g_mutex_lock(&fr->lock);
-  fr->frames_made++;
-  if (frame->on_device) {
-    fr->device_frames++;
-    frame_free(frame);
-  } else {
-    fr->host_bytes_made += frame_bytes(frame);
-    if (fr->newest != NULL)
-      fr->frames_dropped++;
-    frame_free(fr->newest);
-    fr->newest = frame;
+  NwLiveSource **src = data;
+  if (*src != NULL)
+    nw_live_source_push(*src, frame);
+  else {
+    nw_frame_clear(frame);
+    g_free(frame);
   }
-  g_mutex_unlock(&fr->lock);
 }
 
-static NwJob *start_job(const NwMethodInputs *in, Frames *fr, NwLiveFront *front, gboolean live)
+static NwJob *start_job(const NwMethodInputs *in, NwLiveSource **src)
 {
   g_autoptr(GError) error = NULL;
   const NwMethodOps *ops = nw_method_lookup("demons", NW_DEVICE_CUDA, &error);
@@ -149,39 +122,85 @@ static NwJob *start_job(const NwMethodInputs *in, Frames *fr, NwLiveFront *front
   g_assert_true(nw_params_set(p, "iterations", 100000, NULL));
   g_assert_true(nw_params_set(p, "tolerance", 0, NULL));
   static const NwJobCallbacks cb = {NULL, on_frame, NULL};
-  NwJob *job = nw_job_new(ops, in, p, 0, &cb, fr);
-  if (live)
-    nw_job_set_live(job, front);
+  NwJob *job = nw_job_new(ops, in, p, 0, &cb, src);
+  if (*src != NULL) {
+    nw_job_set_live(job, nw_live_source_front(*src));
+    nw_live_source_set_job(*src, job);
+  }
   nw_job_start(job, FALSE);
   return job;
 }
 
-/* Wait until the worker has done `n` iterations (the state is created, the first frame is
- * out). */
+/* Wait until the worker has done `n` iterations (the state is created). */
 static void wait_iterations(NwJob *job, int n)
 {
   while (nw_job_get_iteration(job) < n && nw_job_get_state(job) == NW_JOB_RUNNING)
     g_usleep(1000);
 }
 
-static void stop_job(NwJob *job)
+static void stop_job(NwJob *job, NwLiveSource *src)
 {
+  if (src != NULL)
+    nw_live_source_set_job(src, NULL);
   nw_job_cancel(job);
   nw_job_wait(job, NULL);
   nw_job_free(job);
+}
+
+/* The job with nobody drawing, for `seconds`: its ms/iteration. */
+static double job_alone_ms(const NwMethodInputs *in, double seconds)
+{
+  NwLiveSource *none = NULL;
+  NwJob *job = start_job(in, &none);
+  wait_iterations(job, 3);
+  const int i0 = nw_job_get_iteration(job);
+  const gint64 t0 = g_get_monotonic_time();
+  g_usleep((gulong)(seconds * G_USEC_PER_SEC));
+  const double ms = (double)(g_get_monotonic_time() - t0) / 1000.0 /
+                    MAX(nw_job_get_iteration(job) - i0, 1);
+  stop_job(job, NULL);
+  return ms;
 }
 
 /* ---- measurements -------------------------------------------------------------------------- */
 
 typedef struct {
   const char *path;
-  int frames;
+  int display_frames, fresh_frames;
   double seconds, fps, ms_p50, ms_p95, ms_max;
   int lag_max, lag_hist[4]; /* 0, 1, 2, more */
-  guint64 host_bytes_made, host_bytes_uploaded, device_frames, host_frames, dropped;
+  guint64 host_bytes, frames_made, wants;
+  int reduce;
   int worker_iterations;
-  double worker_ms_per_iteration;
+  double worker_ms_per_iteration, arrival_ms;
 } PathResult;
+
+/* Host path: textures the source's take callback uploads into (display thread). */
+typedef struct {
+  NwGlVolume *img, *field;
+  int shown;
+} HostTextures;
+
+static void upload(NwGlVolume **tex, const NwVolume *v)
+{
+  if (*tex != NULL && ((*tex)->nx != v->nx || (*tex)->ny != v->ny || (*tex)->nz != v->nz))
+    g_clear_pointer(tex, nw_gl_volume_free);
+  g_autoptr(GError) error = NULL;
+  if (*tex == NULL && (*tex = nw_gl_volume_new(v, FALSE, &error)) == NULL)
+    g_error("host frame texture: %s", error->message);
+  nw_gl_volume_update(*tex, v);
+}
+
+static void take_host(NwFrame *f, gpointer data)
+{
+  HostTextures *h = data;
+  upload(&h->img, f->image);
+  if (f->field != NULL)
+    upload(&h->field, f->field);
+  h->shown = f->iteration;
+  nw_frame_clear(f);
+  g_free(f);
+}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -190,8 +209,9 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* The application's 2x2: three slices of the warped image, the deformation grid on the
- * axial one. */
-static void draw_views(NwRenderer *r, const NwGlVolume *img, const NwGlVolume *field, int p)
+ * axial one, the live surface (when there is one) in the fourth. */
+static void draw_views(NwRenderer *r, const NwGlVolume *img, const NwGlVolume *field,
+                       const NwGlMesh *mesh, int p)
 {
   glClearColor(0.06f, 0.06f, 0.08f, 1.0f);
   glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
@@ -215,77 +235,90 @@ static void draw_views(NwRenderer *r, const NwGlVolume *img, const NwGlVolume *f
     if (v == 0 && field != NULL)
       nw_render_field_grid(r, &g, field, 8, 1.0f, grid_rgba);
   }
+  if (mesh != NULL && mesh->n_triangles > 0) {
+    glViewport(p, p, p, p);
+    NwOrbitCamera cam = {.yaw_deg = -120, .pitch_deg = 20, .width = p, .height = p};
+    nw_orbit_camera_fit(&cam, lo, hi);
+    double view[16], mvp[16];
+    nw_orbit_camera_matrices(&cam, view, mvp);
+    NwMeshStyle st = {.color = {0.9f, 0.8f, 0.7f, 1.0f}, .opacity = 1.0f};
+    glEnable(GL_DEPTH_TEST);
+    nw_render_mesh(r, mesh, view, mvp, &st);
+    glDisable(GL_DEPTH_TEST);
+  }
   glFinish();
 }
 
 static void run_path(const NwMethodInputs *in, NwRenderer *r, const char *path, double seconds,
-                     int view, PathResult *res)
+                     int view, double refresh_hz, PathResult *res)
 {
   const gboolean interop = strcmp(path, "interop") == 0;
   g_autoptr(GError) error = NULL;
-  Frames fr = {0};
-  g_mutex_init(&fr.lock);
-  NwLiveFront *front = interop ? nw_live_front_new(&error) : NULL;
-  g_assert_no_error(error);
-  NwJob *job = start_job(in, &fr, front, TRUE);
+  const NwMethodOps *ops = nw_method_lookup("demons", NW_DEVICE_CUDA, &error);
+  HostTextures host = {.shown = -1};
+  NwLiveSource *src = nw_live_source_new(ops, interop, 0, NULL, take_host, &host);
+  if ((nw_live_source_path(src) == NW_LIVE_PATH_INTEROP) != interop)
+    g_error("%s: the source took the other path", path);
+  NwJob *job = start_job(in, &src);
   wait_iterations(job, 2);
-  NwGlLive *live_img = nw_gl_live_new(NW_GL_LIVE_IMAGE, 0), *live_field = nw_gl_live_new(NW_GL_LIVE_FIELD, 0);
-  NwGlVolume *img = NULL, *field = NULL; /* host path */
+  NwGlLive *live_img = nw_gl_live_new(NW_GL_LIVE_IMAGE, 0),
+           *live_field = nw_gl_live_new(NW_GL_LIVE_FIELD, 0),
+           *live_mesh = nw_gl_live_new(NW_GL_LIVE_MESH, 60.0f);
   GArray *ms = g_array_new(FALSE, FALSE, sizeof(double));
   memset(res, 0, sizeof *res);
   res->path = path;
+  const gint64 period = refresh_hz > 0 ? (gint64)(G_USEC_PER_SEC / refresh_hz) : 0;
   const int it0 = nw_job_get_iteration(job);
   const gint64 t0 = g_get_monotonic_time(), end = t0 + (gint64)(seconds * G_USEC_PER_SEC);
-  while (g_get_monotonic_time() < end) {
+  int last_shown = -1;
+  for (guint64 counter = 1; g_get_monotonic_time() < end; counter++) {
     const gint64 f0 = g_get_monotonic_time();
+    nw_live_source_begin_frame(src, counter, 5000);
     const int worker = nw_job_get_iteration(job);
-    int shown = -1;
-    const NwGlVolume *di = NULL, *df = NULL;
+    int shown = host.shown;
+    const NwGlVolume *di = host.img, *df = host.field;
+    const NwGlMesh *dm = NULL;
     if (interop) {
-      if (!nw_gl_live_update(live_img, front, &error) || !nw_gl_live_update(live_field, front, &error))
+      NwLiveFront *front = nw_live_source_front(src);
+      if (!nw_gl_live_update(live_img, front, &error) ||
+          !nw_gl_live_update(live_field, front, &error) ||
+          !nw_gl_live_update(live_mesh, front, &error))
         g_error("interop: %s", error->message);
       shown = MIN(nw_gl_live_iteration(live_img), nw_gl_live_iteration(live_field));
       di = nw_gl_live_image(live_img);
       df = nw_gl_live_field(live_field);
-    } else {
-      g_mutex_lock(&fr.lock);
-      NwFrame *f = g_steal_pointer(&fr.newest);
-      g_mutex_unlock(&fr.lock);
-      if (f != NULL) {
-        if (img == NULL) {
-          img = nw_gl_volume_new(f->image, FALSE, &error);
-          field = nw_gl_volume_new(f->field, FALSE, &error);
-          g_assert_no_error(error);
-        } else {
-          nw_gl_volume_update(img, f->image);
-          nw_gl_volume_update(field, f->field);
-        }
-        res->host_bytes_uploaded += frame_bytes(f);
-        res->host_frames++;
-        shown = f->iteration;
-        frame_free(f);
-      } else {
-        shown = res->frames > 0 ? -2 : -1; /* nothing new: the last frame stays */
-      }
-      di = img;
-      df = field;
+      dm = nw_gl_live_mesh(live_mesh);
     }
     if (di == NULL)
       continue;
-    draw_views(r, di, df, view);
+    draw_views(r, di, df, dm, view);
     const double fms = (double)(g_get_monotonic_time() - f0) / 1000.0;
     g_array_append_val(ms, fms);
-    res->frames++;
-    if (shown >= 0) {
-      int lag = MAX(worker - shown, 0);
+    res->display_frames++;
+    if (shown > last_shown) { /* a new frame drawn */
+      res->fresh_frames++;
+      const int lag = MAX(worker - shown, 0);
       res->lag_max = MAX(res->lag_max, lag);
       res->lag_hist[MIN(lag, 3)]++;
+      last_shown = shown;
+    }
+    if (period > 0) { /* a display of refresh_hz: the next frame at the next tick */
+      const gint64 next = f0 + period, now = g_get_monotonic_time();
+      if (next > now)
+        g_usleep((gulong)(next - now));
     }
   }
   res->seconds = (double)(g_get_monotonic_time() - t0) / G_USEC_PER_SEC;
   res->worker_iterations = nw_job_get_iteration(job) - it0;
-  stop_job(job);
-  res->fps = res->frames / res->seconds;
+  res->frames_made = nw_job_get_live_frames(job);
+  stop_job(job, src);
+  NwLiveStats st;
+  nw_live_source_stats(src, &st);
+  res->host_bytes = st.host_bytes;
+  res->wants = st.wants;
+  res->reduce = st.reduce;
+  res->arrival_ms = st.arrival_ms;
+  res->fps = res->fresh_frames / res->seconds;
   res->worker_ms_per_iteration = 1000.0 * res->seconds / MAX(res->worker_iterations, 1);
   g_array_sort(ms, cmp_double);
   if (ms->len > 0) {
@@ -293,55 +326,52 @@ static void run_path(const NwMethodInputs *in, NwRenderer *r, const char *path, 
     res->ms_p95 = g_array_index(ms, double, (guint)(0.95 * (ms->len - 1)));
     res->ms_max = g_array_index(ms, double, ms->len - 1);
   }
-  res->host_bytes_made = fr.host_bytes_made;
-  res->device_frames = fr.device_frames;
-  res->dropped = fr.frames_dropped;
-  frame_free(fr.newest);
   g_array_free(ms, TRUE);
   nw_gl_live_free(live_img);
   nw_gl_live_free(live_field);
-  nw_gl_volume_free(img);
-  nw_gl_volume_free(field);
-  nw_live_front_free(front);
-  g_mutex_clear(&fr.lock);
+  nw_gl_live_free(live_mesh);
+  nw_gl_volume_free(host.img);
+  nw_gl_volume_free(host.field);
+  nw_live_source_free(src);
 }
 
-static void json_path(GString *s, const PathResult *r)
+static void json_path(GString *s, const PathResult *r, double alone_ms)
 {
   g_string_append_printf(
       s,
-      "{\"path\": \"%s\", \"frames\": %d, \"seconds\": %.3f, \"fps\": %.1f, "
-      "\"frame_ms\": {\"p50\": %.3f, \"p95\": %.3f, \"max\": %.3f}, "
+      "{\"path\": \"%s\", \"seconds\": %.3f, \"display_frames\": %d, \"new_frames\": %d, "
+      "\"fps\": %.1f, \"frame_ms\": {\"p50\": %.3f, \"p95\": %.3f, \"max\": %.3f}, "
       "\"lag_iterations\": {\"max\": %d, \"0\": %d, \"1\": %d, \"2\": %d, \"more\": %d}, "
-      "\"host_bytes_for_display\": {\"made\": %" G_GUINT64_FORMAT ", \"uploaded\": %" G_GUINT64_FORMAT
-      ", \"per_frame\": %.0f}, \"device_frames\": %" G_GUINT64_FORMAT ", \"host_frames_drawn\": %"
-      G_GUINT64_FORMAT ", \"host_frames_dropped\": %" G_GUINT64_FORMAT
-      ", \"worker_iterations\": %d, \"worker_ms_per_iteration\": %.3f}",
-      r->path, r->frames, r->seconds, r->fps, r->ms_p50, r->ms_p95, r->ms_max, r->lag_max,
-      r->lag_hist[0], r->lag_hist[1], r->lag_hist[2], r->lag_hist[3], r->host_bytes_made,
-      r->host_bytes_uploaded, r->frames > 0 ? (double)r->host_bytes_made / r->frames : 0.0,
-      r->device_frames, r->host_frames, r->dropped, r->worker_iterations,
-      r->worker_ms_per_iteration);
+      "\"frames_made\": %" G_GUINT64_FORMAT ", \"frames_asked\": %" G_GUINT64_FORMAT
+      ", \"host_bytes_for_display\": %" G_GUINT64_FORMAT ", \"host_frame_reduce\": %d, "
+      "\"ask_to_frame_ms\": %.3f, \"worker_iterations\": %d, \"worker_ms_per_iteration\": %.3f, "
+      "\"job_slowdown\": %.3f}",
+      r->path, r->seconds, r->display_frames, r->fresh_frames, r->fps, r->ms_p50, r->ms_p95,
+      r->ms_max, r->lag_max, r->lag_hist[0], r->lag_hist[1], r->lag_hist[2], r->lag_hist[3],
+      r->frames_made, r->wants, r->host_bytes, r->reduce, r->arrival_ms, r->worker_iterations,
+      r->worker_ms_per_iteration, r->worker_ms_per_iteration / alone_ms);
 }
 
 int main(int argc, char **argv)
 {
   int size = 256, view = 512;
-  double seconds = 10;
+  double seconds = 10, refresh = 0;
   g_autofree char *path = g_strdup("both"), *json = NULL;
   GOptionEntry entries[] = {
       {"size", 0, 0, G_OPTION_ARG_INT, &size, "Edge of the cubic pair in voxels (256)", "N"},
       {"seconds", 0, 0, G_OPTION_ARG_DOUBLE, &seconds, "Drawing time per path (10)", "S"},
       {"path", 0, 0, G_OPTION_ARG_STRING, &path, "interop, host or both (both)", "PATH"},
       {"view-size", 0, 0, G_OPTION_ARG_INT, &view, "Pixels per view edge (512)", "P"},
+      {"refresh", 0, 0, G_OPTION_ARG_DOUBLE, &refresh,
+       "Pace display frames like a display of HZ (0: as fast as possible)", "HZ"},
       {"json", 0, 0, G_OPTION_ARG_FILENAME, &json, "Write the figures as JSON here", "FILE"},
       {NULL}};
   g_autoptr(GOptionContext) ctx = g_option_context_new("- live view while demons runs");
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_autoptr(GError) error = NULL;
   if (!g_option_context_parse(ctx, &argc, &argv, &error) || size < 16 || view < 16 ||
-      seconds <= 0) {
-    fprintf(stderr, "bench_live: %s\n", error ? error->message : "bad size, view or seconds");
+      seconds <= 0 || refresh < 0) {
+    fprintf(stderr, "bench_live: %s\n", error ? error->message : "bad size, view, seconds or refresh");
     return 2;
   }
   nw_methods_register_builtin();
@@ -356,7 +386,7 @@ int main(int argc, char **argv)
     return 77;
   }
   char why[256];
-  const gboolean can_interop = nw_cuda_gl_available(why, sizeof why);
+  const gboolean can_interop = nw_gl_live_available(why, sizeof why);
   const char *renderer = (const char *)glGetString(GL_RENDERER);
   fprintf(stderr, "bench_live: %s, GL renderer %s, interop %s\n", gpu, renderer,
           can_interop ? "yes" : why);
@@ -371,27 +401,12 @@ int main(int argc, char **argv)
   make_pair(size, &fixed, &moving);
   NwMethodInputs in = {.fixed = fixed, .moving = moving};
 
-  /* the job alone: no live frames, no drawing */
-  Frames none = {0};
-  g_mutex_init(&none.lock);
-  NwJob *job = start_job(&in, &none, NULL, FALSE);
-  wait_iterations(job, 3);
-  int i0 = nw_job_get_iteration(job);
-  gint64 t0 = g_get_monotonic_time();
-  g_usleep(3 * G_USEC_PER_SEC);
-  double alone_ms = (double)(g_get_monotonic_time() - t0) / 1000.0 /
-                    MAX(nw_job_get_iteration(job) - i0, 1);
-  stop_job(job);
-  fprintf(stderr, "job alone: %.3f ms/iteration at %d^3\n", alone_ms, size);
-
-  GString *s = g_string_new(NULL);
-  g_string_append_printf(s,
-                         "{\"bench\": \"live\", \"gpu\": \"%s\", \"gl_renderer\": \"%s\", "
-                         "\"size\": %d, \"view_px\": %d, \"views\": 3, "
-                         "\"job_alone_ms_per_iteration\": %.3f, \"paths\": [",
-                         gpu, renderer, size, view, alone_ms);
+  /* the job alone (no live frames, no drawing), before the paths and after them */
+  const double alone_before = job_alone_ms(&in, 3.0);
+  fprintf(stderr, "job alone: %.3f ms/iteration at %d^3\n", alone_before, size);
+  PathResult res[2];
+  int n_paths = 0;
   const char *paths[2] = {"interop", "host"};
-  int written = 0;
   for (int i = 0; i < 2; i++) {
     if (strcmp(path, "both") != 0 && strcmp(path, paths[i]) != 0)
       continue;
@@ -399,18 +414,33 @@ int main(int argc, char **argv)
       fprintf(stderr, "interop: skipped (%s)\n", why);
       continue;
     }
-    PathResult res;
-    run_path(&in, r, paths[i], seconds, view, &res);
+    run_path(&in, r, paths[i], seconds, view, refresh, &res[n_paths++]);
+  }
+  const double alone_after = job_alone_ms(&in, 3.0);
+  const double alone_ms = 0.5 * (alone_before + alone_after);
+  fprintf(stderr, "job alone again: %.3f ms/iteration (reference: the mean, %.3f)\n", alone_after,
+          alone_ms);
+
+  GString *s = g_string_new(NULL);
+  g_string_append_printf(s,
+                         "{\"bench\": \"live\", \"gpu\": \"%s\", \"gl_renderer\": \"%s\", "
+                         "\"size\": %d, \"view_px\": %d, \"refresh_hz\": %.1f, "
+                         "\"job_alone_ms_per_iteration\": {\"before\": %.3f, \"after\": %.3f}, "
+                         "\"paths\": [",
+                         gpu, renderer, size, view, refresh, alone_before, alone_after);
+  for (int i = 0; i < n_paths; i++) {
+    const PathResult *p = &res[i];
     fprintf(stderr,
-            "%-8s %6.1f fps (frame p50 %.2f ms, p95 %.2f, max %.2f)  lag max %d (0:%d 1:%d "
-            "2:%d >2:%d)  host bytes for display %" G_GUINT64_FORMAT
-            "  worker %.3f ms/iteration\n",
-            res.path, res.fps, res.ms_p50, res.ms_p95, res.ms_max, res.lag_max, res.lag_hist[0],
-            res.lag_hist[1], res.lag_hist[2], res.lag_hist[3], res.host_bytes_made,
-            res.worker_ms_per_iteration);
-    if (written++)
+            "%-8s %6.1f fps (%d display frames, frame p50 %.2f ms, p95 %.2f, max %.2f)  lag max %d "
+            "(0:%d 1:%d 2:%d >2:%d)  frames made %" G_GUINT64_FORMAT "  host bytes %" G_GUINT64_FORMAT
+            " (1/%d per axis)  job %.3f ms/iteration = %.3fx alone\n",
+            p->path, p->fps, p->display_frames, p->ms_p50, p->ms_p95, p->ms_max, p->lag_max,
+            p->lag_hist[0], p->lag_hist[1], p->lag_hist[2], p->lag_hist[3], p->frames_made,
+            p->host_bytes, p->reduce, p->worker_ms_per_iteration,
+            p->worker_ms_per_iteration / alone_ms);
+    if (i > 0)
       g_string_append(s, ", ");
-    json_path(s, &res);
+    json_path(s, p, alone_ms);
   }
   g_string_append(s, "]}\n");
   if (json != NULL && !g_file_set_contents(json, s->str, -1, &error)) {

@@ -301,8 +301,9 @@ gboolean nw_live_source_get_enabled(NwLiveSource *s)
 gboolean nw_live_source_display_active(NwLiveSource *s)
 {
   g_mutex_lock(&s->lock);
+  /* a slow job is asked once per frame it makes: allow twice its answer time too */
   gboolean active = s->enabled && s->last_want_time != 0 &&
-                    g_get_monotonic_time() - s->last_want_time < ACTIVE_US;
+                    g_get_monotonic_time() - s->last_want_time < ACTIVE_US + 2.0 * s->arrival_us;
   g_mutex_unlock(&s->lock);
   return active;
 }

@@ -71,7 +71,8 @@ gboolean nw_live_source_begin_frame(NwLiveSource *s, guint64 frame_counter, gint
  * runs alone, e.g. to compare its speed without display). */
 void nw_live_source_set_enabled(NwLiveSource *s, gboolean enabled);
 gboolean nw_live_source_get_enabled(NwLiveSource *s);
-/* The display asked for a frame within the last 250 ms (any thread). */
+/* The display asked for a frame within the last 250 ms plus twice the usual answer time
+ * (any thread). */
 gboolean nw_live_source_display_active(NwLiveSource *s);
 
 typedef struct {

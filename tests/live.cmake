@@ -8,3 +8,13 @@ if(TARGET nw_cuda_gl)
   nw_add_test(test_cuda_gl_interop SOURCES test_cuda_gl_interop.c test_render_egl.c
               LIBS nw_render nw_cuda_gl PkgConfig::EGLPC CUDA::cudart CUDA LABELS live gui)
 endif()
+# The frame source with a CPU job and a simulated display: no GPU, no GL context.
+if(NW_HAVE_RENDER)
+  nw_add_test(test_live_source SOURCES test_live_source.c LIBS nw_render LABELS live)
+endif()
+nw_add_test(test_live_reduce SOURCES test_live_reduce.c LABELS live core)
+# Host frames of a CUDA job: the GPU download against its CPU twin, and the frame source.
+if(NW_HAVE_CUDA AND NW_HAVE_RENDER)
+  nw_add_test(test_cuda_live_source SOURCES test_cuda_live_source.c
+              LIBS nw_render nw_cuda CUDA::cudart CUDA LABELS live)
+endif()

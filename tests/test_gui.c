@@ -445,6 +445,15 @@ static void test_run_demons(void)
   g_assert_nonnull(r2);
   g_assert_cmpint(atoi(r2 + strlen("readouts: iteration ")), >=, 6);
   g_assert_nonnull(strstr(r1, "path host frames"));
+  /* frames are made only when the views ask: at most one per display frame (+ the first,
+   * asked for at the paused start) */
+  const char *fr = strstr(r2, " · frames "), *df = strstr(r2, " · display-frames ");
+  g_assert_nonnull(fr);
+  g_assert_nonnull(df);
+  const long made = atol(fr + strlen(" · frames ")), drawn = atol(df + strlen(" · display-frames "));
+  g_test_message("frames made %ld, display frames %ld", made, drawn);
+  g_assert_cmpint(made, >=, 2);
+  g_assert_cmpint(made, <=, drawn + 1);
   /* a non-live change while running is refused with the job's message; the script went on */
   g_assert_nonnull(strstr(err, "levels cannot change while the job runs"));
   /* the warped image changed between the screenshots */

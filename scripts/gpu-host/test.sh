@@ -89,13 +89,21 @@ for d in /usr/local/cuda/bin /usr/local/cuda-13.0/bin; do
   [ -d "$d" ] && export PATH=$PATH:$d
 done
 command -v nvcc >/dev/null && export CUDACXX=${CUDACXX:-$(command -v nvcc)}
+# nibabel (pure Python, carried as a wheel in .whl: scripts/gpu-host/fetch.sh) for the CLI
+# tests and the independent NIfTI reader; the tests run under the python3 on PATH there.
+python=$(command -v python3)
+if ls .whl/nibabel-*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/nwsite \
+    .whl/*.whl >"$OUT/pip.log" 2>&1 && export PYTHONPATH=/tmp/nwsite${PYTHONPATH:+:$PYTHONPATH}
+  record nibabel $? "$(python3 -c 'import nibabel; print("nibabel", nibabel.__version__)' 2>&1)"
+fi
 
 # --- GPU, configure, build -------------------------------------------------------------------
 step nvidia-smi nvidia-smi
 # NW_GUI=AUTO: there is no GTK here, so the application is not built, but render/ (GLEW,
 # EGL) is, with the CUDA-GL interop test and the live-view benchmark.
 step configure cmake -S "$repo" -B "$build" -G Ninja -DNW_GUI=AUTO -DNW_CUDA=ON \
-  -DCMAKE_BUILD_TYPE=Release
+  -DCMAKE_BUILD_TYPE=Release -DNW_PYTHON3="$python"
 configured=$?
 if [ "$configured" -eq 0 ]; then
   # -k 0: keep going, so one broken target does not keep every other test from running
@@ -111,23 +119,40 @@ ctest --test-dir "$build" --output-on-failure --timeout "$ctest_timeout" -j 4 2>
 record ctest "${PIPESTATUS[0]}" "ctest.log: $(grep -E 'tests passed|tests failed' "$OUT/ctest.log" | tail -1)"
 cp "$build/Testing/Temporary/LastTest.log" "$OUT/LastTest.log" 2>/dev/null
 
-# --- benchmark (JSON) ---------------------------------------------------------------------------
+# --- benchmarks (JSON, packed with the logs) -----------------------------------------------
 if [ -x "$build/bench/bench_smooth" ]; then
   echo "== bench_smooth"
-  timeout 120 "$build/bench/bench_smooth" --size 192 --iterations 10 >"$FINAL_OUT/bench_smooth.json" \
+  timeout 120 "$build/bench/bench_smooth" --size 192 --iterations 10 >"$OUT/bench_smooth.json" \
     2>"$OUT/bench_smooth.log"
-  record bench_smooth $? "$(head -c 300 "$FINAL_OUT/bench_smooth.json")"
+  record bench_smooth $? "$(head -c 300 "$OUT/bench_smooth.json")"
 else
   record bench_smooth 1 "not built"
 fi
 
-# --- live view while a demons job runs on the same GPU: interop vs host frames ------------
+# --- live view while a demons job runs on the same GPU: interop vs host frames, drawn as fast
+# as possible and paced like a 60 Hz display --------------------------------------------------
 if [ -x "$build/bench/bench_live" ] && [ "${NW_SKIP_LIVE_BENCH:-0}" != 1 ]; then
-  echo "== bench_live"
-  timeout 150 "$build/bench/bench_live" --size "${NW_LIVE_SIZE:-256}" --seconds "${NW_LIVE_SECONDS:-8}" \
-    --json "$FINAL_OUT/bench_live.json" >"$OUT/bench_live.log" 2>&1
-  record bench_live $? "$(tail -3 "$OUT/bench_live.log" | tr '\n' ' ')"
-  cat "$OUT/bench_live.log"
+  for hz in 0 60; do
+    echo "== bench_live refresh $hz"
+    timeout 150 "$build/bench/bench_live" --size "${NW_LIVE_SIZE:-256}" --seconds "${NW_LIVE_SECONDS:-8}" \
+      --refresh "$hz" --json "$OUT/bench_live_$hz.json" >"$OUT/bench_live_$hz.log" 2>&1
+    record "bench_live refresh $hz" $? "$(grep -E '^(interop|host) ' "$OUT/bench_live_$hz.log" | cut -c1-150 | tr '\n' ' ')"
+    cat "$OUT/bench_live_$hz.log"
+  done
+fi
+
+# --- the GUI itself on the GPU: Xvfb with NVIDIA's GLX, the 1 mm demo pair, demons on CUDA,
+# screenshots mid-run (the GUI binary is built HERE with GTK and carried in .gpu-gui) -------
+if [ -x .gpu-gui/neurowarp ] && [ -f scripts/gpu-host/gui.sh ] && [ "${NW_SKIP_GUI:-0}" != 1 ]; then
+  echo "== gui"
+  mkdir -p /usr/share/mricron/templates && cp "$repo"/.gpu-scripts/templates/* /usr/share/mricron/templates/
+  mkdir -p /tmp/nwdemo /tmp/nwgui-out
+  [ -x "$build/app/neurowarp-cli" ] && "$build/app/neurowarp-cli" demo-data /tmp/nwdemo >"$OUT/gui_demo.log" 2>&1
+  OUT=$OUT timeout 180 bash scripts/gpu-host/gui.sh .gpu-gui/neurowarp --no-demo --shot-size 320 \
+    --script scripts/gpu-host/gui-run.nwscript >"$OUT/gui.log" 2>&1
+  record gui $? "$(grep -E 'readouts:|renderer' "$OUT/gui.log" | head -4 | cut -c1-200 | tr '\n' ' ')"
+  cp /tmp/nwgui-out/*.png "$OUT/" 2>/dev/null
+  tail -n 40 "$OUT/gui.log"
 fi
 
 # --- log-demons benchmark (before the sanitizers, which may use up the time budget) -------
@@ -135,10 +160,10 @@ if [ -x "$build/bench/bench_demons" ] && [ "${NW_SKIP_DEMONS_BENCH:-0}" != 1 ]; 
   echo "== bench_demons"
   export NW_TEMPLATES_DIR=$repo/.gpu-scripts/templates
   OMP_NUM_THREADS=1 timeout 120 "$build/bench/bench_demons" --cpu-only --cpu-sizes 128 \
-    --cpu-iters 2 --json "$FINAL_OUT/bench_demons_cpu1.json" >"$OUT/bench_demons_cpu1.log" 2>&1
+    --cpu-iters 2 --json "$OUT/bench_demons_cpu1.json" >"$OUT/bench_demons_cpu1.log" 2>&1
   record bench_demons_cpu1 $? "$(tail -1 "$OUT/bench_demons_cpu1.log")"
   timeout 240 "$build/bench/bench_demons" --sizes "${NW_BENCH_SIZES:-128,192,256,320}" \
-    --cpu-sizes 128 --cpu-iters 3 --demo-mm 1 --json "$FINAL_OUT/bench_demons.json" \
+    --cpu-sizes 128 --cpu-iters 3 --demo-mm 1 --json "$OUT/bench_demons.json" \
     >"$OUT/bench_demons.log" 2>&1
   record bench_demons $? "bench_demons.log"
   cat "$OUT/bench_demons.log"
@@ -149,7 +174,7 @@ if [ -x "$build/bench/bench_demons" ] && [ "${NW_SKIP_DEMONS_BENCH:-0}" != 1 ]; 
       for seed in ${NW_SWEEP_SEEDS:-1 2 3}; do
         NW_DEMO_SEED=$seed timeout 150 "$build/bench/bench_demons" --sizes "" --cpu-sizes "" \
           --demo-mm 0 --sweep @bench/demons_sweep.txt --sweep-mm "$mm" \
-          --json "$FINAL_OUT/sweep_${mm}mm_seed$seed.json" >"$OUT/sweep_${mm}mm_seed$seed.log" 2>&1
+          --json "$OUT/sweep_${mm}mm_seed$seed.json" >"$OUT/sweep_${mm}mm_seed$seed.log" 2>&1
         record "sweep ${mm}mm seed $seed" $? "sweep_${mm}mm_seed$seed.log"
       done
     done

@@ -1,0 +1,160 @@
+/* test_cuda_live_source.c — host frames of a CUDA job for views that cannot take interop:
+ * the GPU reduction and download of the live front (nw_live_front_download) against its CPU
+ * twin (core/live_reduce.h) — same dims, affine and voxels —, and the frame source
+ * (render/live_source.h) driving a CUDA demons job from a simulated display: frames only
+ * when asked, reduced to the voxel budget, downloaded by the source's thread while the
+ * worker goes on. Skips (77) without a CUDA device. */
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <string.h>
+
+#include "job.h"
+#include "live_reduce.h"
+#include "live_source.h"
+#include "nw_live.h"
+#include "testutil.h"
+
+#define CUDA_OK(call) g_assert_cmpint((call), ==, cudaSuccess)
+
+/* Random image and field (float4, w poisoned with NaN: it must never be read into xyz) on an
+ * oblique grid, published; then downloads at factors 1, 2 and 3 equal nw_live_reduce. */
+static void test_download_parity(void)
+{
+  const int nx = 37, ny = 29, nz = 23;
+  g_autoptr(NwVolume) img = nw_test_volume(nx, ny, nz, 1, 11);
+  g_autoptr(NwVolume) u = nw_test_volume(nx, ny, nz, 3, 12);
+  const double a[16] = {0.9, 0.2, 0, -30, -0.1, 1.1, 0.3, 12, 0.05, 0, 1.7, 4, 0, 0, 0, 1};
+  nw_volume_set_affine(img, a);
+  nw_volume_set_affine(u, a);
+  const size_t n = nw_volume_n_voxels(img);
+  float *h4 = g_new(float, 4 * n);
+  for (size_t i = 0; i < n; i++) {
+    memcpy(h4 + 4 * i, u->data + 3 * i, 3 * sizeof(float));
+    h4[4 * i + 3] = NAN;
+  }
+  float *d_img = NULL, *d_u = NULL;
+  CUDA_OK(cudaMalloc((void **)&d_img, n * sizeof(float)));
+  CUDA_OK(cudaMalloc((void **)&d_u, 4 * n * sizeof(float)));
+  CUDA_OK(cudaMemcpy(d_img, img->data, n * sizeof(float), cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMemcpy(d_u, h4, 4 * n * sizeof(float), cudaMemcpyHostToDevice));
+  g_autoptr(GError) error = NULL;
+  NwLiveFront *front = nw_live_front_new(&error);
+  g_assert_no_error(error);
+  NwFrame none;
+  g_assert_true(nw_live_front_download(front, 2, &none, &error)); /* nothing published yet */
+  g_assert_cmpint(none.iteration, ==, -1);
+  g_assert_null(none.image);
+  g_assert_true(nw_live_front_publish(front, img, d_img, d_u, 7, NULL, &error));
+  g_assert_no_error(error);
+  for (int r = 1; r <= 3; r++) {
+    NwFrame f;
+    g_assert_true(nw_live_front_download(front, r, &f, &error));
+    g_assert_no_error(error);
+    g_autoptr(NwVolume) want_img = nw_live_reduce(img, r, FALSE, NULL);
+    g_autoptr(NwVolume) want_u = nw_live_reduce(u, r, TRUE, NULL);
+    g_assert_cmpint(f.iteration, ==, 7);
+    g_assert_nonnull(f.image);
+    g_assert_nonnull(f.field);
+    g_assert_cmpint(f.image->nx, ==, want_img->nx);
+    g_assert_cmpint(f.image->ny, ==, want_img->ny);
+    g_assert_cmpint(f.image->nz, ==, want_img->nz);
+    g_assert_cmpint(f.field->nc, ==, 3);
+    for (int k = 0; k < 16; k++) {
+      g_assert_cmpfloat(f.image->vox_to_ras[k], ==, want_img->vox_to_ras[k]);
+      g_assert_cmpfloat(f.field->vox_to_ras[k], ==, want_u->vox_to_ras[k]);
+    }
+    /* the same float sums in the same order: equal up to the last bit, 1e-6 allowed */
+    const double di = nw_test_max_abs_diff(f.image, want_img);
+    const double du = nw_test_max_abs_diff(f.field, want_u);
+    g_test_message("factor %d: %dx%dx%d, max |image diff| %.3g, max |field diff| %.3g", r,
+                   f.image->nx, f.image->ny, f.image->nz, di, du);
+    g_assert_cmpfloat(di, <=, 1e-6);
+    g_assert_cmpfloat(du, <=, 1e-6);
+    nw_frame_clear(&f);
+  }
+  nw_live_front_free(front);
+  cudaFree(d_img);
+  cudaFree(d_u);
+  g_free(h4);
+}
+
+/* ---- a CUDA demons job driven by a simulated 100 Hz display on the host path ------------ */
+
+static void on_frame(NwJob *job, NwFrame *frame, gpointer data)
+{
+  nw_live_source_push(*(NwLiveSource **)data, frame);
+}
+
+typedef struct {
+  int taken, nx, last_iteration;
+} Taken;
+
+static void on_take(NwFrame *frame, gpointer data)
+{
+  Taken *t = data; /* display thread only */
+  t->taken++;
+  t->nx = frame->image->nx;
+  t->last_iteration = frame->iteration;
+  g_assert_nonnull(frame->field);
+  nw_frame_clear(frame);
+  g_free(frame);
+}
+
+static void test_source_host_frames(void)
+{
+  g_autoptr(GError) error = NULL;
+  const NwMethodOps *ops = nw_method_lookup("demons", NW_DEVICE_CUDA, &error);
+  g_assert_no_error(error);
+  g_autoptr(NwVolume) fixed = nw_test_volume(64, 64, 64, 1, 3);
+  g_autoptr(NwVolume) moving = nw_test_volume(64, 64, 64, 1, 4);
+  g_autoptr(NwParams) p = nw_params_new(ops->params, ops->n_params);
+  g_assert_true(nw_params_set(p, "levels", 1, NULL));
+  g_assert_true(nw_params_set(p, "iterations", 100000, NULL));
+  g_assert_true(nw_params_set(p, "tolerance", 0, NULL));
+  Taken taken = {0};
+  /* budget 40^3 voxels: 64^3 frames come reduced by 2 (32^3) */
+  NwLiveSource *src = nw_live_source_new(ops, FALSE, 40 * 40 * 40, NULL, on_take, &taken);
+  g_assert_cmpint(nw_live_source_path(src), ==, NW_LIVE_PATH_HOST);
+  g_assert_nonnull(nw_live_source_front(src)); /* the job publishes on the GPU... */
+  NwMethodInputs in = {.fixed = fixed, .moving = moving};
+  const NwJobCallbacks cb = {NULL, on_frame, NULL};
+  NwJob *job = nw_job_new(ops, &in, p, 0, &cb, &src);
+  nw_job_set_live(job, nw_live_source_front(src));
+  nw_live_source_set_job(src, job);
+  nw_job_start(job, FALSE);
+  /* 100 Hz until 20 frames were drawn (a minute at most: compute-sanitizer is slow) */
+  int display_frames = 0;
+  const gint64 end = g_get_monotonic_time() + 60 * G_USEC_PER_SEC;
+  while (taken.taken < 20 && g_get_monotonic_time() < end) {
+    nw_live_source_begin_frame(src, (guint64)display_frames++, 5000);
+    g_usleep(10000);
+  }
+  NwLiveStats st;
+  nw_live_source_stats(src, &st);
+  const guint64 made = nw_job_get_live_frames(job);
+  const int iterations = nw_job_get_iteration(job);
+  nw_live_source_set_job(src, NULL);
+  nw_job_cancel(job);
+  nw_job_wait(job, NULL);
+  nw_job_free(job);
+  nw_live_source_free(src);
+  g_test_message("%d iterations, %" G_GUINT64_FORMAT " frames made, %d taken (%d^3), "
+                 "%.2f ms from asking to a host frame",
+                 iterations, made, taken.taken, taken.nx, st.arrival_ms);
+  g_assert_cmpuint(made, <=, (guint64)display_frames + 1);
+  g_assert_cmpint(taken.taken, >=, 20); /* ...and the frames reach the host */
+  g_assert_cmpint(taken.nx, ==, 32);
+  g_assert_cmpint(st.reduce, ==, 2);
+  g_assert_cmpuint(st.host_bytes, ==, st.arrived * (guint64)32 * 32 * 32 * 4 * sizeof(float));
+  g_assert_cmpint(iterations, >, (int)made); /* the worker did not wait for the downloads */
+}
+
+int main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  if (!nw_test_have_cuda())
+    return NW_TEST_SKIP;
+  g_test_add_func("/cuda/live/download-parity", test_download_parity);
+  g_test_add_func("/cuda/live/source-host-frames", test_source_host_frames);
+  return g_test_run();
+}

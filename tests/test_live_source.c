@@ -1,0 +1,222 @@
+/* test_live_source.c — the live frame source (render/live_source.h) with a CPU job and a
+ * simulated display, no GPU and no GL: frames are made only when a display frame asks
+ * (made <= display frames + 1, none while nobody draws), one per display frame even when
+ * several views begin it, host frames reach the take callback with their iteration, and a
+ * fast job's frame is waited for so that the frame drawn is at most an iteration old. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+#include "live_source.h"
+#include "testutil.h"
+
+/* ---- a CPU method whose step sleeps and whose frame is its iteration ---------------------- */
+
+typedef struct {
+  int iteration;
+  int step_us;
+} Fake;
+
+static const NwParamSpec fake_specs[] = {
+    {"step-us", NW_PARAM_INT, 1000.0, 0.0, 1e6, "us", "Sleep per step.", FALSE, NULL},
+};
+
+static void *fake_create(const NwMethodInputs *in, const NwParams *p, GError **error)
+{
+  Fake *f = g_new0(Fake, 1);
+  f->step_us = (int)nw_params_get(p, "step-us");
+  return f;
+}
+
+static gboolean fake_step(void *state, NwIterationReport *report, GError **error)
+{
+  Fake *f = state;
+  g_usleep(f->step_us);
+  f->iteration++;
+  return TRUE;
+}
+
+static gboolean fake_publish(void *state, NwFrame *frame, GError **error)
+{
+  Fake *f = state;
+  frame->image = nw_volume_new(4, 3, 2, 1, error);
+  for (size_t i = 0; i < 24; i++)
+    frame->image->data[i] = (float)f->iteration;
+  return TRUE;
+}
+
+static void fake_destroy(void *state)
+{
+  g_free(state);
+}
+
+static const NwMethodOps fake_ops = {
+    .name = "fake",
+    .device = NW_DEVICE_CPU,
+    .description = "a step that sleeps",
+    .params = fake_specs,
+    .n_params = G_N_ELEMENTS(fake_specs),
+    .create = fake_create,
+    .step = fake_step,
+    .publish_frame = fake_publish,
+    .destroy = fake_destroy,
+};
+
+/* ---- the display side ------------------------------------------------------------------- */
+
+typedef struct {
+  GMutex lock;
+  int taken, last_iteration, last_value;
+  gint notified;
+} Display;
+
+static void on_notify(gpointer data)
+{
+  g_atomic_int_inc(&((Display *)data)->notified);
+}
+
+static void on_take(NwFrame *frame, gpointer data)
+{
+  Display *d = data;
+  g_mutex_lock(&d->lock);
+  d->taken++;
+  d->last_iteration = frame->iteration;
+  d->last_value = (int)frame->image->data[0];
+  g_mutex_unlock(&d->lock);
+  nw_frame_clear(frame);
+  g_free(frame);
+}
+
+
+typedef struct {
+  NwJob *job;
+  NwLiveSource *src;
+  NwVolume *img;
+  NwParams *params;
+  Display display;
+} Rig;
+
+static void on_frame(NwJob *job, NwFrame *frame, gpointer data)
+{
+  nw_live_source_push(((Rig *)data)->src, frame);
+}
+
+static void rig_start(Rig *r, int step_us, int max_iterations)
+{
+  memset(r, 0, sizeof *r);
+  g_mutex_init(&r->display.lock);
+  r->display.last_iteration = -1;
+  r->img = nw_volume_new(4, 3, 2, 1, NULL);
+  r->params = nw_params_new(fake_ops.params, fake_ops.n_params);
+  g_assert_true(nw_params_set(r->params, "step-us", step_us, NULL));
+  r->src = nw_live_source_new(&fake_ops, TRUE, 0, on_notify, on_take, &r->display);
+  /* a CPU job has no front: host frames, whatever the display could take */
+  g_assert_cmpint(nw_live_source_path(r->src), ==, NW_LIVE_PATH_HOST);
+  g_assert_null(nw_live_source_front(r->src));
+  NwMethodInputs in = {.fixed = r->img};
+  const NwJobCallbacks cb = {NULL, on_frame, NULL};
+  r->job = nw_job_new(&fake_ops, &in, r->params, max_iterations, &cb, r);
+  nw_job_set_live(r->job, nw_live_source_front(r->src));
+  nw_live_source_set_job(r->src, r->job);
+  nw_job_start(r->job, FALSE);
+}
+
+static void rig_stop(Rig *r)
+{
+  nw_live_source_set_job(r->src, NULL);
+  nw_job_free(r->job);
+  nw_live_source_free(r->src);
+  nw_params_free(r->params);
+  nw_volume_free(r->img);
+  g_mutex_clear(&r->display.lock);
+}
+
+/* A job nobody draws makes no frames; a 100 Hz display whose four views each begin every
+ * display frame gets at most one frame per display frame, and frames do flow. */
+static void test_frames_only_when_asked(void)
+{
+  Rig r;
+  rig_start(&r, 500, 0);
+  while (nw_job_get_iteration(r.job) < 100)
+    g_usleep(1000);
+  g_assert_cmpuint(nw_job_get_live_frames(r.job), ==, 0);
+
+  const int display_frames = 40;
+  for (int d = 0; d < display_frames; d++) {
+    for (int view = 0; view < 4; view++)
+      nw_live_source_begin_frame(r.src, (guint64)d, 0);
+    g_usleep(10000);
+  }
+  NwLiveStats st;
+  nw_live_source_stats(r.src, &st);
+  const guint64 made = nw_job_get_live_frames(r.job);
+  const int iterations = nw_job_get_iteration(r.job);
+  g_test_message("%d iterations, %" G_GUINT64_FORMAT " frames made, %" G_GUINT64_FORMAT
+                 " asked, %" G_GUINT64_FORMAT " taken, %" G_GUINT64_FORMAT " display frames",
+                 iterations, made, st.wants, st.taken, st.display_frames);
+  g_assert_cmpuint(st.display_frames, ==, display_frames);
+  g_assert_cmpuint(st.wants, <=, st.display_frames + 1);
+  g_assert_cmpuint(made, <=, st.display_frames + 1);
+  g_assert_cmpuint(made, >=, display_frames / 2);  /* and they do come */
+  g_assert_cmpint(iterations, >, 3 * (int)made);   /* not one per iteration */
+  g_assert_cmpuint(st.taken, <=, made);
+  g_assert_cmpint(r.display.taken, ==, (int)st.taken);
+  g_assert_cmpint(r.display.last_value, ==, r.display.last_iteration); /* the frame's own data */
+  g_assert_cmpuint(st.host_bytes, ==, st.arrived * 24 * sizeof(float));
+  g_assert_cmpint(g_atomic_int_get(&r.display.notified), >=, (int)st.arrived);
+
+  /* live view off: no more frames, the job runs on */
+  nw_live_source_set_enabled(r.src, FALSE);
+  g_usleep(20000); /* an answer to the last ask may still come */
+  const guint64 before = nw_job_get_live_frames(r.job);
+  for (int d = display_frames; d < display_frames + 10; d++) {
+    nw_live_source_begin_frame(r.src, (guint64)d, 0);
+    g_usleep(5000);
+  }
+  g_assert_cmpuint(nw_job_get_live_frames(r.job), ==, before);
+  g_assert_false(nw_live_source_display_active(r.src));
+  rig_stop(&r);
+}
+
+static int cmp_int(gconstpointer a, gconstpointer b)
+{
+  return *(const int *)a - *(const int *)b;
+}
+
+/* A job whose frames come quickly is waited for: the frame taken is the state at most an
+ * iteration before the worker's (lag <= 1), measured right after the display frame began. */
+static void test_fast_job_waited_for(void)
+{
+  Rig r;
+  rig_start(&r, 20000, 0); /* 20 ms per iteration, waited for up to 200 ms */
+  /* until the first frame has arrived the source cannot know the job is fast */
+  guint64 d = 0;
+  NwLiveStats st = {0};
+  while (st.taken == 0) {
+    nw_live_source_begin_frame(r.src, d++, 200000);
+    nw_live_source_stats(r.src, &st);
+    g_usleep(5000);
+  }
+  int lags[12], n = 0;
+  while (n < 12) {
+    const gboolean fresh = nw_live_source_begin_frame(r.src, d++, 200000);
+    const int worker = nw_job_get_iteration(r.job);
+    nw_live_source_stats(r.src, &st);
+    g_assert_true(fresh);
+    lags[n++] = worker - st.shown;
+    g_usleep(5000);
+  }
+  qsort(lags, n, sizeof lags[0], cmp_int);
+  g_test_message("lag median %d, max %d", lags[n / 2], lags[n - 1]);
+  g_assert_cmpint(lags[n / 2], <=, 1);
+  g_assert_cmpint(lags[n - 1], <=, 3); /* a scheduling hiccup on a loaded machine at most */
+  rig_stop(&r);
+}
+
+int main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/live-source/frames-only-when-asked", test_frames_only_when_asked);
+  g_test_add_func("/live-source/fast-job-waited-for", test_fast_job_waited_for);
+  return g_test_run();
+}

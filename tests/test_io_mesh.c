@@ -847,7 +847,8 @@ static void test_nan_indices(void)
   g_autofree char *ply1 = put_text("len.ply", t1);
   expect_mesh_error(ply1, "PLY list \"vertex_indices\" has a bad length nan");
   g_autofree char *t2 = g_strdup_printf(ply_head, "uchar", "3 0 -inf 2");
-  g_autofree char *t2f = g_strjoinv("float vertex_indices", g_strsplit(t2, "int vertex_indices", 2));
+  g_auto(GStrv) parts = g_strsplit(t2, "int vertex_indices", 2);
+  g_autofree char *t2f = g_strjoinv("float vertex_indices", parts);
   g_autofree char *ply2 = put_text("idx.ply", t2f);
   expect_mesh_error(ply2, "a PLY face refers to vertex -inf");
   static const char gii[] =

@@ -162,9 +162,10 @@ static gboolean check_dims(const char *path, const gint64 dim[8], GError **error
 static gboolean check_datatype_and_offset(const char *path, const RawHeader *h, GError **error)
 {
   g_mutex_lock(&nw_nifti_lock);
-  /* nifti_datatype_is_valid takes DT_UNKNOWN (0), which the header conversion then refuses
-   * with a line on stderr */
-  const gboolean known = h->datatype != DT_UNKNOWN && nifti_datatype_is_valid(h->datatype, 1);
+  /* nifti_datatype_is_valid takes DT_UNKNOWN (0) and DT_ALL (255), which the header
+   * conversion then refuses with a line on stderr (found by fuzz_nifti) */
+  const gboolean known = h->datatype != DT_UNKNOWN && h->datatype != DT_ALL &&
+                         nifti_datatype_is_valid(h->datatype, 1);
   g_mutex_unlock(&nw_nifti_lock);
   if (!known) {
     g_set_error(error, NW_ERROR, NW_ERROR_FORMAT, "%s: unknown datatype code %d", path,

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "input_file.h"
 #include "job.h"
 #include "nw_error.h"
 
@@ -24,7 +25,10 @@ static void print_one_line(const char *prefix, const char *message)
 
 int nw_cli_fail(const GError *error)
 {
-  print_one_line(NW_CLI_PROG, error != NULL ? error->message : NULL);
+  g_autofree char *hint = error != NULL && g_error_matches(error, NW_ERROR, NW_ERROR_EXISTS)
+                              ? g_strdup_printf("%s (--overwrite replaces it)", error->message)
+                              : NULL;
+  print_one_line(NW_CLI_PROG, hint != NULL ? hint : error != NULL ? error->message : NULL);
   if (error != NULL && error->domain == NW_ERROR && error->code == NW_ERROR_CANCELLED)
     return NW_CLI_EXIT_CANCELLED;
   return NW_CLI_EXIT_FAILURE;
@@ -125,7 +129,7 @@ struct NwCliMethod {
   char **texts;       /* n_specs option values as given, or NULL */
   GPtrArray *strings; /* help texts the option entries point into */
   char *device_text, *params_file;
-  gboolean json;
+  gboolean json, overwrite;
   const NwMethodOps *ops; /* after prepare */
   gboolean auto_device;   /* --device auto (or none): say what was picked */
   char cuda_name[256];
@@ -224,6 +228,9 @@ void nw_cli_method_add_options(NwCliMethod *m, GOptionContext *ctx)
        "One JSON object per iteration on stdout, then a summary object", NULL},
       {"params", 0, 0, G_OPTION_ARG_FILENAME, &m->params_file,
        "Read parameters from a key file (group [<method>]); options given here win", "FILE"},
+      {"overwrite", 0, 0, G_OPTION_ARG_NONE, &m->overwrite,
+       "Replace existing outputs (and remove other outputs of an earlier run with this name)",
+       NULL},
       {NULL}};
   g_option_context_add_main_entries(ctx, common, NULL);
 
@@ -241,6 +248,8 @@ void nw_cli_method_add_options(NwCliMethod *m, GOptionContext *ctx)
 static gboolean read_params_file(NwCliMethod *m, GError **error)
 {
   g_autoptr(GKeyFile) kf = g_key_file_new();
+  if (!nw_input_file_check(m->params_file, NULL, error))
+    return FALSE; /* a FIFO would block the read */
   if (!g_key_file_load_from_file(kf, m->params_file, G_KEY_FILE_NONE, error)) {
     g_prefix_error(error, "%s: ", m->params_file);
     return FALSE;
@@ -280,6 +289,10 @@ gboolean nw_cli_method_prepare(NwCliMethod *m, int *exit_code, GError **error)
 gboolean nw_cli_method_json(const NwCliMethod *m)
 {
   return m->json;
+}
+gboolean nw_cli_method_overwrite(const NwCliMethod *m)
+{
+  return m->overwrite;
 }
 const NwParams *nw_cli_method_params(const NwCliMethod *m)
 {

@@ -25,7 +25,8 @@ typedef enum {
 } NwCliExit;
 
 /* "neurowarp-cli: <message>" (one line: newlines in the message become spaces) on stderr;
- * returns 130 for NW_ERROR_CANCELLED, else 1. */
+ * returns 130 for NW_ERROR_CANCELLED, else 1. An NW_ERROR_EXISTS message gets
+ * " (--overwrite replaces it)". */
 int nw_cli_fail(const GError *error);
 /* "neurowarp-cli <command>: <message>" and "Try 'neurowarp-cli <command> --help'." on
  * stderr; returns 2. */
@@ -61,13 +62,15 @@ NwCliMethod *nw_cli_method_new(const char *command, const char *method, GError *
 void nw_cli_method_free(NwCliMethod *m);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(NwCliMethod, nw_cli_method_free)
 
-/* Add --device, --json, --params and one --<name> per parameter to ctx, with unit, range,
- * default and tooltip in --help. */
+/* Add --device, --json, --params, --overwrite and one --<name> per parameter to ctx, with
+ * unit, range, default and tooltip in --help. */
 void nw_cli_method_add_options(NwCliMethod *m, GOptionContext *ctx);
 /* After parsing: read --params FILE (group = the method), then the command-line values
  * (which win), then pick the device. Errors are usage errors when the exit code is 2. */
 gboolean nw_cli_method_prepare(NwCliMethod *m, int *exit_code, GError **error);
 gboolean nw_cli_method_json(const NwCliMethod *m);
+/* --overwrite: existing outputs are replaced (and stale ones of the same prefix removed). */
+gboolean nw_cli_method_overwrite(const NwCliMethod *m);
 const NwParams *nw_cli_method_params(const NwCliMethod *m);
 const NwMethodOps *nw_cli_method_ops(const NwCliMethod *m);
 

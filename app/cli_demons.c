@@ -3,12 +3,10 @@
  * atomically: PREFIX_warped.nii.gz, PREFIX_forward.nii.gz (exp(v)), PREFIX_inverse.nii.gz
  * (exp(-v)), PREFIX_velocity.nii.gz (fields in the ITK convention by default, RAS with
  * --field-convention ras; io_nifti.h), PREFIX_jacobian.nii.gz, PREFIX_labels.nii.gz with
- * --moving-labels, and PREFIX_summary.json. Main thread, except the report hook, which runs
- * on the job's worker thread while the main thread waits. */
-#include <errno.h>
-#include <glib/gstdio.h>
+ * --moving-labels, and PREFIX_summary.json: all checked before the work and named together
+ * when all are written (atomic_file.h). Main thread, except the report hook, which runs on
+ * the job's worker thread while the main thread waits. */
 #include <string.h>
-#include <unistd.h>
 
 #include "atomic_file.h"
 #include "cli_common.h"
@@ -68,23 +66,6 @@ static void inputs_clear(DemonsInputs *in)
   g_clear_pointer(&in->moving_labels, nw_volume_free);
 }
 
-/* The output folder must exist and be writable before the computation starts. */
-static gboolean check_prefix(const char *prefix, GError **error)
-{
-  g_autofree char *dir = g_path_get_dirname(prefix);
-  if (!g_file_test(dir, G_FILE_TEST_IS_DIR)) {
-    g_set_error(error, NW_ERROR, NW_ERROR_IO, "-o %s: output folder %s does not exist", prefix,
-                dir);
-    return FALSE;
-  }
-  if (g_access(dir, W_OK) != 0) {
-    g_set_error(error, NW_ERROR, NW_ERROR_IO, "-o %s: output folder %s is not writable: %s", prefix,
-                dir, g_strerror(errno));
-    return FALSE;
-  }
-  return TRUE;
-}
-
 /* Read every input and check the grids: all on the fixed image's. */
 static gboolean read_inputs(const DemonsArgs *a, DemonsInputs *in, GError **error)
 {
@@ -94,13 +75,16 @@ static gboolean read_inputs(const DemonsArgs *a, DemonsInputs *in, GError **erro
       !nw_volume_check_finite(in->fixed, a->fixed, error) ||
       !nw_volume_check_finite(in->moving, a->moving, error))
     return FALSE;
+  /* Labels too must be numbers: a NaN label would be counted as label 0. */
   if (a->fixed_labels != NULL &&
       ((in->fixed_labels = nw_nifti_read(a->fixed_labels, error)) == NULL ||
-       !nw_volume_check_same_grid(in->fixed, a->fixed, in->fixed_labels, a->fixed_labels, error)))
+       !nw_volume_check_same_grid(in->fixed, a->fixed, in->fixed_labels, a->fixed_labels, error) ||
+       !nw_volume_check_finite(in->fixed_labels, a->fixed_labels, error)))
     return FALSE;
   if (a->moving_labels != NULL &&
       ((in->moving_labels = nw_nifti_read(a->moving_labels, error)) == NULL ||
-       !nw_volume_check_same_grid(in->fixed, a->fixed, in->moving_labels, a->moving_labels, error)))
+       !nw_volume_check_same_grid(in->fixed, a->fixed, in->moving_labels, a->moving_labels, error) ||
+       !nw_volume_check_finite(in->moving_labels, a->moving_labels, error)))
     return FALSE;
   return TRUE;
 }
@@ -109,6 +93,20 @@ static gboolean read_inputs(const DemonsArgs *a, DemonsInputs *in, GError **erro
  * "labels" with --moving-labels). */
 static const char *const demons_outputs[] = {"warped",   "forward",  "inverse",
                                              "velocity", "jacobian", NULL};
+
+/* Every output is claimed before the work (atomic_file.h): folder, permissions, existing
+ * files. PREFIX_labels.nii.gz of an earlier run with labels is stale when this one has
+ * none: refused, or removed with --overwrite, so the folder never mixes two runs. */
+static gboolean claim_outputs(NwOutputs *o, const DemonsArgs *a, GError **error)
+{
+  static const char *const labels[] = {"labels", NULL};
+  g_autofree char *json = g_strdup_printf("%s_summary.json", a->prefix);
+  g_autofree char *stale = g_strdup_printf("%s_labels.nii.gz", a->prefix);
+  return nw_result_claim(o, a->prefix, demons_outputs, error) &&
+         (a->moving_labels != NULL ? nw_result_claim(o, a->prefix, labels, error)
+                                   : nw_outputs_claim_stale(o, stale, error)) &&
+         nw_outputs_claim(o, json, error);
+}
 
 static void json_params(GString *s, const NwParams *p)
 {
@@ -159,7 +157,7 @@ static void json_dice(GString *s, const DemonsInputs *in, const NwMethodResult *
 
 static char *summary_json(const DemonsArgs *a, NwCliMethod *m, const DemonsLog *log,
                           const DemonsInputs *in, const NwMethodResult *res, double seconds,
-                          const GPtrArray *outputs)
+                          const char *const *outputs)
 {
   GString *s = g_string_new("{");
   nw_json_key(s, TRUE, "command");
@@ -196,21 +194,41 @@ static char *summary_json(const DemonsArgs *a, NwCliMethod *m, const DemonsLog *
   nw_json_number(s, seconds);
   nw_json_key(s, FALSE, "outputs");
   g_string_append_c(s, '[');
-  for (guint i = 0; i < outputs->len; i++) {
+  for (guint i = 0; outputs[i] != NULL; i++) {
     if (i > 0)
       g_string_append_c(s, ',');
-    nw_json_string(s, g_ptr_array_index(outputs, i));
+    nw_json_string(s, outputs[i]);
   }
   g_string_append(s, "]}\n");
   return g_string_free(s, FALSE);
 }
 
-/* Read, check, run, write. Exit code. */
+/* The result volumes, then the summary (which lists every output, itself included), into
+ * the set, then all named together. */
+static gboolean write_outputs(NwOutputs *o, const DemonsArgs *a, NwCliMethod *m,
+                              const DemonsLog *log, const DemonsInputs *in,
+                              const NwMethodResult *res, double seconds, GError **error)
+{
+  if (!nw_result_write(o, res, "demons", a->prefix, demons_outputs, a->conv, error))
+    return FALSE;
+  g_autofree char *json_path = g_strdup_printf("%s_summary.json", a->prefix);
+  g_autoptr(GPtrArray) names = g_ptr_array_new();
+  for (const char *const *p = nw_outputs_paths(o); *p != NULL; p++)
+    g_ptr_array_add(names, (gpointer)*p);
+  g_ptr_array_add(names, json_path);
+  g_ptr_array_add(names, NULL);
+  g_autofree char *json =
+      summary_json(a, m, log, in, res, seconds, (const char *const *)names->pdata);
+  return nw_outputs_write_buffer(o, json_path, json, -1, error) && nw_outputs_commit(o, error);
+}
+
+/* Check the outputs, read, check, run, write. Exit code. */
 static int demons_run(NwCliMethod *m, const DemonsArgs *a)
 {
   g_autoptr(GError) error = NULL;
+  g_autoptr(NwOutputs) outputs = nw_outputs_new(nw_cli_method_overwrite(m));
   DemonsInputs in = {0};
-  if (!check_prefix(a->prefix, &error) || !read_inputs(a, &in, &error)) {
+  if (!claim_outputs(outputs, a, &error) || !read_inputs(a, &in, &error)) {
     inputs_clear(&in);
     return nw_cli_fail(error);
   }
@@ -226,20 +244,11 @@ static int demons_run(NwCliMethod *m, const DemonsArgs *a)
   const int max_iterations = nw_params_get_int(p, "levels") * nw_params_get_int(p, "iterations");
   g_autoptr(NwMethodResult) res = nw_cli_method_run(m, &inputs, max_iterations, &error);
   const double seconds = (double)(g_get_monotonic_time() - t0) / 1e6;
-  g_autoptr(GPtrArray) outputs = g_ptr_array_new_with_free_func(g_free);
-  g_autofree char *json_path = g_strdup_printf("%s_summary.json", a->prefix);
-  gboolean ok = res != NULL && nw_result_write(res, "demons", a->prefix, demons_outputs,
-                                                a->conv, outputs, &error);
-  if (ok) {
-    g_ptr_array_add(outputs, g_strdup(json_path));
-    g_autofree char *json = summary_json(a, m, &log, &in, res, seconds, outputs);
-    ok = nw_write_file_atomically(json_path, json, -1, &error);
-  }
+  gboolean ok = res != NULL && write_outputs(outputs, a, m, &log, &in, res, seconds, &error);
   inputs_clear(&in);
   if (!ok)
     return nw_cli_fail(error);
-  g_ptr_array_add(outputs, NULL);
-  nw_cli_method_print_summary(m, (const char *const *)outputs->pdata);
+  nw_cli_method_print_summary(m, nw_outputs_paths(outputs));
   return NW_CLI_EXIT_OK;
 }
 

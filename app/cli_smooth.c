@@ -1,12 +1,12 @@
 /* cli_smooth.c — `neurowarp-cli smooth IN -o OUT`: the "smooth" method (iterated Gaussian,
  * core/cpu/smooth_method.h) run as a job on the CPU or CUDA back end; the result is written
- * atomically as float32 NIfTI (or the input's datatype with --keep-type). Main thread waits
- * while the job's worker thread computes. */
-#include <errno.h>
+ * atomically as float32 NIfTI (or the input's datatype with --keep-type), after the output
+ * was checked before the work (atomic_file.h). Main thread waits while the job's worker
+ * thread computes. */
 #include <glib/gstdio.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "atomic_file.h"
 #include "cli_common.h"
 #include "io_nifti.h"
 #include "nw_error.h"
@@ -36,23 +36,14 @@ static gboolean datatype_from_code(int code, NwDatatype *out)
   return FALSE;
 }
 
-/* Refuse early what would only fail after the computation: a name that is not NIfTI, an
- * output folder that is missing or not writable, and overwriting the input. */
-static gboolean check_output(const char *in, const char *out, GError **error)
+/* Refuse early what would only fail after the computation: a name that is not NIfTI,
+ * overwriting the input, and an output the set cannot take (missing or read-only folder, a
+ * folder or device of that name, an existing file without --overwrite: atomic_file.h). */
+static gboolean check_output(NwOutputs *o, const char *in, const char *out, GError **error)
 {
   if (!g_str_has_suffix(out, ".nii") && !g_str_has_suffix(out, ".nii.gz")) {
     g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
                 "%s: the output name must end in .nii or .nii.gz", out);
-    return FALSE;
-  }
-  g_autofree char *dir = g_path_get_dirname(out);
-  if (!g_file_test(dir, G_FILE_TEST_IS_DIR)) {
-    g_set_error(error, NW_ERROR, NW_ERROR_IO, "%s: output folder %s does not exist", out, dir);
-    return FALSE;
-  }
-  if (g_access(dir, W_OK) != 0) {
-    g_set_error(error, NW_ERROR, NW_ERROR_IO, "%s: output folder %s is not writable: %s", out, dir,
-                g_strerror(errno));
     return FALSE;
   }
   GStatBuf a, b;
@@ -61,7 +52,7 @@ static gboolean check_output(const char *in, const char *out, GError **error)
                 "%s: the output is the input file; choose another name", out);
     return FALSE;
   }
-  return TRUE;
+  return nw_outputs_claim(o, out, error);
 }
 
 typedef struct {
@@ -73,8 +64,9 @@ typedef struct {
 static int smooth_run(NwCliMethod *m, const SmoothArgs *a)
 {
   g_autoptr(GError) error = NULL;
+  g_autoptr(NwOutputs) outputs = nw_outputs_new(nw_cli_method_overwrite(m));
   NwNiftiInfo hdr;
-  if (!check_output(a->in, a->out, &error) || !nw_nifti_read_info(a->in, &hdr, &error))
+  if (!check_output(outputs, a->in, a->out, &error) || !nw_nifti_read_info(a->in, &hdr, &error))
     return nw_cli_fail(error);
   g_autoptr(NwVolume) vol = nw_nifti_read(a->in, &error);
   if (vol == NULL || !nw_volume_check_finite(vol, a->in, &error))
@@ -97,10 +89,10 @@ static int smooth_run(NwCliMethod *m, const SmoothArgs *a)
     g_set_error(&error, NW_ERROR, NW_ERROR_INVALID, "smooth: the job returned no image");
     return nw_cli_fail(error);
   }
-  if (!nw_nifti_write(a->out, smoothed, type, hdr.nifti_version == 2, &error))
+  if (!nw_nifti_write_to(outputs, a->out, smoothed, type, hdr.nifti_version == 2, &error) ||
+      !nw_outputs_commit(outputs, &error))
     return nw_cli_fail(error);
-  const char *outputs[] = {a->out, NULL};
-  nw_cli_method_print_summary(m, outputs);
+  nw_cli_method_print_summary(m, nw_outputs_paths(outputs));
   return NW_CLI_EXIT_OK;
 }
 

@@ -11,6 +11,7 @@
  * is converted to luminance Y = 0.2126 R + 0.7152 G + 0.0722 B on the stored values (no gamma
  * decoding); alpha is dropped. Spacing comes from PNG pHYs (metre unit) or TIFF
  * X/YResolution (inch or cm), else 1 mm. */
+#define _POSIX_C_SOURCE 200809L /* fileno */
 #include "io_image.h"
 
 #include <errno.h>
@@ -20,9 +21,11 @@
 #include <setjmp.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <tiffio.h>
 
 #include "atomic_file.h"
+#include "input_file.h"
 #include "io_nifti.h"
 #include "nw_error.h"
 
@@ -117,6 +120,23 @@ static void png_set_transforms(png_structp png, png_infop info)
   png_read_update_info(png, info);
 }
 
+/* zlib inflates at most about 1032 bytes from one: pixel rows beyond what the file's size
+ * can hold mean a truncated file, refused before the image is allocated. */
+static gboolean png_data_possible(PngRead *r, png_uint_32 w, png_uint_32 h)
+{
+  struct stat st;
+  if (fstat(fileno(r->f), &st) != 0)
+    return TRUE;
+  const guint64 raw = (guint64)h * ((guint64)png_get_rowbytes(r->png, r->info) + 1);
+  if (raw <= 1032 * (guint64)st.st_size + 4096)
+    return TRUE;
+  g_set_error(&r->error, NW_ERROR, NW_ERROR_FORMAT,
+              "%s: truncated: %u x %u pixels need %" G_GUINT64_FORMAT
+              " bytes of rows, more than a %" G_GINT64_FORMAT "-byte PNG can hold",
+              r->path, w, h, raw, (gint64)st.st_size);
+  return FALSE;
+}
+
 /* All libpng calls after setjmp; everything that must outlive a longjmp lives in *r (not in
  * locals of this function). Non-interlaced images are decoded row by row; interlaced ones
  * need the whole image in memory. */
@@ -127,7 +147,7 @@ static gboolean png_decode(PngRead *r)
   png_init_io(r->png, r->f);
   png_read_info(r->png, r->info);
   png_uint_32 w = png_get_image_width(r->png, r->info), h = png_get_image_height(r->png, r->info);
-  if (!check_image_size(r->path, w, h, &r->error))
+  if (!check_image_size(r->path, w, h, &r->error) || !png_data_possible(r, w, h))
     return FALSE;
   png_set_transforms(r->png, r->info);
   int channels = png_get_channels(r->png, r->info), depth = png_get_bit_depth(r->png, r->info);
@@ -398,6 +418,28 @@ static gboolean pnm_binary_row(FILE *f, const char *path, float *px, guint8 *byt
   return TRUE;
 }
 
+/* The samples the header promises must be in the file before the image is allocated (a
+ * 15-byte file may claim 3.4 GB): binary ones exactly, ASCII ones at one byte each at least
+ * (the row reader then counts them exactly). */
+static gboolean pnm_data_present(FILE *f, const char *path, guint64 w, guint64 h, int channels,
+                                 guint64 maxval, gboolean binary, GError **error)
+{
+  const long here = ftell(f);
+  struct stat st;
+  if (here < 0 || fstat(fileno(f), &st) != 0)
+    return TRUE; /* not seekable: the row reader finds the end */
+  const guint64 left = (guint64)MAX((gint64)st.st_size - here, (gint64)0);
+  const guint64 samples = w * h * (guint64)channels;
+  const guint64 need = binary ? samples * (maxval > 255 ? 2 : 1) : samples;
+  if (left >= need)
+    return TRUE;
+  const guint64 have = binary ? left / (maxval > 255 ? 2 : 1) : left;
+  g_set_error(error, NW_ERROR, NW_ERROR_FORMAT,
+              "%s: truncated: %s%" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " samples", path,
+              binary ? "" : "at most ", have, samples);
+  return FALSE;
+}
+
 static NwVolume *pnm_parse(FILE *f, const char *path, GError **error)
 {
   char magic[2];
@@ -423,6 +465,8 @@ static NwVolume *pnm_parse(FILE *f, const char *path, GError **error)
       return NULL;
     }
   }
+  if (!pnm_data_present(f, path, w, h, channels, maxval, binary, error))
+    return NULL;
   g_autoptr(NwVolume) v = new_image_volume(path, w, h, error);
   if (v == NULL)
     return NULL;
@@ -604,10 +648,55 @@ static gboolean tiff_read_tiles(TIFF *t, const char *path, const TiffLayout *L,
   return TRUE;
 }
 
+/* How many bytes one stored byte can become at most: none 1, PackBits 128, deflate 1032,
+ * LZW (12-bit codes of strings up to 4096 bytes) 4096; others are bounded like LZW. */
+static guint64 tiff_max_expansion(TIFF *t)
+{
+  uint16_t c = COMPRESSION_NONE;
+  TIFFGetFieldDefaulted(t, TIFFTAG_COMPRESSION, &c);
+  return c == COMPRESSION_NONE                                    ? 1
+         : c == COMPRESSION_PACKBITS                              ? 128
+         : c == COMPRESSION_ADOBE_DEFLATE || c == COMPRESSION_DEFLATE ? 1032
+                                                                  : 4096;
+}
+
+/* The strips or tiles must lie in the file, and their bytes must be able to become the
+ * image, before the image is allocated (a 138-byte TIFF may claim 8 GB). */
+static gboolean tiff_data_possible(TIFF *t, const char *path, const TiffLayout *L, GError **error)
+{
+  const gboolean tiled = TIFFIsTiled(t);
+  const uint32_t n = tiled ? TIFFNumberOfTiles(t) : TIFFNumberOfStrips(t);
+  uint64_t *offsets = NULL, *counts = NULL;
+  GStatBuf st;
+  if (g_stat(path, &st) != 0 ||
+      !TIFFGetField(t, tiled ? TIFFTAG_TILEOFFSETS : TIFFTAG_STRIPOFFSETS, &offsets) ||
+      !TIFFGetField(t, tiled ? TIFFTAG_TILEBYTECOUNTS : TIFFTAG_STRIPBYTECOUNTS, &counts) ||
+      offsets == NULL || counts == NULL)
+    return TRUE; /* libtiff reports what is missing when reading */
+  guint64 stored = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    if (offsets[i] > (guint64)st.st_size || counts[i] > (guint64)st.st_size - offsets[i]) {
+      g_set_error(error, NW_ERROR, NW_ERROR_FORMAT,
+                  "%s: truncated: %s %u lies past the end of the %" G_GINT64_FORMAT "-byte file",
+                  path, tiled ? "tile" : "strip", i, (gint64)st.st_size);
+      return FALSE;
+    }
+    stored += counts[i];
+  }
+  const guint64 need = (guint64)L->w * L->h * L->spp * (L->bits / 8);
+  if (need <= stored * tiff_max_expansion(t))
+    return TRUE;
+  g_set_error(error, NW_ERROR, NW_ERROR_FORMAT,
+              "%s: truncated: %u x %u pixels need %" G_GUINT64_FORMAT
+              " bytes, more than the %" G_GUINT64_FORMAT " stored bytes can hold",
+              path, L->w, L->h, need, stored);
+  return FALSE;
+}
+
 static NwVolume *tiff_decode(TIFF *t, const char *path, TiffMessages *m, GError **error)
 {
   TiffLayout L;
-  if (!tiff_layout(t, path, &L, error))
+  if (!tiff_layout(t, path, &L, error) || !tiff_data_possible(t, path, &L, error))
     return NULL;
   g_autoptr(NwVolume) v = new_image_volume(path, L.w, L.h, error);
   if (v == NULL)
@@ -664,10 +753,12 @@ static ImageFormat detect_format(const guint8 *b, size_t n)
   return FMT_UNKNOWN;
 }
 
+/* Only regular files are opened: opening a FIFO would wait for a writer. */
 static ImageFormat sniff_file(const char *path, gboolean *opened)
 {
   guint8 b[8] = {0};
-  FILE *f = g_fopen(path, "rb");
+  GStatBuf st;
+  FILE *f = g_stat(path, &st) == 0 && S_ISREG(st.st_mode) ? g_fopen(path, "rb") : NULL;
   *opened = f != NULL;
   if (f == NULL)
     return FMT_UNKNOWN;
@@ -685,6 +776,8 @@ gboolean nw_image_is_2d_file(const char *path)
 NwVolume *nw_image_read(const char *path, GError **error)
 {
   gboolean opened;
+  if (!nw_input_file_check(path, NULL, error))
+    return NULL;
   ImageFormat fmt = sniff_file(path, &opened);
   if (!opened) {
     g_set_error(error, NW_ERROR, NW_ERROR_IO, "%s: cannot open: %s", path, g_strerror(errno));

@@ -11,7 +11,11 @@
  * of the NIfTI it came from). Without the footer the coordinates stay tkregister RAS.
  *
  * Readers never trust counts: every count is checked against the bytes left in the file
- * before anything is allocated, every index against the vertex count. Polygons with more
+ * before anything is allocated, every index against the vertex count; a number that is to
+ * become a count or an index must be whole and in range (never a NaN cast to an integer).
+ * Only regular files are read (a FIFO is refused, not waited on). GIFTI documents are
+ * validated against the GIFTI 1.0 structure before giftiio reads them, and external data
+ * files must lie in the GIFTI file's own folder and hold all the data the array declares. Polygons with more
  * than three vertices are fanned into triangles (v0 vi vi+1); triangle strips alternate
  * winding. Errors name the file and the problem ("lh.pial: truncated: 4 vertices and 4
  * triangles need 96 bytes, 91 left"); degenerate or out-of-range triangles are errors
@@ -22,6 +26,7 @@
 
 #include <glib.h>
 
+#include "atomic_file.h"
 #include "surface.h"
 
 G_BEGIN_DECLS
@@ -54,6 +59,9 @@ gboolean nw_mesh_read_scalars(const char *path, NwSurface *s, GError **error);
 /* Write s (with its scalars, where the format has a place for them) atomically
  * (nw_write_atomically). format NW_MESH_AUTO picks by name; FreeSurfer cannot be written. */
 gboolean nw_mesh_write(const char *path, const NwSurface *s, NwMeshFormat format, GError **error);
+/* The same into an output set: named when the set is committed (atomic_file.h). */
+gboolean nw_mesh_write_to(NwOutputs *o, const char *path, const NwSurface *s, NwMeshFormat format,
+                          GError **error);
 
 G_END_DECLS
 

@@ -19,6 +19,7 @@
 
 #include <glib.h>
 
+#include "atomic_file.h"
 #include "volume.h"
 
 G_BEGIN_DECLS
@@ -65,6 +66,9 @@ NwVolume *nw_nifti_read_multi(const char *path, GError **error);
  * version is chosen by the name: ".nii"/".nii.gz" write NIfTI-1 unless nifti2 is TRUE. */
 gboolean nw_nifti_write(const char *path, const NwVolume *v, NwDatatype type, gboolean nifti2,
                         GError **error);
+/* The same into an output set: named when the set is committed (atomic_file.h). */
+gboolean nw_nifti_write_to(NwOutputs *o, const char *path, const NwVolume *v, NwDatatype type,
+                           gboolean nifti2, GError **error);
 
 typedef enum {
   NW_FIELD_ITK, /* intent 1007, LPS mm — default */
@@ -74,6 +78,8 @@ typedef enum {
 /* field: nc = 3, voxel units (volume.h). */
 gboolean nw_nifti_write_field(const char *path, const NwVolume *field, NwFieldConvention conv,
                               GError **error);
+gboolean nw_nifti_write_field_to(NwOutputs *o, const char *path, const NwVolume *field,
+                                 NwFieldConvention conv, GError **error);
 /* Any of the four conventions above; returns nc = 3 in voxel units. */
 NwVolume *nw_nifti_read_field(const char *path, GError **error);
 

@@ -22,6 +22,7 @@ typedef enum {
   NW_ERROR_DEVICE,      /* a CUDA call failed, or no CUDA device where one was asked for */
   NW_ERROR_UNSUPPORTED, /* a method/device pair or an option this build does not have */
   NW_ERROR_CANCELLED,   /* the user cancelled */
+  NW_ERROR_EXISTS,      /* an output file exists and may not be replaced (atomic_file.h) */
 } NwErrorCode;
 
 /* Prefix an existing error's message with "what: ", keeping domain and code. */

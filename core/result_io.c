@@ -1,4 +1,5 @@
-/* result_io.c — a method's result volumes to PREFIX_NAME.nii.gz files (result_io.h).
+/* result_io.c — a method's result volumes to PREFIX_NAME.nii.gz files in an output set
+ * (result_io.h).
  * Any thread; CPU only. */
 #include "result_io.h"
 
@@ -6,19 +7,25 @@
 
 #include "nw_error.h"
 
-static gboolean write_one(const NwVolume *v, const char *name, const char *prefix,
-                          NwFieldConvention conv, GPtrArray *written, GError **error)
+static gboolean write_one(NwOutputs *out, const NwVolume *v, const char *name, const char *prefix,
+                          NwFieldConvention conv, GError **error)
 {
   g_autofree char *path = g_strdup_printf("%s_%s.nii.gz", prefix, name);
-  gboolean ok;
   if (v->nc == 3)
-    ok = nw_nifti_write_field(path, v, conv, error);
-  else
-    ok = nw_nifti_write(path, v, strcmp(name, "labels") == 0 ? NW_DT_INT32 : NW_DT_FLOAT32,
-                        FALSE, error);
-  if (ok && written != NULL)
-    g_ptr_array_add(written, g_steal_pointer(&path));
-  return ok;
+    return nw_nifti_write_field_to(out, path, v, conv, error);
+  return nw_nifti_write_to(out, path, v, strcmp(name, "labels") == 0 ? NW_DT_INT32 : NW_DT_FLOAT32,
+                           FALSE, error);
+}
+
+gboolean nw_result_claim(NwOutputs *out, const char *prefix, const char *const *names,
+                         GError **error)
+{
+  for (gsize i = 0; names != NULL && names[i] != NULL; i++) {
+    g_autofree char *path = g_strdup_printf("%s_%s.nii.gz", prefix, names[i]);
+    if (!nw_outputs_claim(out, path, error))
+      return FALSE;
+  }
+  return TRUE;
 }
 
 static gboolean is_required(const char *const *required, const char *name)
@@ -26,11 +33,11 @@ static gboolean is_required(const char *const *required, const char *name)
   return required != NULL && g_strv_contains(required, name);
 }
 
-gboolean nw_result_write(const NwMethodResult *res, const char *method, const char *prefix,
-                         const char *const *required, NwFieldConvention conv, GPtrArray *written,
+gboolean nw_result_write(NwOutputs *out, const NwMethodResult *res, const char *method,
+                         const char *prefix, const char *const *required, NwFieldConvention conv,
                          GError **error)
 {
-  g_return_val_if_fail(res != NULL && prefix != NULL, FALSE);
+  g_return_val_if_fail(out != NULL && res != NULL && prefix != NULL, FALSE);
   for (gsize i = 0; required != NULL && required[i] != NULL; i++)
     if (nw_method_result_get(res, required[i]) == NULL) {
       g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "%s: the job returned no '%s'",
@@ -38,13 +45,12 @@ gboolean nw_result_write(const NwMethodResult *res, const char *method, const ch
       return FALSE;
     }
   for (gsize i = 0; required != NULL && required[i] != NULL; i++)
-    if (!write_one(nw_method_result_get(res, required[i]), required[i], prefix, conv, written,
-                   error))
+    if (!write_one(out, nw_method_result_get(res, required[i]), required[i], prefix, conv, error))
       return FALSE;
   for (guint i = 0; i < res->names->len; i++) {
     const char *name = g_ptr_array_index(res->names, i);
     if (!is_required(required, name) &&
-        !write_one(g_ptr_array_index(res->volumes, i), name, prefix, conv, written, error))
+        !write_one(out, g_ptr_array_index(res->volumes, i), name, prefix, conv, error))
       return FALSE;
   }
   return TRUE;

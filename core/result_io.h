@@ -1,11 +1,13 @@
 /* result_io.h — writes a method's result (core/method.h) as the CLI and the GUI save it: one
- * NIfTI file per named volume, PREFIX_NAME.nii.gz, each atomically (atomic_file.h).
- * Any thread; CPU only. */
+ * NIfTI file per named volume, PREFIX_NAME.nii.gz, into an output set (atomic_file.h) that
+ * the caller commits: all files of a run appear together or none does. Any thread; CPU
+ * only. */
 #ifndef NW_RESULT_IO_H
 #define NW_RESULT_IO_H
 
 #include <glib.h>
 
+#include "atomic_file.h"
 #include "io_nifti.h"
 #include "method.h"
 
@@ -16,10 +18,15 @@ G_BEGIN_DECLS
  * components are displacement fields (voxel units) written with nw_nifti_write_field in
  * convention conv; "labels" is written as int32, everything else as float32.
  * A required name missing from res fails before anything is written, with
- * "METHOD: the job returned no 'NAME'". written: the paths written are appended (owned
- * strings; the array needs g_free as its free function; may be NULL). */
-gboolean nw_result_write(const NwMethodResult *res, const char *method, const char *prefix,
-                         const char *const *required, NwFieldConvention conv, GPtrArray *written,
+ * "METHOD: the job returned no 'NAME'". The files are written into out; nothing is named
+ * before nw_outputs_commit (nw_outputs_paths lists them then). */
+gboolean nw_result_write(NwOutputs *out, const NwMethodResult *res, const char *method,
+                         const char *prefix, const char *const *required, NwFieldConvention conv,
+                         GError **error);
+/* PREFIX_NAME.nii.gz for each name (NULL-terminated) claimed in out before the work
+ * (nw_outputs_claim), so that an unwritable or existing output is refused before anything
+ * is computed. */
+gboolean nw_result_claim(NwOutputs *out, const char *prefix, const char *const *names,
                          GError **error);
 
 G_END_DECLS

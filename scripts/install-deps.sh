@@ -16,6 +16,8 @@ pkgs=(
   # tests and the demo case: independent NIfTI reader, Colin27 (ch2bet) with AAL labels,
   # elastix's transformix for field interoperability, dipy for the SyN comparison
   python3 python3-numpy python3-nibabel mricron-data elastix python3-dipy
+  # libFuzzer harnesses (tests/fuzz): clang with its fuzzer and sanitizer runtimes
+  clang libclang-rt-dev
 )
 
 missing=()

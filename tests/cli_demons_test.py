@@ -141,6 +141,46 @@ class DemonsCli(unittest.TestCase):
         self.assertIn("small.nii.gz", err)
         self.assertEqual(os.listdir(os.path.dirname(self.prefix)), [])
 
+    def outputs(self):
+        return sorted(os.listdir(os.path.dirname(self.prefix)))
+
+    def test_failed_run_leaves_nothing(self):
+        # The summary cannot be written (a folder has its name): refused before the work,
+        # and nothing else is written either (issue 9, point 4).
+        os.mkdir(f"{self.prefix}_summary.json")
+        code, out, err = run("demons", self.fixed, self.moving, "-o", self.prefix, "--json",
+                             "--device", "cpu", "--levels", "1", "--iterations", "2")
+        self.assertEqual(code, 1)
+        self.assertEqual(out, "")
+        self.assertEqual(err, f"neurowarp-cli: {self.prefix}_summary.json: cannot write: "
+                              "is a folder\n")
+        self.assertEqual(self.outputs(), ["run_summary.json"])
+
+    def test_no_mix_of_two_runs(self):
+        # A run with labels, then one without: the first run's labels are stale (point 5).
+        self.register("--fixed-labels", self.fl, "--moving-labels", self.ml)
+        self.assertIn("run_labels.nii.gz", self.outputs())
+        code, _, err = run("demons", self.fixed, self.moving, "-o", self.prefix,
+                           "--levels", "1", "--iterations", "2", "--device", "cpu")
+        self.assertEqual(code, 1)
+        self.assertEqual(err, f"neurowarp-cli: {self.prefix}_warped.nii.gz: exists already "
+                              "(--overwrite replaces it)\n")
+        self.register("--overwrite")
+        self.assertEqual(self.outputs(), sorted(f"run_{n}" for n in (
+            "warped.nii.gz", "forward.nii.gz", "inverse.nii.gz", "velocity.nii.gz",
+            "jacobian.nii.gz", "summary.json")))
+
+    def test_nan_labels(self):
+        lab = nib.load(self.fl).get_fdata().astype(np.float32)
+        lab[0, 0, 0] = np.nan
+        bad = save(os.path.join(self.dir, "nanlab.nii.gz"), lab)
+        code, _, err = run("demons", self.fixed, self.moving, "-o", self.prefix,
+                           "--fixed-labels", bad, "--moving-labels", self.ml)
+        self.assertEqual(code, 1)
+        self.assertEqual(err, f"neurowarp-cli: {bad}: 1 of {N ** 3} voxels are NaN or Inf; "
+                              "mask or fill them before registering\n")
+        self.assertEqual(self.outputs(), [])
+
     def test_usage_errors(self):
         code, _, err = run("demons", self.fixed, self.moving)
         self.assertEqual(code, 2)

@@ -342,7 +342,78 @@ class BadInputTest(CliCase):
         if IS_ROOT:
             return  # root writes into a 0555 folder anyway
         os.chmod(self.out, 0o555)
-        self.assert_fails(["smooth", self.good, "-o", self.dst], 1, "not writable")
+        self.assert_fails(["smooth", self.good, "-o", self.dst], 1, "cannot write in folder")
+
+    def test_fifo_input(self):
+        fifo = self.path("pipe.nii")
+        os.mkfifo(fifo)
+        _, _, err = run("info", fifo, timeout=20)  # refused at once, not waited on
+        self.assertEqual(err.strip(), f"neurowarp-cli: {fifo}: cannot open: not a regular file "
+                                      "(a FIFO, socket or device)")
+
+    def test_unknown_datatype_one_line(self):
+        data = bytearray(read_bytes(self.good))
+        data[70:72] = (9999).to_bytes(2, "little")
+        bad = self.path("dt.nii")
+        write_file(bad, mode="wb", text=bytes(data))
+        err = self.assert_fails(["info", bad], 1)
+        self.assertEqual(err, f"neurowarp-cli: {bad}: unknown datatype code 9999\n")
+
+    def test_nan_sform(self):
+        aff = np.diag([2.0, 2.0, 2.0, 1.0])
+        aff[0, 3] = np.nan
+        bad = save(self.path("nansform.nii.gz"), test_volume(), affine=aff)
+        err = self.assert_fails(["info", bad], 1)
+        self.assertEqual(err, f"neurowarp-cli: {bad}: the sform holds a non-finite value "
+                              "(nan at row 0, column 3)\n")
+        self.assert_fails(["smooth", bad, "-o", self.dst], 1, "non-finite")
+
+
+class OutputTest(CliCase):
+    """Outputs: never overwritten without --overwrite, never half written (issue 9, 4-5)."""
+
+    def setUp(self):
+        super().setUp()
+        self.good = save(self.path("good.nii"), test_volume())
+        self.dst = os.path.join(self.out, "o.nii.gz")
+
+    def test_existing_output_needs_overwrite(self):
+        write_file(self.dst, "keep me")
+        os.chmod(self.dst, 0o444)
+        rc, _, err = run("smooth", self.good, "-o", self.dst, "--iterations", "1")
+        self.assertEqual(rc, 1)
+        self.assertEqual(err, f"neurowarp-cli: {self.dst}: exists already "
+                              "(--overwrite replaces it)\n")
+        self.assertEqual(read_bytes(self.dst), b"keep me")
+        rc, _, err = run("smooth", self.good, "-o", self.dst, "--iterations", "1", "--overwrite")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(nib.load(self.dst).shape, (20, 22, 18))
+        self.assertEqual(sorted(os.listdir(self.out)), ["o.nii.gz"])
+
+    def test_symlink_output(self):
+        target = self.path("target.nii.gz")
+        write_file(target, "target")
+        os.symlink(target, self.dst)
+        rc, _, err = run("smooth", self.good, "-o", self.dst, "--iterations", "1")
+        self.assertEqual(rc, 1)
+        self.assertIn("exists already", err)
+        rc, _, err = run("smooth", self.good, "-o", self.dst, "--iterations", "1", "--overwrite")
+        self.assertEqual(rc, 0, err)
+        self.assertFalse(os.path.islink(self.dst))  # the link is replaced, its target kept
+        self.assertEqual(read_bytes(target), b"target")
+
+    def test_unwritable_outputs_refused_before_work(self):
+        os.mkdir(self.dst)
+        rc, out, err = run("smooth", self.good, "-o", self.dst, "--json")
+        self.assertEqual(rc, 1)
+        self.assertEqual(out, "")  # no iteration ran
+        self.assertEqual(err, f"neurowarp-cli: {self.dst}: cannot write: is a folder\n")
+        os.rmdir(self.dst)
+        rc, out, err = run("smooth", self.good, "-o", "/proc/o.nii.gz", "--json")
+        self.assertEqual(rc, 1)
+        self.assertEqual(out, "")
+        self.assertTrue(err.startswith("neurowarp-cli: /proc/o.nii.gz: cannot write in folder "
+                                       "/proc: "), err)
 
 
 class TwoImageTest(CliCase):

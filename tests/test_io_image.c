@@ -534,6 +534,42 @@ static void test_detect_and_read_any(void)
   g_assert_false(nw_image_is_2d_file(missing));
 }
 
+/* A header that claims gigabytes over a few bytes of data is "truncated" before anything
+ * is allocated, not "out of memory" (issue 9, point 6). */
+static void test_claims_before_data(void)
+{
+  g_autofree char *pnm = nw_test_path("claim.pgm");
+  g_assert_true(g_file_set_contents(pnm, "P5 40000 40000 255\n", -1, NULL));
+  GError *err = NULL;
+  g_assert_null(nw_image_read(pnm, &err));
+  g_autofree char *want = g_strdup_printf("%s: truncated: 0 of 1600000000 samples", pnm);
+  g_assert_cmpstr(err->message, ==, want);
+  g_clear_error(&err);
+  /* A float TIFF of 60000 x 30000 pixels (7.2 GB) with one strip of 240000 bytes. */
+  g_autofree char *tif = nw_test_path("claim.tif");
+  TIFF *t = TIFFOpen(tif, "w");
+  TIFFSetField(t, TIFFTAG_IMAGEWIDTH, (uint32_t)60000);
+  TIFFSetField(t, TIFFTAG_IMAGELENGTH, (uint32_t)30000);
+  TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, (uint16_t)32);
+  TIFFSetField(t, TIFFTAG_SAMPLEFORMAT, (uint16_t)SAMPLEFORMAT_IEEEFP);
+  TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, (uint16_t)1);
+  TIFFSetField(t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
+  TIFFSetField(t, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
+  TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, (uint32_t)30000);
+  g_autofree float *row = g_new0(float, 60000);
+  g_assert_cmpint(TIFFWriteScanline(t, row, 0, 0), ==, 1);
+  TIFFClose(t);
+  g_assert_null(nw_image_read(tif, &err));
+  GStatBuf st;
+  g_assert_cmpint(g_stat(tif, &st), ==, 0);
+  /* libtiff cut the image into strips of its own; only the first holds data */
+  g_autofree char *want2 = g_strdup_printf(
+      "%s: truncated: strip 1 lies past the end of the %" G_GINT64_FORMAT "-byte file", tif,
+      (gint64)st.st_size);
+  g_assert_cmpstr(err->message, ==, want2);
+  g_clear_error(&err);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -550,5 +586,6 @@ int main(int argc, char **argv)
   g_test_add_func("/io-image/tiff-corrupt", test_tiff_corrupt);
   g_test_add_func("/io-image/damaged-files", test_damaged_files);
   g_test_add_func("/io-image/detect-and-read-any", test_detect_and_read_any);
+  g_test_add_func("/io-image/claims-before-data", test_claims_before_data);
   return g_test_run();
 }

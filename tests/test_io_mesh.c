@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "io_mesh.h"
 #include "nw_error.h"
@@ -815,6 +816,99 @@ static void test_errors(void)
   g_assert_cmpint(nw_mesh_format_from_name("brain.nii"), ==, NW_MESH_AUTO);
 }
 
+/* Reading fails with exactly "PATH: reason". */
+static void expect_mesh_error(const char *path, const char *reason)
+{
+  GError *err = NULL;
+  g_assert_null(nw_mesh_read(path, &err));
+  g_autofree char *want = g_strdup_printf("%s: %s", path, reason);
+  g_assert_nonnull(err);
+  g_assert_cmpstr(err->message, ==, want);
+  g_error_free(err);
+}
+
+/* NaN and out-of-range numbers where counts and indices stand (issue 9, point 1): refused
+ * with the value, never cast to an integer (a NaN index used to become vertex 0). */
+static void test_nan_indices(void)
+{
+  g_autofree char *vtk = put_text("nan.vtk", "# vtk DataFile Version 3.0\nt\nASCII\n"
+                                             "DATASET POLYDATA\nPOINTS 3 float\n0 0 0 1 0 0 0 1 0\n"
+                                             "POLYGONS 1 4\n3 0 nan 2\n");
+  expect_mesh_error(vtk, "POLYGONS refers to vertex nan");
+  g_autofree char *vtk2 = put_text("count.vtk", "# vtk DataFile Version 3.0\nt\nASCII\n"
+                                                "DATASET POLYDATA\nPOINTS 3 float\n0 0 0 1 0 0 0 1 0\n"
+                                                "POLYGONS 1 4\n1e300 0 1 2\n");
+  expect_mesh_error(vtk2, "POLYGONS cell 0 has a bad vertex count 1e+300");
+  static const char ply_head[] = "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\n"
+                                 "property float y\nproperty float z\nelement face 1\n"
+                                 "property list %s int vertex_indices\nend_header\n"
+                                 "0 0 0\n1 0 0\n0 1 0\n%s\n";
+  g_autofree char *t1 = g_strdup_printf(ply_head, "uchar", "nan 0 1 2");
+  g_autofree char *ply1 = put_text("len.ply", t1);
+  expect_mesh_error(ply1, "PLY list \"vertex_indices\" has a bad length nan");
+  g_autofree char *t2 = g_strdup_printf(ply_head, "uchar", "3 0 -inf 2");
+  g_auto(GStrv) parts = g_strsplit(t2, "int vertex_indices", 2);
+  g_autofree char *t2f = g_strjoinv("float vertex_indices", parts);
+  g_autofree char *ply2 = put_text("idx.ply", t2f);
+  expect_mesh_error(ply2, "a PLY face refers to vertex -inf");
+  static const char gii[] =
+      "<GIFTI Version=\"1.0\" NumberOfDataArrays=\"2\">"
+      "<DataArray Intent=\"NIFTI_INTENT_POINTSET\" DataType=\"NIFTI_TYPE_FLOAT32\" "
+      "ArrayIndexingOrder=\"RowMajorOrder\" Dimensionality=\"2\" Dim0=\"3\" Dim1=\"3\" "
+      "Encoding=\"ASCII\" Endian=\"LittleEndian\"><Data>0 0 0 1 0 0 0 1 0</Data></DataArray>"
+      "<DataArray Intent=\"NIFTI_INTENT_TRIANGLE\" DataType=\"NIFTI_TYPE_FLOAT32\" "
+      "ArrayIndexingOrder=\"RowMajorOrder\" Dimensionality=\"2\" Dim0=\"1\" Dim1=\"3\" "
+      "Encoding=\"ASCII\" Endian=\"LittleEndian\"><Data>0 nan 2</Data></DataArray></GIFTI>";
+  g_autofree char *g = put_text("nan.gii", gii);
+  expect_mesh_error(g, "a triangle refers to vertex nan");
+}
+
+/* GIFTI input that crashes giftiio or that it takes for a mesh (points 1 and 2). */
+static void test_gifti_guard(void)
+{
+  g_autofree char *data = put_text("data.gii", "<Data/>");
+  expect_mesh_error(data, "not a valid GIFTI file: <Data> may not stand at the top (the root "
+                          "must be <GIFTI>)");
+  g_autofree char *md = put_text("md.gii", "<GIFTI Version=\"1.0\" NumberOfDataArrays=\"0\">"
+                                           "<MetaData><MD><Value>x</Value></MD></MetaData></GIFTI>");
+  expect_mesh_error(md, "not a valid GIFTI file: <MD> lacks one of its parts");
+  /* elements outside their parent: each of these made giftiio 1.0.9 dereference NULL */
+  g_autofree char *md2 = put_text("md2.gii", "<GIFTI Version=\"1.0\" NumberOfDataArrays=\"0\">"
+                                             "<MD><Name>a</Name></MD></GIFTI>");
+  expect_mesh_error(md2, "not a valid GIFTI file: <MD> may not stand inside <GIFTI>");
+  g_autofree char *cs = put_text("cs.gii", "<GIFTI Version=\"1.0\" NumberOfDataArrays=\"0\">"
+                                           "<CoordinateSystemTransformMatrix/></GIFTI>");
+  expect_mesh_error(cs, "not a valid GIFTI file: <CoordinateSystemTransformMatrix> may not "
+                        "stand inside <GIFTI>");
+  /* external data: outside the GIFTI's folder, and too short */
+  static const char ext[] =
+      "<GIFTI Version=\"1.0\" NumberOfDataArrays=\"1\">"
+      "<DataArray Intent=\"NIFTI_INTENT_POINTSET\" DataType=\"NIFTI_TYPE_FLOAT32\" "
+      "ArrayIndexingOrder=\"RowMajorOrder\" Dimensionality=\"2\" Dim0=\"%d\" Dim1=\"3\" "
+      "Encoding=\"ExternalFileBinary\" Endian=\"LittleEndian\" ExternalFileName=\"%s\" "
+      "ExternalFileOffset=\"0\"><Data></Data></DataArray></GIFTI>";
+  g_autofree char *t1 = g_strdup_printf(ext, 1, "/etc/passwd");
+  g_autofree char *outside = put_text("outside.gii", t1);
+  expect_mesh_error(outside, "not a valid GIFTI file: DataArray 0: external data file "
+                             "/etc/passwd is outside the GIFTI file's folder");
+  g_autofree char *bin = put_text("short.bin", "0123456789ab"); /* 12 bytes: one vertex */
+  g_autofree char *t2 = g_strdup_printf(ext, 4, bin);
+  g_autofree char *shortg = put_text("short.gii", t2);
+  g_autofree char *reason = g_strdup_printf(
+      "not a valid GIFTI file: DataArray 0: external data file %s is short: 12 values of 4 "
+      "bytes from offset 0 need 48 bytes, it has 12",
+      bin);
+  expect_mesh_error(shortg, reason);
+}
+
+/* A FIFO is refused, not waited on (point 6). */
+static void test_fifo(void)
+{
+  g_autofree char *path = nw_test_path("pipe.vtk");
+  g_assert_cmpint(mkfifo(path, 0600), ==, 0);
+  expect_mesh_error(path, "cannot open: not a regular file (a FIFO, socket or device)");
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -835,6 +929,9 @@ int main(int argc, char **argv)
   g_test_add_func("/io_mesh/obj", test_obj);
   g_test_add_func("/io_mesh/gifti_hand_made", test_gifti_hand_made);
   g_test_add_func("/io_mesh/errors", test_errors);
+  g_test_add_func("/io_mesh/nan-indices", test_nan_indices);
+  g_test_add_func("/io_mesh/gifti-guard", test_gifti_guard);
+  g_test_add_func("/io_mesh/fifo", test_fifo);
   g_test_add_func("/io_mesh/nibabel/freesurfer", test_nibabel_freesurfer);
   g_test_add_func("/io_mesh/nibabel/gifti", test_nibabel_gifti);
   return g_test_run();

@@ -686,9 +686,13 @@ gboolean nw_run_save_results(NwRun *r, const char *prefix, GPtrArray *written, G
                 prefix, r->label);
     return FALSE;
   }
+  /* One output set for the run (atomic_file.h): the volumes and the surface are named
+   * together or not at all. Replacing existing files was agreed by the caller (the run
+   * panel asks first). */
+  g_autoptr(NwOutputs) out = nw_outputs_new(TRUE);
   static const char *const required[] = {"warped", NULL};
   const char *method = r->ops != NULL ? r->ops->name : "method";
-  if (!nw_result_write(r->result, method, prefix, required, NW_FIELD_ITK, written, error))
+  if (!nw_result_write(out, r->result, method, prefix, required, NW_FIELD_ITK, error))
     return FALSE;
   /* the surface layer holds the result's iso-surface once its task is done (show_result);
    * until then, or when it could not be made, it is made here */
@@ -699,9 +703,9 @@ gboolean nw_run_save_results(NwRun *r, const char *prefix, GPtrArray *written, G
           NULL)
     return FALSE;
   g_autofree char *path = g_strdup_printf("%s_surface.gii", prefix);
-  if (!nw_mesh_write(path, s, NW_MESH_AUTO, error))
+  if (!nw_mesh_write_to(out, path, s, NW_MESH_AUTO, error) || !nw_outputs_commit(out, error))
     return FALSE;
-  if (written != NULL)
-    g_ptr_array_add(written, g_steal_pointer(&path));
+  for (const char *const *p = nw_outputs_paths(out); written != NULL && *p != NULL; p++)
+    g_ptr_array_add(written, g_strdup(*p));
   return TRUE;
 }

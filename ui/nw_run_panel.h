@@ -53,8 +53,15 @@ NwPlot *nw_run_panel_get_plot(NwRunPanel *p);
 /* "readouts: iteration I · ms M · path P · shown S" for run 1 (g_free). */
 char *nw_run_panel_readouts(NwRunPanel *p);
 
-/* PREFIX_* of run 1 (and PREFIX2_* ... with the second job: PREFIX_2_*). */
-gboolean nw_run_panel_save_results(NwRunPanel *p, const char *prefix, GError **error);
+/* PREFIX_* of run 1 (and PREFIX2_* ... with the second job: PREFIX_2_*), all or nothing.
+ * Files a save may write that exist already (PREFIX_warped.nii.gz, ..., PREFIX_surface.gii)
+ * are an NW_ERROR_EXISTS error naming the first unless overwrite; with overwrite they are
+ * replaced, and those this save does not write are removed (no mix of two saves). */
+gboolean nw_run_panel_save_results(NwRunPanel *p, const char *prefix, gboolean overwrite,
+                                   GError **error);
+/* The files of an earlier save under prefix that a save would replace or remove (owned
+ * paths; g_ptr_array_unref). */
+GPtrArray *nw_run_panel_existing_results(NwRunPanel *p, const char *prefix);
 gboolean nw_run_panel_save_session(NwRunPanel *p, const char *path, GError **error);
 gboolean nw_run_panel_open_session(NwRunPanel *p, const char *path, GError **error);
 

@@ -1,6 +1,7 @@
 /* nw_run_panel_actions.c — the run panel's readouts, its win.* actions (run, pause, step,
  * stop, save-results, save-session, open-session), saving results and sessions
  * (nw_run_panel.h). Main thread only. */
+#include <glib/gstdio.h>
 #include <string.h>
 
 #include "nw_error.h"
@@ -215,10 +216,31 @@ static void choose_path(NwRunPanel *p, const char *title, GtkFileChooserAction m
   g_object_unref(fc);
 }
 
+/* Asks before replacing the files of an earlier save (the file chooser only knows the
+ * prefix, not the PREFIX_* files). */
+static gboolean save_results_asking(NwRunPanel *p, const char *prefix, GError **error)
+{
+  g_autoptr(GPtrArray) existing = nw_run_panel_existing_results(p, prefix);
+  if (existing->len > 0) {
+    g_autofree char *first = g_path_get_basename(g_ptr_array_index(existing, 0));
+    GtkWidget *d = gtk_message_dialog_new(
+        GTK_WINDOW(p->win), GTK_DIALOG_MODAL, GTK_MESSAGE_QUESTION, GTK_BUTTONS_NONE,
+        "Replace %u files of an earlier save (%s%s)?", existing->len, first,
+        existing->len > 1 ? ", …" : "");
+    gtk_dialog_add_buttons(GTK_DIALOG(d), "_Cancel", GTK_RESPONSE_CANCEL, "_Replace",
+                           GTK_RESPONSE_ACCEPT, NULL);
+    const int answer = gtk_dialog_run(GTK_DIALOG(d));
+    gtk_widget_destroy(d);
+    if (answer != GTK_RESPONSE_ACCEPT)
+      return TRUE; /* the user kept the old files: not an error */
+  }
+  return nw_run_panel_save_results(p, prefix, TRUE, error);
+}
+
 static void act_save_results(GSimpleAction *a, GVariant *v, gpointer data)
 {
   choose_path(data, "Save results (prefix)", GTK_FILE_CHOOSER_ACTION_SAVE, "run",
-              nw_run_panel_save_results);
+              save_results_asking);
 }
 
 static void act_save_session(GSimpleAction *a, GVariant *v, gpointer data)
@@ -235,18 +257,63 @@ static void act_open_session(GSimpleAction *a, GVariant *v, gpointer data)
 
 /* ---- results and sessions ---- */
 
-gboolean nw_run_panel_save_results(NwRunPanel *p, const char *prefix, GError **error)
+/* What a save under prefix may write, for one run's prefix: every result name a method has
+ * today (demons, smooth) and the surface. */
+static void add_candidates(GPtrArray *out, const char *prefix)
+{
+  static const char *const names[] = {"warped",   "forward", "inverse",  "velocity",
+                                      "jacobian", "labels",  "smoothed", NULL};
+  for (int i = 0; names[i] != NULL; i++)
+    g_ptr_array_add(out, g_strdup_printf("%s_%s.nii.gz", prefix, names[i]));
+  g_ptr_array_add(out, g_strdup_printf("%s_surface.gii", prefix));
+}
+
+GPtrArray *nw_run_panel_existing_results(NwRunPanel *p, const char *prefix)
+{
+  g_autoptr(GPtrArray) all = g_ptr_array_new_with_free_func(g_free);
+  g_autofree char *prefix2 = g_strdup_printf("%s_2", prefix);
+  add_candidates(all, prefix);
+  add_candidates(all, prefix2);
+  GPtrArray *existing = g_ptr_array_new_with_free_func(g_free);
+  for (guint i = 0; i < all->len; i++)
+    if (g_file_test(g_ptr_array_index(all, i), G_FILE_TEST_EXISTS | G_FILE_TEST_IS_SYMLINK))
+      g_ptr_array_add(existing, g_strdup(g_ptr_array_index(all, i)));
+  return existing;
+}
+
+static gboolean written_now(GPtrArray *written, const char *path)
+{
+  for (guint i = 0; i < written->len; i++)
+    if (strcmp(g_ptr_array_index(written, i), path) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+gboolean nw_run_panel_save_results(NwRunPanel *p, const char *prefix, gboolean overwrite,
+                                   GError **error)
 {
   if (p->runs[0] == NULL) {
     g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "save results %s: nothing has run yet", prefix);
     return FALSE;
   }
-  if (!nw_run_save_results(p->runs[0], prefix, NULL, error))
+  g_autoptr(GPtrArray) existing = nw_run_panel_existing_results(p, prefix);
+  if (existing->len > 0 && !overwrite) {
+    g_set_error(error, NW_ERROR, NW_ERROR_EXISTS, "save results %s: %s exists already", prefix,
+                (char *)g_ptr_array_index(existing, 0));
     return FALSE;
-  if (p->runs[1] == NULL)
-    return TRUE;
+  }
+  /* Each run's files are named together (nw_run_save_results); should the second run fail,
+   * the first one's are taken back, so that a failed save leaves nothing. */
+  g_autoptr(GPtrArray) written = g_ptr_array_new_with_free_func(g_free);
   g_autofree char *prefix2 = g_strdup_printf("%s_2", prefix);
-  return nw_run_save_results(p->runs[1], prefix2, NULL, error);
+  gboolean ok = nw_run_save_results(p->runs[0], prefix, written, error) &&
+                (p->runs[1] == NULL || nw_run_save_results(p->runs[1], prefix2, written, error));
+  for (guint i = 0; !ok && i < written->len; i++)
+    g_unlink(g_ptr_array_index(written, i));
+  for (guint i = 0; ok && i < existing->len; i++) /* stale files of the earlier save */
+    if (!written_now(written, g_ptr_array_index(existing, i)))
+      g_unlink(g_ptr_array_index(existing, i));
+  return ok;
 }
 
 gboolean nw_run_panel_save_session(NwRunPanel *p, const char *path, GError **error)

@@ -35,6 +35,7 @@ struct NwScript {
   char **lines;
   int pos, cell;
   int *status;
+  gboolean load_failed; /* a file could not be opened: the run exits 1 (after its commands) */
   gint64 wait_start;
   gint64 resume_at; /* sleep: monotonic time to go on */
 };
@@ -294,8 +295,11 @@ static int run_job_command(NwWindow *w, char **t, int n, const char *line, GErro
     return TRUE;
   }
   if (strcmp(cmd, "save-results") == 0 && n >= 2) {
-    g_autofree char *prefix = g_strjoinv(" ", t + 1);
-    return nw_run_panel_save_results(p, prefix, error);
+    const gboolean overwrite = strcmp(t[1], "--overwrite") == 0;
+    if (overwrite && n < 3)
+      return bad(error, line, "expected: save-results [--overwrite] PREFIX");
+    g_autofree char *prefix = g_strjoinv(" ", t + 1 + overwrite);
+    return nw_run_panel_save_results(p, prefix, overwrite, error);
   }
   if ((strcmp(cmd, "session-save") == 0 || strcmp(cmd, "session-open") == 0) && n >= 2) {
     g_autofree char *path = g_strjoinv(" ", t + 1);
@@ -416,16 +420,19 @@ gboolean nw_script_run_line(NwWindow *w, const char *line, int cell, GError **er
   } else if (g_str_has_prefix(cmd, "screenshot")) {
     return run_screenshot(w, t, n, cell, line, error);
   } else if (strcmp(cmd, "quit") == 0) {
-    gtk_widget_destroy(GTK_WIDGET(w));
+    gtk_widget_destroy(GTK_WIDGET(w)); /* the runner has seen every load end (tick) */
   } else {
     return bad(error, line, "unknown command or wrong number of arguments");
   }
   return TRUE;
 }
 
+/* A script that could not open one of its files fails (exit 1), even when everything else,
+ * a screenshot included, was done: a batch run must not take a picture without its data for
+ * a success. */
 static void finish(NwScript *s, int status)
 {
-  *s->status = status;
+  *s->status = status == 0 && s->load_failed ? 1 : status;
   if (status != 0)
     g_application_quit(G_APPLICATION(s->app));
   script_free(s);
@@ -448,6 +455,7 @@ static gboolean tick(gpointer data)
     }
     return G_SOURCE_CONTINUE;
   }
+  s->load_failed |= nw_window_get_load_failures(s->win) > 0;
   if (g_get_monotonic_time() < s->resume_at)
     return G_SOURCE_CONTINUE;
   if (s->lines[s->pos] == NULL) {

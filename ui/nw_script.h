@@ -38,7 +38,10 @@
  *                        completed N iterations and the views show them
  *   wait-state STATE     idle | running | paused | finished | cancelled | failed (run 1,
  *                        and the second job too when there is one)
- *   save-results PREFIX  PREFIX_warped.nii.gz, PREFIX_forward.nii.gz, ..., PREFIX_surface.gii
+ *   save-results [--overwrite] PREFIX
+ *                        PREFIX_warped.nii.gz, PREFIX_forward.nii.gz, ..., PREFIX_surface.gii,
+ *                        all or nothing; files of an earlier save are an error unless
+ *                        --overwrite (which replaces them and removes the stale ones)
  *   session-save PATH | session-open PATH
  *   screenshot-plot PATH the live plot, 640 x 480 PNG
  *   readouts             print "readouts: iteration I · ms M · path P · shown S" on stdout,

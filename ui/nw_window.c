@@ -170,6 +170,7 @@ static void on_loaded(GObject *src, GAsyncResult *res, gpointer data)
       g_autofree char *msg = g_str_has_prefix(error->message, what)
                                  ? g_strdup_printf("Could not open %s", error->message)
                                  : g_strdup_printf("Could not open %s: %s", what, error->message);
+      w->load_failures++;
       nw_window_show_error(w, msg);
     } else {
       for (guint i = 0; i < layers->len; i++)
@@ -192,6 +193,11 @@ static LoadRequest *new_request(NwWindow *w, const char *path)
   set_busy(w, +1);
   nw_window_update_status(w, NULL);
   return req;
+}
+
+guint nw_window_get_load_failures(NwWindow *w)
+{
+  return w->load_failures;
 }
 
 void nw_window_open_file(NwWindow *w, const char *path)

@@ -24,6 +24,8 @@ NwView *nw_window_get_view(NwWindow *w, NwViewKind kind);
 /* Start loading (worker thread); the layers appear when done. */
 void nw_window_open_file(NwWindow *w, const char *path);
 void nw_window_open_demo(NwWindow *w);
+/* How many files (or demo loads) could not be opened so far. */
+guint nw_window_get_load_failures(NwWindow *w);
 /* TRUE while any load runs. */
 gboolean nw_window_is_busy(NwWindow *w);
 /* TRUE when every view has its GL context and renderers. */

@@ -22,6 +22,7 @@ struct _NwWindow {
   GtkSpinner *spinner;
   /* state */
   NwScene *scene;
+  guint load_failures; /* files that could not be opened (a scripted run exits 1) */
   NwView *views[4];
   GtkWidget *frames[4];
   int maximized;    /* view kind, or -1 for the 2x2 grid */

@@ -1,0 +1,199 @@
+/* io_nifti_write.c — writing NIfTI-1/2 volumes (see io_nifti.h): the header built with
+ * nifti_clib, header and data written with zlib into an output set's temporary
+ * (atomic_file.h), so a failure never leaves a partial file. Any thread; CPU only. */
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "io_nifti_private.h"
+#include "nw_error.h"
+
+/* Integer types: rounded (half to even) and clamped to the type's range, NaN as 0. */
+static void store_value(guint8 *p, int code, size_t nbyper, double x)
+{
+  Scalar v;
+  const double r = isnan(x) ? 0.0 : nearbyint(x);
+  switch (code) {
+  case DT_UINT8:
+    v.u8 = (guint8)CLAMP(r, 0, G_MAXUINT8);
+    break;
+  case DT_INT16:
+    v.i16 = (gint16)CLAMP(r, G_MININT16, G_MAXINT16);
+    break;
+  case DT_UINT16:
+    v.u16 = (guint16)CLAMP(r, 0, G_MAXUINT16);
+    break;
+  case DT_INT32:
+    v.i32 = (gint32)CLAMP(r, G_MININT32, G_MAXINT32);
+    break;
+  case DT_FLOAT32:
+    v.f32 = (float)x;
+    break;
+  default:
+    v.f64 = x;
+    break;
+  }
+  memcpy(p, &v, nbyper);
+}
+
+/* The header bytes (348+4 or 540+4, the 4 being an empty extension flag) for job. */
+static gboolean make_header(const WriteJob *j, guint8 *hdr, size_t *hdr_len, GError **error)
+{
+  for (int i = 1; i <= j->dim[0] && !j->nifti2; i++)
+    if (j->dim[i] > G_MAXINT16) {
+      g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
+                  "cannot build a NIfTI-1 header: dim[%d] = %" G_GINT64_FORMAT
+                  " is more than 32767; write NIfTI-2 instead",
+                  i, j->dim[i]);
+      return FALSE;
+    }
+  g_mutex_lock(&nw_nifti_lock);
+  nw_nifti_quiet_locked();
+  int64_t dims[8];
+  for (int i = 0; i < 8; i++)
+    dims[i] = j->dim[i];
+  nifti_image *nim = nifti_make_new_nim(dims, j->datatype, 0);
+  gboolean ok = nim != NULL;
+  if (ok) {
+    const double *a = j->v->vox_to_ras;
+    nifti_dmat44 m;
+    for (int r = 0; r < 4; r++)
+      for (int c = 0; c < 4; c++)
+        m.m[r][c] = a[r * 4 + c];
+    nim->sto_xyz = m;
+    nim->sform_code = NIFTI_XFORM_SCANNER_ANAT;
+    nim->qto_xyz = m;
+    nim->qform_code = NIFTI_XFORM_SCANNER_ANAT;
+    /* The qform cannot hold shear: it is the nearest rotation; the sform is exact. */
+    nifti_dmat44_to_quatern(m, &nim->quatern_b, &nim->quatern_c, &nim->quatern_d, &nim->qoffset_x,
+                            &nim->qoffset_y, &nim->qoffset_z, &nim->dx, &nim->dy, &nim->dz,
+                            &nim->qfac);
+    nim->pixdim[0] = nim->qfac;
+    nim->pixdim[1] = nim->dx = j->v->spacing_mm[0];
+    nim->pixdim[2] = nim->dy = j->v->spacing_mm[1];
+    nim->pixdim[3] = nim->dz = j->v->spacing_mm[2];
+    nim->xyz_units = NIFTI_UNITS_MM;
+    nim->scl_slope = 1.0;
+    nim->scl_inter = 0.0;
+    nim->intent_code = j->intent_code;
+    if (j->intent_name)
+      g_strlcpy(nim->intent_name, j->intent_name, sizeof nim->intent_name);
+    g_strlcpy(nim->descrip, "neurowarp", sizeof nim->descrip);
+    nim->nifti_type = j->nifti2 ? NIFTI_FTYPE_NIFTI2_1 : NIFTI_FTYPE_NIFTI1_1;
+    nim->iname_offset = j->nifti2 ? 544 : 352;
+    memset(hdr, 0, 544);
+    if (j->nifti2) {
+      nifti_2_header h2;
+      ok = nifti_convert_nim2n2hdr(nim, &h2) == 0;
+      memcpy(hdr, &h2, sizeof h2);
+      /* nifti_clib leaves the spec's line-ending check bytes 8..11 of the magic zero. */
+      memcpy(hdr + 4, "n+2\0\r\n\032\n", 8);
+      *hdr_len = 544;
+    } else {
+      nifti_1_header h1;
+      ok = nifti_convert_nim2n1hdr(nim, &h1) == 0;
+      memcpy(hdr, &h1, sizeof h1);
+      *hdr_len = 352;
+    }
+    nim->data = NULL;
+    nifti_image_free(nim);
+  }
+  g_mutex_unlock(&nw_nifti_lock);
+  if (!ok)
+    g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
+                "cannot build a NIfTI-%d header for these dimensions", j->nifti2 ? 2 : 1);
+  return ok;
+}
+
+static gboolean write_nifti_file(const char *tmp_path, gpointer data, GError **error)
+{
+  const WriteJob *j = data;
+  gzFile f = gzopen(tmp_path, j->gz ? "wb6" : "wbT");
+  if (f == NULL) {
+    g_set_error(error, NW_ERROR, NW_ERROR_IO, "cannot create: %s", g_strerror(errno));
+    return FALSE;
+  }
+  guint8 hdr[544];
+  size_t hdr_len;
+  if (!make_header(j, hdr, &hdr_len, error)) {
+    gzclose(f); /* the output set removes the temporary file */
+    return FALSE;
+  }
+  gboolean ok = gzwrite(f, hdr, (unsigned)hdr_len) == (int)hdr_len;
+  const int nbyper = j->datatype == DT_UINT8                               ? 1
+                     : j->datatype == DT_INT16 || j->datatype == DT_UINT16 ? 2
+                     : j->datatype == DT_FLOAT64                           ? 8
+                                                                           : 4;
+  size_t n = 1;
+  for (int i = 1; i <= j->dim[0]; i++)
+    n *= (size_t)j->dim[i];
+  const size_t chunk = 1u << 16;
+  g_autofree guint8 *buf = g_malloc(chunk * (size_t)nbyper);
+  for (size_t done = 0; ok && done < n; done += chunk) {
+    size_t m = MIN(chunk, n - done);
+    for (size_t e = 0; e < m; e++)
+      store_value(buf + e * (size_t)nbyper, j->datatype, (size_t)nbyper, j->data[done + e]);
+    unsigned bytes = (unsigned)(m * (size_t)nbyper);
+    ok = gzwrite(f, buf, bytes) == (int)bytes;
+  }
+  int e = errno;
+  ok = (gzclose(f) == Z_OK) && ok;
+  if (!ok)
+    g_set_error(error, NW_ERROR, NW_ERROR_IO, "write failed: %s", e ? g_strerror(e) : "disk full?");
+  return ok;
+}
+
+gboolean nw_nifti_write_job(NwOutputs *o, const char *path, WriteJob *j, GError **error)
+{
+  if (!g_str_has_suffix(path, ".nii") && !g_str_has_suffix(path, ".nii.gz")) {
+    g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
+                "%s: cannot write: the name must end in .nii or .nii.gz", path);
+    return FALSE;
+  }
+  j->gz = g_str_has_suffix(path, ".gz");
+  return nw_outputs_write(o, path, write_nifti_file, j, error);
+}
+
+/* Interleaved (vox * nc + c) -> planar (vox + c * n3), the NIfTI order. */
+static float *to_planar(const NwVolume *v)
+{
+  size_t n3 = nw_volume_n_voxels(v), nc = (size_t)v->nc;
+  if (nc == 1)
+    return g_memdup2(v->data, n3 * sizeof(float));
+  float *p = g_try_malloc(n3 * nc * sizeof(float));
+  if (p == NULL)
+    return NULL;
+  for (size_t i = 0; i < n3; i++)
+    for (size_t c = 0; c < nc; c++)
+      p[i + c * n3] = v->data[i * nc + c];
+  return p;
+}
+
+gboolean nw_nifti_write_to(NwOutputs *o, const char *path, const NwVolume *v, NwDatatype type,
+                           gboolean nifti2, GError **error)
+{
+  g_return_val_if_fail(v != NULL && v->data != NULL, FALSE);
+  WriteJob j = {.v = v, .datatype = nw_nifti_datatype_code(type), .nifti2 = nifti2};
+  if (j.datatype == DT_UNKNOWN) {
+    g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "%s: unsupported output datatype %d", path,
+                (int)type);
+    return FALSE;
+  }
+  gint64 d[8] = {v->nc > 1 ? 4 : 3, v->nx, v->ny, v->nz, v->nc, 1, 1, 1};
+  memcpy(j.dim, d, sizeof d);
+  g_autofree float *planar = to_planar(v);
+  if (planar == NULL) {
+    g_set_error(error, NW_ERROR, NW_ERROR_NOMEM, "%s: out of memory", path);
+    return FALSE;
+  }
+  j.data = planar;
+  return nw_nifti_write_job(o, path, &j, error);
+}
+
+gboolean nw_nifti_write(const char *path, const NwVolume *v, NwDatatype type, gboolean nifti2,
+                        GError **error)
+{
+  g_autoptr(NwOutputs) o = nw_outputs_new(TRUE);
+  return nw_nifti_write_to(o, path, v, type, nifti2, error) && nw_outputs_commit(o, error);
+}

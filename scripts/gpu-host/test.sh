@@ -148,7 +148,7 @@ if [ -x .gpu-gui/neurowarp ] && [ -f scripts/gpu-host/gui.sh ] && [ "${NW_SKIP_G
   mkdir -p /usr/share/mricron/templates && cp "$repo"/.gpu-scripts/templates/* /usr/share/mricron/templates/
   mkdir -p /tmp/nwdemo /tmp/nwgui-out
   [ -x "$build/app/neurowarp-cli" ] && "$build/app/neurowarp-cli" demo-data /tmp/nwdemo >"$OUT/gui_demo.log" 2>&1
-  OUT=$OUT timeout 180 bash scripts/gpu-host/gui.sh .gpu-gui/neurowarp --no-demo --shot-size 320 \
+  OUT=$OUT timeout 180 bash scripts/gpu-host/gui.sh --probe .gpu-gui/neurowarp --no-demo --shot-size 320 \
     --script scripts/gpu-host/gui-run.nwscript >"$OUT/gui.log" 2>&1
   record gui $? "$(grep -E 'readouts:|renderer' "$OUT/gui.log" | head -4 | cut -c1-200 | tr '\n' ' ')"
   cp /tmp/nwgui-out/*.png "$OUT/" 2>/dev/null

@@ -173,7 +173,29 @@ typedef struct {
   int reduce;
   int worker_iterations;
   double worker_ms_per_iteration, arrival_ms;
+  double begin_ms, fill_ms, draw_ms; /* mean per display frame: taking the frame (waits
+                                        included), interop fills, drawing with glFinish */
 } PathResult;
+
+/* What one measured run does per display frame. The full paths are "interop" and "host";
+ * the others take it apart (--variants) to show what each piece costs the job. */
+typedef struct {
+  const char *name;
+  gboolean frames;  /* the frame source asks the job for frames */
+  gboolean interop; /* ... on the interop path (else host frames) */
+  guint parts;      /* interop: which GL objects are filled (NW_GL_LIVE_*) */
+  gboolean draw;    /* the views are drawn (else only the frames are taken) */
+} Variant;
+
+static const Variant variants[] = {
+    {"interop", TRUE, TRUE, NW_GL_LIVE_IMAGE | NW_GL_LIVE_FIELD | NW_GL_LIVE_MESH, TRUE},
+    {"host", TRUE, FALSE, 0, TRUE},
+    {"publish-only", TRUE, TRUE, 0, FALSE},
+    {"draw-only", FALSE, FALSE, 0, TRUE},
+    {"interop-image", TRUE, TRUE, NW_GL_LIVE_IMAGE, TRUE},
+    {"interop-image-field", TRUE, TRUE, NW_GL_LIVE_IMAGE | NW_GL_LIVE_FIELD, TRUE},
+    {"host-no-draw", TRUE, FALSE, 0, FALSE},
+};
 
 /* Host path: textures the source's take callback uploads into (display thread). */
 typedef struct {
@@ -249,16 +271,32 @@ static void draw_views(NwRenderer *r, const NwGlVolume *img, const NwGlVolume *f
   glFinish();
 }
 
-static void run_path(const NwMethodInputs *in, NwRenderer *r, const char *path, double seconds,
-                     int view, double refresh_hz, PathResult *res)
+/* Textures of the pair for draw-only: the fixed image and a zero field, uploaded once. */
+static void static_textures(const NwMethodInputs *in, HostTextures *h)
 {
-  const gboolean interop = strcmp(path, "interop") == 0;
+  upload(&h->img, in->fixed);
+  g_autoptr(NwVolume) zero = nw_volume_new_like(in->fixed, 3, NULL);
+  upload(&h->field, zero);
+  h->shown = 0;
+}
+
+static double ms_since(gint64 t)
+{
+  return (double)(g_get_monotonic_time() - t) / 1000.0;
+}
+
+static void run_variant(const NwMethodInputs *in, NwRenderer *r, const Variant *var,
+                        double seconds, int view, double refresh_hz, PathResult *res)
+{
   g_autoptr(GError) error = NULL;
   const NwMethodOps *ops = nw_method_lookup("demons", NW_DEVICE_CUDA, &error);
   HostTextures host = {.shown = -1};
-  NwLiveSource *src = nw_live_source_new(ops, interop, 0, NULL, take_host, &host);
-  if ((nw_live_source_path(src) == NW_LIVE_PATH_INTEROP) != interop)
-    g_error("%s: the source took the other path", path);
+  NwLiveSource *src =
+      var->frames ? nw_live_source_new(ops, var->interop, 0, NULL, take_host, &host) : NULL;
+  if (src != NULL && (nw_live_source_path(src) == NW_LIVE_PATH_INTEROP) != var->interop)
+    g_error("%s: the source took the other path", var->name);
+  if (src == NULL)
+    static_textures(in, &host);
   NwJob *job = start_job(in, &src);
   wait_iterations(job, 2);
   NwGlLive *live_img = nw_gl_live_new(NW_GL_LIVE_IMAGE, 0),
@@ -266,36 +304,46 @@ static void run_path(const NwMethodInputs *in, NwRenderer *r, const char *path, 
            *live_mesh = nw_gl_live_new(NW_GL_LIVE_MESH, 60.0f);
   GArray *ms = g_array_new(FALSE, FALSE, sizeof(double));
   memset(res, 0, sizeof *res);
-  res->path = path;
+  res->path = var->name;
   const gint64 period = refresh_hz > 0 ? (gint64)(G_USEC_PER_SEC / refresh_hz) : 0;
   const int it0 = nw_job_get_iteration(job);
   const gint64 t0 = g_get_monotonic_time(), end = t0 + (gint64)(seconds * G_USEC_PER_SEC);
   int last_shown = -1;
+  double begin_ms = 0, fill_ms = 0, draw_ms = 0;
   for (guint64 counter = 1; g_get_monotonic_time() < end; counter++) {
     const gint64 f0 = g_get_monotonic_time();
-    nw_live_source_begin_frame(src, counter, 5000);
+    if (src != NULL)
+      nw_live_source_begin_frame(src, counter, 5000);
     const int worker = nw_job_get_iteration(job);
+    begin_ms += ms_since(f0);
+    const gint64 f1 = g_get_monotonic_time();
     int shown = host.shown;
     const NwGlVolume *di = host.img, *df = host.field;
     const NwGlMesh *dm = NULL;
-    if (interop) {
+    if (src != NULL && var->interop) {
       NwLiveFront *front = nw_live_source_front(src);
-      if (!nw_gl_live_update(live_img, front, &error) ||
-          !nw_gl_live_update(live_field, front, &error) ||
-          !nw_gl_live_update(live_mesh, front, &error))
+      NwLiveStats st;
+      nw_live_source_stats(src, &st);
+      shown = st.shown;
+      if (((var->parts & NW_GL_LIVE_IMAGE) && !nw_gl_live_update(live_img, front, &error)) ||
+          ((var->parts & NW_GL_LIVE_FIELD) && !nw_gl_live_update(live_field, front, &error)) ||
+          ((var->parts & NW_GL_LIVE_MESH) && !nw_gl_live_update(live_mesh, front, &error)))
         g_error("interop: %s", error->message);
-      shown = MIN(nw_gl_live_iteration(live_img), nw_gl_live_iteration(live_field));
+      if (var->parts & NW_GL_LIVE_IMAGE)
+        shown = nw_gl_live_iteration(live_img);
       di = nw_gl_live_image(live_img);
       df = nw_gl_live_field(live_field);
       dm = nw_gl_live_mesh(live_mesh);
     }
-    if (di == NULL)
-      continue;
-    draw_views(r, di, df, dm, view);
-    const double fms = (double)(g_get_monotonic_time() - f0) / 1000.0;
+    fill_ms += ms_since(f1);
+    const gint64 f2 = g_get_monotonic_time();
+    if (var->draw && di != NULL)
+      draw_views(r, di, df, dm, view);
+    draw_ms += ms_since(f2);
+    const double fms = ms_since(f0);
     g_array_append_val(ms, fms);
     res->display_frames++;
-    if (shown > last_shown) { /* a new frame drawn */
+    if (shown > last_shown) { /* a new frame drawn (or taken) */
       res->fresh_frames++;
       const int lag = MAX(worker - shown, 0);
       res->lag_max = MAX(res->lag_max, lag);
@@ -312,13 +360,19 @@ static void run_path(const NwMethodInputs *in, NwRenderer *r, const char *path, 
   res->worker_iterations = nw_job_get_iteration(job) - it0;
   res->frames_made = nw_job_get_live_frames(job);
   stop_job(job, src);
-  NwLiveStats st;
-  nw_live_source_stats(src, &st);
-  res->host_bytes = st.host_bytes;
-  res->wants = st.wants;
-  res->reduce = st.reduce;
-  res->arrival_ms = st.arrival_ms;
-  res->fps = res->fresh_frames / res->seconds;
+  if (src != NULL) {
+    NwLiveStats st;
+    nw_live_source_stats(src, &st);
+    res->host_bytes = st.host_bytes;
+    res->wants = st.wants;
+    res->reduce = st.reduce;
+    res->arrival_ms = st.arrival_ms;
+  }
+  const int n = MAX(res->display_frames, 1);
+  res->begin_ms = begin_ms / n;
+  res->fill_ms = fill_ms / n;
+  res->draw_ms = draw_ms / n;
+  res->fps = src != NULL ? res->fresh_frames / res->seconds : res->display_frames / res->seconds;
   res->worker_ms_per_iteration = 1000.0 * res->seconds / MAX(res->worker_iterations, 1);
   g_array_sort(ms, cmp_double);
   if (ms->len > 0) {
@@ -344,11 +398,13 @@ static void json_path(GString *s, const PathResult *r, double alone_ms)
       "\"lag_iterations\": {\"max\": %d, \"0\": %d, \"1\": %d, \"2\": %d, \"more\": %d}, "
       "\"frames_made\": %" G_GUINT64_FORMAT ", \"frames_asked\": %" G_GUINT64_FORMAT
       ", \"host_bytes_for_display\": %" G_GUINT64_FORMAT ", \"host_frame_reduce\": %d, "
-      "\"ask_to_frame_ms\": %.3f, \"worker_iterations\": %d, \"worker_ms_per_iteration\": %.3f, "
+      "\"ask_to_frame_ms\": %.3f, \"display_frame_ms\": {\"take\": %.3f, \"fill\": %.3f, "
+      "\"draw\": %.3f}, \"worker_iterations\": %d, \"worker_ms_per_iteration\": %.3f, "
       "\"job_slowdown\": %.3f}",
       r->path, r->seconds, r->display_frames, r->fresh_frames, r->fps, r->ms_p50, r->ms_p95,
       r->ms_max, r->lag_max, r->lag_hist[0], r->lag_hist[1], r->lag_hist[2], r->lag_hist[3],
-      r->frames_made, r->wants, r->host_bytes, r->reduce, r->arrival_ms, r->worker_iterations,
+      r->frames_made, r->wants, r->host_bytes, r->reduce, r->arrival_ms, r->begin_ms, r->fill_ms,
+      r->draw_ms, r->worker_iterations,
       r->worker_ms_per_iteration, r->worker_ms_per_iteration / alone_ms);
 }
 
@@ -356,6 +412,7 @@ int main(int argc, char **argv)
 {
   int size = 256, view = 512;
   double seconds = 10, refresh = 0;
+  gboolean all_variants = FALSE;
   g_autofree char *path = g_strdup("both"), *json = NULL;
   GOptionEntry entries[] = {
       {"size", 0, 0, G_OPTION_ARG_INT, &size, "Edge of the cubic pair in voxels (256)", "N"},
@@ -364,6 +421,8 @@ int main(int argc, char **argv)
       {"view-size", 0, 0, G_OPTION_ARG_INT, &view, "Pixels per view edge (512)", "P"},
       {"refresh", 0, 0, G_OPTION_ARG_DOUBLE, &refresh,
        "Pace display frames like a display of HZ (0: as fast as possible)", "HZ"},
+      {"variants", 0, 0, G_OPTION_ARG_NONE, &all_variants,
+       "Also the variants that take the paths apart (publish-only, draw-only, ...)", NULL},
       {"json", 0, 0, G_OPTION_ARG_FILENAME, &json, "Write the figures as JSON here", "FILE"},
       {NULL}};
   g_autoptr(GOptionContext) ctx = g_option_context_new("- live view while demons runs");
@@ -404,17 +463,20 @@ int main(int argc, char **argv)
   /* the job alone (no live frames, no drawing), before the paths and after them */
   const double alone_before = job_alone_ms(&in, 3.0);
   fprintf(stderr, "job alone: %.3f ms/iteration at %d^3\n", alone_before, size);
-  PathResult res[2];
+  PathResult res[G_N_ELEMENTS(variants)];
   int n_paths = 0;
-  const char *paths[2] = {"interop", "host"};
-  for (int i = 0; i < 2; i++) {
-    if (strcmp(path, "both") != 0 && strcmp(path, paths[i]) != 0)
+  for (guint i = 0; i < G_N_ELEMENTS(variants); i++) {
+    const Variant *v = &variants[i];
+    const gboolean full = i < 2;
+    if (full && strcmp(path, "both") != 0 && strcmp(path, v->name) != 0)
       continue;
-    if (i == 0 && !can_interop) {
-      fprintf(stderr, "interop: skipped (%s)\n", why);
+    if (!full && !all_variants)
+      continue;
+    if (v->frames && v->interop && !can_interop) {
+      fprintf(stderr, "%s: skipped (%s)\n", v->name, why);
       continue;
     }
-    run_path(&in, r, paths[i], seconds, view, refresh, &res[n_paths++]);
+    run_variant(&in, r, v, seconds, view, refresh, &res[n_paths++]);
   }
   const double alone_after = job_alone_ms(&in, 3.0);
   const double alone_ms = 0.5 * (alone_before + alone_after);
@@ -431,13 +493,14 @@ int main(int argc, char **argv)
   for (int i = 0; i < n_paths; i++) {
     const PathResult *p = &res[i];
     fprintf(stderr,
-            "%-8s %6.1f fps (%d display frames, frame p50 %.2f ms, p95 %.2f, max %.2f)  lag max %d "
-            "(0:%d 1:%d 2:%d >2:%d)  frames made %" G_GUINT64_FORMAT "  host bytes %" G_GUINT64_FORMAT
-            " (1/%d per axis)  job %.3f ms/iteration = %.3fx alone\n",
-            p->path, p->fps, p->display_frames, p->ms_p50, p->ms_p95, p->ms_max, p->lag_max,
-            p->lag_hist[0], p->lag_hist[1], p->lag_hist[2], p->lag_hist[3], p->frames_made,
-            p->host_bytes, p->reduce, p->worker_ms_per_iteration,
-            p->worker_ms_per_iteration / alone_ms);
+            "%-19s %6.1f fps (%d display frames, frame p50 %.2f ms, p95 %.2f; take %.2f fill %.2f "
+            "draw %.2f)  lag max %d (0:%d 1:%d 2:%d >2:%d)  frames made %" G_GUINT64_FORMAT
+            "  host bytes %" G_GUINT64_FORMAT " (1/%d per axis, %.2f ms to arrive)  job %.3f "
+            "ms/iteration = %.3fx alone\n",
+            p->path, p->fps, p->display_frames, p->ms_p50, p->ms_p95, p->begin_ms, p->fill_ms,
+            p->draw_ms, p->lag_max, p->lag_hist[0], p->lag_hist[1], p->lag_hist[2],
+            p->lag_hist[3], p->frames_made, p->host_bytes, p->reduce, p->arrival_ms,
+            p->worker_ms_per_iteration, p->worker_ms_per_iteration / alone_ms);
     if (i > 0)
       g_string_append(s, ", ");
     json_path(s, p, alone_ms);

@@ -18,9 +18,10 @@
 
 G_BEGIN_DECLS
 
-/* Upper bound on the voxels of a reduced host frame by default: 2^22 (a 128^3 grid; 64 MiB
- * for an image and its field). */
-#define NW_LIVE_HOST_MAX_VOXELS ((size_t)1 << 22)
+/* Upper bound on the voxels of a reduced host frame by default: 2^20 (e.g. 90x108x90 for a
+ * 1 mm brain, 85^3 for 256^3; 16 MiB for an image and its field), so that a frame crosses
+ * to the host and into the views' textures within a few milliseconds. */
+#define NW_LIVE_HOST_MAX_VOXELS ((size_t)1 << 20)
 
 /* The smallest factor r >= 1 whose reduced grid of nx*ny*nz has at most max_voxels voxels. */
 int nw_live_reduce_choose(int nx, int ny, int nz, size_t max_voxels);

@@ -9,6 +9,8 @@
 #include <stdio.h>
 
 #include "cuda_check.h"
+#include "live_reduce.cuh"
+#include "live_reduce.h"
 #include "nw_cuda.h"
 #include "nw_cuda_gl.h"
 #include "nw_error.h"
@@ -23,6 +25,8 @@ struct NwCudaGl {
   gboolean is_buffer;
   size_t bytes;      /* buffers */
   NwMcCuda *mc;      /* buffers: marching-cubes scratch, made on first use */
+  float *small;      /* buffers: the image reduced for marching cubes, small_cap floats */
+  size_t small_cap;
 };
 
 static thread_local cudaStream_t gl_stream;
@@ -82,8 +86,10 @@ static NwCudaGl *wrap(cudaGraphicsResource_t res, gboolean is_buffer, size_t byt
 extern "C" NwCudaGl *nw_cuda_gl_register_texture3d(unsigned int texture, GError **error)
 {
   cudaGraphicsResource_t res = NULL;
+  /* surface load/store: reduced fields are written by a kernel through a surface object */
   if (!NW_CUDA_CHECK(cudaGraphicsGLRegisterImage(&res, texture, GL_TEXTURE_3D,
-                                                 cudaGraphicsRegisterFlagsWriteDiscard),
+                                                 cudaGraphicsRegisterFlagsWriteDiscard |
+                                                     cudaGraphicsRegisterFlagsSurfaceLoadStore),
                      error)) {
     g_prefix_error(error, "GL texture %u: ", texture);
     return NULL;
@@ -111,7 +117,91 @@ extern "C" void nw_cuda_gl_unregister(NwCudaGl *r)
     cudaStreamSynchronize(gl_stream);
   cudaGraphicsUnregisterResource(r->res);
   nw_mc_cuda_free(r->mc);
+  cudaFree(r->small);
   g_free(r);
+}
+
+/* The reduction of the front's grid by r. */
+static NwReduceGrid reduce_grid(const NwLiveView *v, int r, double affine[16])
+{
+  NwReduceGrid g;
+  nw_live_reduce_grid(v->nx, v->ny, v->nz, v->vox_to_ras, MAX(r, 1), g.f, g.d, affine);
+  g.nx = v->nx;
+  g.ny = v->ny;
+  return g;
+}
+
+/* The mapped 3D array of tex, after checking that it has dims d and elem bytes per texel. */
+static gboolean mapped_array(NwCudaGl *tex, const int d[3], size_t elem, const char *what,
+                             cudaArray_t *array, GError **error)
+{
+  if (!NW_CUDA_CHECK(cudaGraphicsSubResourceGetMappedArray(array, tex->res, 0, 0), error))
+    return FALSE;
+  cudaChannelFormatDesc desc;
+  cudaExtent ext;
+  unsigned int flags = 0;
+  if (!NW_CUDA_CHECK(cudaArrayGetInfo(&desc, &ext, &flags, *array), error))
+    return FALSE;
+  const size_t texel = (size_t)(desc.x + desc.y + desc.z + desc.w) / 8;
+  if (ext.width != (size_t)d[0] || ext.height != (size_t)d[1] || ext.depth != (size_t)d[2] ||
+      texel != elem) {
+    g_set_error(error, NW_ERROR, NW_ERROR_MISMATCH,
+                "%s texture of %zux%zux%zu (%zu bytes per texel) is stale: the frame gives it "
+                "%dx%dx%d voxels of %zu bytes",
+                what, ext.width, ext.height, ext.depth, texel, d[0], d[1], d[2], elem);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* One thread per reduced voxel: the field's block mean into the texture's array. */
+__global__ void reduce_field_kernel(cudaSurfaceObject_t out, const float4 *__restrict__ field,
+                                    NwReduceGrid g)
+{
+  const size_t at = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  if (at >= (size_t)g.d[0] * g.d[1] * g.d[2])
+    return;
+  int i, j, k;
+  nw_reduce_ijk(g, at, &i, &j, &k);
+  const float3 u = nw_reduce_field_at(field, g, i, j, k);
+  surf3Dwrite(make_float4(u.x, u.y, u.z, 0.0f), out, i * (int)sizeof(float4), j, k);
+}
+
+/* One thread per reduced voxel: the image's block mean, for marching cubes. */
+__global__ void reduce_image_kernel(float *__restrict__ out, const float *__restrict__ image,
+                                    NwReduceGrid g)
+{
+  const size_t at = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  if (at >= (size_t)g.d[0] * g.d[1] * g.d[2])
+    return;
+  int i, j, k;
+  nw_reduce_ijk(g, at, &i, &j, &k);
+  out[at] = nw_reduce_image_at(image, g, i, j, k);
+}
+
+static unsigned int blocks_for(const NwReduceGrid &g, int block)
+{
+  return (unsigned int)(((size_t)g.d[0] * g.d[1] * g.d[2] + block - 1) / block);
+}
+
+/* The field, reduced by r (r > 1), into the field texture through a surface object. */
+static gboolean reduce_field_to_array(NwCudaGl *tex, const NwLiveView *v, int r, GError **error)
+{
+  double affine[16];
+  const NwReduceGrid g = reduce_grid(v, r, affine);
+  cudaArray_t array = NULL;
+  if (!mapped_array(tex, g.d, sizeof(float4), "field", &array, error))
+    return FALSE;
+  cudaResourceDesc rd = {};
+  rd.resType = cudaResourceTypeArray;
+  rd.res.array.array = array;
+  cudaSurfaceObject_t surf = 0;
+  if (!NW_CUDA_CHECK(cudaCreateSurfaceObject(&surf, &rd), error))
+    return FALSE;
+  reduce_field_kernel<<<blocks_for(g, 256), 256, 0, gl_stream>>>(surf, (const float4 *)v->field, g);
+  gboolean ok = NW_CUDA_CHECK_LAUNCH("reduce_field", gl_stream, error);
+  cudaDestroySurfaceObject(surf); /* destruction waits for the work that uses it */
+  return ok;
 }
 
 /* Linear device memory (elem bytes per voxel) into the mapped 3D array of tex, after checking
@@ -119,23 +209,10 @@ extern "C" void nw_cuda_gl_unregister(NwCudaGl *r)
 static gboolean copy_to_array(NwCudaGl *tex, const void *src, size_t elem, const NwLiveView *v,
                               const char *what, GError **error)
 {
+  const int d[3] = {v->nx, v->ny, v->nz};
   cudaArray_t array = NULL;
-  if (!NW_CUDA_CHECK(cudaGraphicsSubResourceGetMappedArray(&array, tex->res, 0, 0), error))
+  if (!mapped_array(tex, d, elem, what, &array, error))
     return FALSE;
-  cudaChannelFormatDesc desc;
-  cudaExtent ext;
-  unsigned int flags = 0;
-  if (!NW_CUDA_CHECK(cudaArrayGetInfo(&desc, &ext, &flags, array), error))
-    return FALSE;
-  const size_t texel = (size_t)(desc.x + desc.y + desc.z + desc.w) / 8;
-  if (ext.width != (size_t)v->nx || ext.height != (size_t)v->ny || ext.depth != (size_t)v->nz ||
-      texel != elem) {
-    g_set_error(error, NW_ERROR, NW_ERROR_MISMATCH,
-                "%s texture of %zux%zux%zu (%zu bytes per texel) is stale: the frame has "
-                "%dx%dx%d voxels of %zu bytes",
-                what, ext.width, ext.height, ext.depth, texel, v->nx, v->ny, v->nz, elem);
-    return FALSE;
-  }
   cudaMemcpy3DParms p = {};
   p.srcPtr = make_cudaPitchedPtr(const_cast<void *>(src), (size_t)v->nx * elem, (size_t)v->nx,
                                  (size_t)v->ny);
@@ -156,7 +233,23 @@ static gboolean fill_mesh(NwCudaGlTargets *t, const NwLiveView *v, GError **erro
   const size_t room = MIN(t->max_triangles, bytes / tri_bytes);
   if (buf->mc == NULL)
     buf->mc = nw_mc_cuda_new();
-  return nw_mc_cuda_run(buf->mc, v->image, v->nx, v->ny, v->nz, v->vox_to_ras, t->iso, dst, room,
+  if (t->mesh_reduce <= 1)
+    return nw_mc_cuda_run(buf->mc, v->image, v->nx, v->ny, v->nz, v->vox_to_ras, t->iso, dst,
+                          room, &t->n_total, &t->n_triangles, gl_stream, error);
+  double affine[16];
+  const NwReduceGrid g = reduce_grid(v, t->mesh_reduce, affine);
+  const size_t n = (size_t)g.d[0] * g.d[1] * g.d[2];
+  if (n > buf->small_cap) {
+    cudaFree(buf->small);
+    buf->small = NULL;
+    buf->small_cap = 0;
+    if (!NW_CUDA_CHECK(cudaMalloc(&buf->small, n * sizeof(float)), error))
+      return FALSE;
+    buf->small_cap = n;
+  }
+  reduce_image_kernel<<<blocks_for(g, 256), 256, 0, gl_stream>>>(buf->small, v->image, g);
+  return NW_CUDA_CHECK_LAUNCH("reduce_image", gl_stream, error) &&
+         nw_mc_cuda_run(buf->mc, buf->small, g.d[0], g.d[1], g.d[2], affine, t->iso, dst, room,
                         &t->n_total, &t->n_triangles, gl_stream, error);
 }
 
@@ -179,7 +272,9 @@ static gboolean fill_locked(NwCudaGlTargets *t, const NwLiveView *v, GError **er
       (t->image_tex == NULL ||
        copy_to_array(t->image_tex, v->image, sizeof(float), v, "image", error)) &&
       (t->field_tex == NULL || v->field == NULL ||
-       copy_to_array(t->field_tex, v->field, sizeof(float4), v, "field", error)) &&
+       (t->field_reduce > 1 ? reduce_field_to_array(t->field_tex, v, t->field_reduce, error)
+                            : copy_to_array(t->field_tex, v->field, sizeof(float4), v, "field",
+                                            error))) &&
       (t->mesh_buf == NULL || fill_mesh(t, v, error));
   /* unmap even after a failure; keep the first error */
   cudaError_t e = cudaGraphicsUnmapResources(n, res, gl_stream);

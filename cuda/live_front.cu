@@ -6,6 +6,7 @@
 
 #include "cuda_check.h"
 #include "live_reduce.h"
+#include "live_reduce.cuh"
 #include "nw_error.h"
 #include "nw_live.h"
 
@@ -177,44 +178,23 @@ extern "C" int nw_live_front_iteration(NwLiveFront *f)
 
 /* ---- host downloads ------------------------------------------------------------------------ */
 
-struct ReduceGrid {
-  int nx, ny;        /* fine grid (rows of the front) */
-  int f[3];          /* block size per axis */
-  int d[3];          /* reduced dims */
-};
-
-/* One thread per reduced voxel: block means in z, y, x order, as nw_live_reduce adds them.
- * The image into out[0 .. n), the field (xyz of float4, divided by the factors) into
- * out[n + 3 * voxel + c]. */
+/* One thread per reduced voxel: the image into out[0 .. n), the field (xyz of float4 in
+ * reduced voxels) into out[n + 3 * voxel + c] (live_reduce.cuh). */
 __global__ void reduce_frame_kernel(float *__restrict__ out, const float *__restrict__ image,
-                                    const float4 *__restrict__ field, ReduceGrid g)
+                                    const float4 *__restrict__ field, NwReduceGrid g)
 {
   const size_t n = (size_t)g.d[0] * g.d[1] * g.d[2];
   const size_t at = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
   if (at >= n)
     return;
-  const int i = (int)(at % g.d[0]), j = (int)(at / g.d[0] % g.d[1]),
-            k = (int)(at / ((size_t)g.d[0] * g.d[1]));
-  const float count = (float)(g.f[0] * g.f[1] * g.f[2]);
-  float s = 0.0f, sx = 0.0f, sy = 0.0f, sz = 0.0f;
-  for (int dz = 0; dz < g.f[2]; dz++)
-    for (int dy = 0; dy < g.f[1]; dy++)
-      for (int dx = 0; dx < g.f[0]; dx++) {
-        const size_t src = ((size_t)(g.f[2] * k + dz) * g.ny + (g.f[1] * j + dy)) * g.nx +
-                           (g.f[0] * i + dx);
-        s += image[src];
-        if (field != NULL) {
-          const float4 u = field[src];
-          sx += u.x;
-          sy += u.y;
-          sz += u.z;
-        }
-      }
-  out[at] = s / count;
+  int i, j, k;
+  nw_reduce_ijk(g, at, &i, &j, &k);
+  out[at] = nw_reduce_image_at(image, g, i, j, k);
   if (field != NULL) {
-    out[n + 3 * at + 0] = sx / count / (float)g.f[0];
-    out[n + 3 * at + 1] = sy / count / (float)g.f[1];
-    out[n + 3 * at + 2] = sz / count / (float)g.f[2];
+    const float3 u = nw_reduce_field_at(field, g, i, j, k);
+    out[n + 3 * at + 0] = u.x;
+    out[n + 3 * at + 1] = u.y;
+    out[n + 3 * at + 2] = u.z;
   }
 }
 
@@ -263,7 +243,7 @@ static gboolean download_locked(NwLiveFront *f, int reduce, NwFrame *out, GError
       nw_live_front_end_read(f, f->dl_stream);
       return TRUE;
     }
-    ReduceGrid g;
+    NwReduceGrid g;
     double affine[16];
     nw_live_reduce_grid(v.nx, v.ny, v.nz, v.vox_to_ras, MAX(reduce, 1), g.f, g.d, affine);
     g.nx = v.nx;

@@ -37,17 +37,22 @@ void nw_cuda_gl_unregister(NwCudaGl *r);
  * normal pointing outward, i.e. to lower values), 3 vertices per triangle, no index buffer. */
 #define NW_CUDA_GL_VERTEX_FLOATS 6
 
-/* What to fill from the front, any of them NULL. Textures must have the front's dims and
- * format (checked: an error says the texture is stale; render/gl_live.h re-makes them when
- * the grid changes). image_tex: GL_R32F; field_tex: GL_RGBA32F (xyz = u in voxels);
- * mesh_buf: a registered buffer receiving at most max_triangles triangles (bounded by its
- * size too) of the iso-surface of the image at iso (order and conventions of
- * core/marching_cubes.h, as a triangle soup). Outputs: n_triangles written, n_total the
- * whole surface's count (more than written when the buffer is too small: grow it). */
+/* What to fill from the front, any of them NULL. Textures must have the dims the frame
+ * gives them and their format (checked: an error says the texture is stale;
+ * render/gl_live.h re-makes them when the grid changes). image_tex: GL_R32F, the front's
+ * grid; field_tex: GL_RGBA32F (xyz = u in voxels of the texture's grid), the front's grid
+ * reduced by field_reduce (block means, core/live_reduce.h; 0 or 1: full size); mesh_buf: a
+ * registered buffer receiving at most max_triangles triangles (bounded by its size too) of
+ * the iso-surface at iso of the image reduced by mesh_reduce (order and conventions of
+ * core/marching_cubes.h on that grid, as a triangle soup). Outputs: n_triangles written,
+ * n_total the whole surface's count (more than written when the buffer is too small: grow
+ * it). Reducing the field and the surface, which the views do not need at full resolution
+ * while a job runs, keeps their copy and marching cubes small beside the job's own work. */
 typedef struct {
   NwCudaGl *image_tex;
   NwCudaGl *field_tex;
   NwCudaGl *mesh_buf;
+  int field_reduce, mesh_reduce;
   float iso;
   size_t max_triangles;
   size_t n_triangles, n_total; /* out */

@@ -4,12 +4,15 @@
 
 #include <string.h>
 
+#include "live_reduce.h"
 #include "nw_cuda_gl.h"
 #include "nw_error.h"
 
 struct NwGlLive {
   guint parts;
   float iso;
+  size_t max_voxels;      /* field and surface grids */
+  int field_reduce, mesh_reduce; /* for the grid below */
   int iteration; /* in the GL objects; -1 before the first frame */
   /* the grid the textures were made for */
   int nx, ny, nz;
@@ -32,7 +35,15 @@ NwGlLive *nw_gl_live_new(guint parts, float iso)
   l->parts = parts;
   l->iso = iso;
   l->iteration = -1;
+  l->max_voxels = NW_GL_LIVE_MAX_VOXELS;
   return l;
+}
+
+void nw_gl_live_set_max_voxels(NwGlLive *l, size_t max_voxels)
+{
+  l->max_voxels = max_voxels;
+  l->have_grid = FALSE; /* textures for the new bound at the next update */
+  l->iteration = -1;
 }
 
 static void drop_textures(NwGlLive *l)
@@ -79,8 +90,12 @@ static gboolean fit_textures(NwGlLive *l, const NwLiveView *v, GError **error)
         (l->image_res = nw_cuda_gl_register_texture3d(l->image->tex, error)) == NULL)
       return FALSE;
   }
+  l->field_reduce = l->mesh_reduce = nw_live_reduce_choose(v->nx, v->ny, v->nz, l->max_voxels);
   if (l->parts & NW_GL_LIVE_FIELD) {
-    l->field = nw_gl_volume_new_empty(v->nx, v->ny, v->nz, 4, v->vox_to_ras, error);
+    int f[3], d[3];
+    double affine[16];
+    nw_live_reduce_grid(v->nx, v->ny, v->nz, v->vox_to_ras, l->field_reduce, f, d, affine);
+    l->field = nw_gl_volume_new_empty(d[0], d[1], d[2], 4, affine, error);
     if (l->field == NULL ||
         (l->field_res = nw_cuda_gl_register_texture3d(l->field->tex, error)) == NULL)
       return FALSE;
@@ -131,7 +146,8 @@ gboolean nw_gl_live_update(NwGlLive *l, NwLiveFront *front, GError **error)
     return FALSE;
   for (int attempt = 0; attempt < 3; attempt++) {
     NwCudaGlTargets t = {.image_tex = l->image_res, .field_tex = l->field_res,
-                         .mesh_buf = l->mesh_res, .iso = l->iso,
+                         .mesh_buf = l->mesh_res, .field_reduce = l->field_reduce,
+                         .mesh_reduce = l->mesh_reduce, .iso = l->iso,
                          .max_triangles = l->mesh != NULL ? l->mesh->max_triangles : 0};
     int iteration = -1;
     g_autoptr(GError) why = NULL;

@@ -28,8 +28,16 @@ typedef struct NwGlLive NwGlLive;
  * CUDA). With the context current. */
 gboolean nw_gl_live_available(char *why, size_t why_len);
 
+/* Largest grid of a live field texture and of the grid a live surface is made from, by
+ * default: 2^21 voxels (128^3). Larger frames are reduced by block means for these two
+ * parts (core/live_reduce.h) — the views need neither at full resolution while a job
+ * runs, and the job keeps the GPU — while the image stays at full resolution. */
+#define NW_GL_LIVE_MAX_VOXELS ((size_t)1 << 21)
+
 /* parts: which of the front's contents this one shows. iso: the iso-surface level. */
 NwGlLive *nw_gl_live_new(guint parts, float iso);
+/* Another bound than NW_GL_LIVE_MAX_VOXELS for the field and surface grids (tests). */
+void nw_gl_live_set_max_voxels(NwGlLive *l, size_t max_voxels);
 void nw_gl_live_free(NwGlLive *l);
 void nw_gl_live_set_iso(NwGlLive *l, float iso);
 
@@ -41,7 +49,8 @@ gboolean nw_gl_live_update(NwGlLive *l, NwLiveFront *front, GError **error);
 /* The iteration now in the GL objects (-1 before the first frame). */
 int nw_gl_live_iteration(const NwGlLive *l);
 /* NULL until the first frame (or when not among the parts). The field texture has nc 4
- * (xyz = displacement in voxels of its grid), which the field renderer accepts. */
+ * (xyz = displacement in voxels of its own, possibly reduced, grid), which the field
+ * renderer accepts. */
 const NwGlVolume *nw_gl_live_image(const NwGlLive *l);
 const NwGlVolume *nw_gl_live_field(const NwGlLive *l);
 const NwGlMesh *nw_gl_live_mesh(const NwGlLive *l);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "gl_live.h"
+#include "live_reduce.h"
 #include "marching_cubes.h"
 #include "nw_cuda_gl.h"
 #include "nw_error.h"
@@ -182,6 +183,78 @@ static void test_raw(NwLiveFront *front)
   g_free(q.field);
 }
 
+/* The field of a Publish as a volume of nc 3 (xyz of the float4s). */
+static NwVolume *field_volume(const Publish *p)
+{
+  NwVolume *u = nw_volume_new_like(p->image, 3, NULL);
+  const size_t n = nw_volume_n_voxels(p->image);
+  for (size_t i = 0; i < n; i++)
+    memcpy(u->data + 3 * i, p->field + 4 * i, 3 * sizeof(float));
+  return u;
+}
+
+/* The field texture's xyz equal the CPU's block means (core/live_reduce.h) to the bit. */
+static void check_reduced_field(GLuint tex, const NwVolume *want)
+{
+  const size_t n = nw_volume_n_voxels(want);
+  float *got = g_new(float, n * 4);
+  glBindTexture(GL_TEXTURE_3D, tex);
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glGetTexImage(GL_TEXTURE_3D, 0, GL_RGBA, GL_FLOAT, got);
+  g_assert_cmpint(glGetError(), ==, GL_NO_ERROR);
+  for (size_t i = 0; i < n; i++)
+    for (int c = 0; c < 3; c++)
+      g_assert_cmpfloat(got[4 * i + c], ==, want->data[3 * i + c]);
+  g_free(got);
+}
+
+/* Reduced field and surface (what the views get for large grids): the field texture on the
+ * grid reduced by 2 holds the block means, the surface is the CPU's marching cubes of the
+ * image reduced by 2, on that grid. */
+static void test_raw_reduced(NwLiveFront *front)
+{
+  Publish p = make_frame(front, 36, 1.25, 5);
+  g_autoptr(NwVolume) u = field_volume(&p);
+  g_autoptr(NwVolume) want_u = nw_live_reduce(u, 2, TRUE, NULL);
+  g_autoptr(NwVolume) want_img = nw_live_reduce(p.image, 2, FALSE, NULL);
+  GLuint fld = texture3d(GL_RGBA32F, GL_RGBA, want_u);
+  const size_t max_tri = 100000;
+  GLuint vbo;
+  glGenBuffers(1, &vbo);
+  glBindBuffer(GL_ARRAY_BUFFER, vbo);
+  glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)(max_tri * 18 * sizeof(float)), NULL, GL_DYNAMIC_DRAW);
+  g_autoptr(GError) error = NULL;
+  NwCudaGl *rf = nw_cuda_gl_register_texture3d(fld, &error);
+  g_assert_no_error(error);
+  NwCudaGl *rb = nw_cuda_gl_register_buffer(vbo, max_tri * 18 * sizeof(float), &error);
+  g_assert_no_error(error);
+  publish(&p);
+  NwCudaGlTargets t = {.field_tex = rf, .mesh_buf = rb, .field_reduce = 2, .mesh_reduce = 2,
+                       .iso = 50.0f, .max_triangles = max_tri};
+  int it = -1;
+  g_assert_true(nw_cuda_gl_fill_from_front(front, &t, &it, &error));
+  g_assert_no_error(error);
+  g_assert_cmpint(it, ==, 5);
+  check_reduced_field(fld, want_u);
+  g_assert_cmpuint(t.n_triangles, ==, t.n_total);
+  check_mesh(vbo, t.n_triangles, want_img, 50.0f);
+  /* a field texture of the full grid is stale for a reduced fill */
+  GLuint full = texture3d(GL_RGBA32F, GL_RGBA, p.image);
+  NwCudaGl *rfull = nw_cuda_gl_register_texture3d(full, &error);
+  g_assert_no_error(error);
+  NwCudaGlTargets t2 = {.field_tex = rfull, .field_reduce = 2};
+  g_assert_false(nw_cuda_gl_fill_from_front(front, &t2, &it, &error));
+  g_assert_error(error, NW_ERROR, NW_ERROR_MISMATCH);
+  nw_cuda_gl_unregister(rf);
+  nw_cuda_gl_unregister(rb);
+  nw_cuda_gl_unregister(rfull);
+  glDeleteTextures(1, &fld);
+  glDeleteTextures(1, &full);
+  glDeleteBuffers(1, &vbo);
+  nw_volume_free(p.image);
+  g_free(p.field);
+}
+
 /* Through render/gl_live.h: textures made for the front's grid, re-made when it changes. */
 static void test_gl_live(NwLiveFront *front)
 {
@@ -209,6 +282,32 @@ static void test_gl_live(NwLiveFront *front)
     nw_volume_free(p.image);
     g_free(p.field);
   }
+  /* a bound below the grid: field and surface reduced, the image not */
+  nw_gl_live_set_max_voxels(lf, 8000);
+  nw_gl_live_set_max_voxels(lm, 8000);
+  Publish p = make_frame(front, 33, 2.0, 20);
+  publish(&p);
+  g_autoptr(GError) error = NULL;
+  g_assert_true(nw_gl_live_update(li, front, &error));
+  g_assert_true(nw_gl_live_update(lf, front, &error));
+  g_assert_true(nw_gl_live_update(lm, front, &error));
+  g_assert_no_error(error);
+  const int r = nw_live_reduce_choose(p.image->nx, p.image->ny, p.image->nz, 8000);
+  g_assert_cmpint(r, >, 1);
+  g_autoptr(NwVolume) u = field_volume(&p);
+  g_autoptr(NwVolume) want_u = nw_live_reduce(u, r, TRUE, NULL);
+  g_autoptr(NwVolume) want_img = nw_live_reduce(p.image, r, FALSE, NULL);
+  const NwGlVolume *gf = nw_gl_live_field(lf);
+  g_assert_cmpint(gf->nx, ==, want_u->nx);
+  g_assert_cmpint(gf->nz, ==, want_u->nz);
+  for (int k = 0; k < 16; k++)
+    g_assert_cmpfloat(gf->vox_to_ras[k], ==, want_u->vox_to_ras[k]);
+  check_reduced_field(gf->tex, want_u);
+  g_assert_cmpint(nw_gl_live_image(li)->nx, ==, p.image->nx);
+  const NwGlMesh *m = nw_gl_live_mesh(lm);
+  check_mesh(m->vbo_pos, (size_t)m->n_triangles, want_img, 30.0f);
+  nw_volume_free(p.image);
+  g_free(p.field);
   nw_gl_live_free(li);
   nw_gl_live_free(lf);
   nw_gl_live_free(lm);
@@ -232,6 +331,7 @@ int main(int argc, char **argv)
   NwLiveFront *front = nw_live_front_new(&error);
   g_assert_no_error(error);
   test_raw(front);
+  test_raw_reduced(front);
   test_gl_live(front);
   nw_live_front_free(front);
   nw_gl_target_clear(&target);

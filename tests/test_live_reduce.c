@@ -11,10 +11,11 @@ static void test_choose(void)
 {
   g_assert_cmpint(nw_live_reduce_choose(91, 109, 91, NW_LIVE_HOST_MAX_VOXELS), ==, 1);
   g_assert_cmpint(nw_live_reduce_choose(181, 217, 181, NW_LIVE_HOST_MAX_VOXELS), ==, 2);
-  g_assert_cmpint(nw_live_reduce_choose(256, 256, 256, NW_LIVE_HOST_MAX_VOXELS), ==, 2);
-  g_assert_cmpint(nw_live_reduce_choose(512, 512, 512, NW_LIVE_HOST_MAX_VOXELS), ==, 4);
+  g_assert_cmpint(nw_live_reduce_choose(256, 256, 256, NW_LIVE_HOST_MAX_VOXELS), ==, 3);
+  g_assert_cmpint(nw_live_reduce_choose(512, 512, 512, NW_LIVE_HOST_MAX_VOXELS), ==, 6);
+  g_assert_cmpint(nw_live_reduce_choose(256, 256, 256, (size_t)1 << 21), ==, 2);
   /* a 2D image: its one slice stays */
-  g_assert_cmpint(nw_live_reduce_choose(4096, 4096, 1, NW_LIVE_HOST_MAX_VOXELS), ==, 2);
+  g_assert_cmpint(nw_live_reduce_choose(4096, 4096, 1, NW_LIVE_HOST_MAX_VOXELS), ==, 4);
   g_assert_cmpint(nw_live_reduce_choose(3, 3, 3, 1), ==, 2);
 }
 

@@ -15,7 +15,10 @@ for f in fetch-debs.sh unpack.sh; do
   fi
 done
 rm -rf "$repo/.gpu-debs"
-bash "$shared/fetch-debs.sh" "$repo/.gpu-debs" "$@"
+# GIFTI (libgiftiio and its expat) for the mesh readers' tests there; json-glib for the
+# JSON summaries.
+bash "$shared/fetch-debs.sh" "$repo/.gpu-debs" libgiftiio-dev libgiftiio0 libexpat1 \
+  libexpat1-dev "$@"
 mkdir -p "$repo/.gpu-scripts"
 cp "$shared/unpack.sh" "$repo/.gpu-scripts/unpack.sh"
 # Colin27 and its AAL labels, for the demo-pair timing of bench_demons (NW_TEMPLATES_DIR).

@@ -88,9 +88,7 @@ struct NwCliMethod {
 
 NwCliMethod *nw_cli_method_new(const char *command, const char *method, GError **error)
 {
-  const NwMethodOps *ops = nw_method_lookup(method, NW_DEVICE_CPU, NULL);
-  if (ops == NULL)
-    ops = nw_method_lookup(method, NW_DEVICE_AUTO, error);
+  const NwMethodOps *ops = nw_method_lookup_table(method, error);
   if (ops == NULL)
     return NULL;
   NwCliMethod *m = g_new0(NwCliMethod, 1);

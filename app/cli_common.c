@@ -11,6 +11,7 @@
 
 #include "input_file.h"
 #include "job.h"
+#include "json_out.h"
 #include "nw_error.h"
 
 /* ---- messages and option parsing ------------------------------------------------------ */
@@ -63,61 +64,6 @@ gboolean nw_cli_parse(GOptionContext *ctx, const char *command, int *argc, char 
   return FALSE;
 }
 
-/* ---- JSON ----------------------------------------------------------------------------- */
-
-void nw_json_string(GString *out, const char *text)
-{
-  g_autofree char *valid = g_utf8_make_valid(text != NULL ? text : "", -1);
-  g_string_append_c(out, '"');
-  for (const unsigned char *p = (const unsigned char *)valid; *p != '\0'; p++) {
-    switch (*p) {
-    case '"':
-      g_string_append(out, "\\\"");
-      break;
-    case '\\':
-      g_string_append(out, "\\\\");
-      break;
-    case '\n':
-      g_string_append(out, "\\n");
-      break;
-    case '\r':
-      g_string_append(out, "\\r");
-      break;
-    case '\t':
-      g_string_append(out, "\\t");
-      break;
-    default:
-      if (*p < 0x20)
-        g_string_append_printf(out, "\\u%04x", *p);
-      else
-        g_string_append_c(out, (char)*p);
-    }
-  }
-  g_string_append_c(out, '"');
-}
-
-void nw_json_number(GString *out, double value)
-{
-  if (!isfinite(value)) {
-    g_string_append(out, "null"); /* JSON has no NaN or Infinity */
-    return;
-  }
-  if (value == floor(value) && fabs(value) < 1e15) {
-    g_string_append_printf(out, "%.0f", value);
-    return;
-  }
-  /* %.17g round-trips a double; the C locale is in force (no setlocale), so '.' is the point. */
-  g_string_append_printf(out, "%.17g", value);
-}
-
-void nw_json_key(GString *out, gboolean first, const char *key)
-{
-  if (!first)
-    g_string_append_c(out, ',');
-  nw_json_string(out, key);
-  g_string_append_c(out, ':');
-}
-
 /* ---- method commands ------------------------------------------------------------------ */
 
 struct NwCliMethod {
@@ -146,9 +92,7 @@ struct NwCliMethod {
 
 NwCliMethod *nw_cli_method_new(const char *command, const char *method, GError **error)
 {
-  const NwMethodOps *ops = nw_method_lookup(method, NW_DEVICE_CPU, NULL);
-  if (ops == NULL)
-    ops = nw_method_lookup(method, NW_DEVICE_AUTO, error);
+  const NwMethodOps *ops = nw_method_lookup_table(method, error);
   if (ops == NULL)
     return NULL;
   NwCliMethod *m = g_new0(NwCliMethod, 1);
@@ -313,21 +257,17 @@ static void on_iteration(NwJob *job, const NwIterationReport *r, double ms, gpoi
   m->iterations = r->iteration;
   m->total_ms += ms;
   if (m->json) {
-    GString *line = g_string_new("{");
-    nw_json_key(line, TRUE, "iteration");
-    nw_json_number(line, r->iteration);
-    nw_json_key(line, FALSE, "level");
-    nw_json_number(line, r->level);
-    nw_json_key(line, FALSE, "ms");
-    nw_json_number(line, ms);
-    for (int f = 0; f < r->n_figures; f++) {
-      nw_json_key(line, FALSE, r->figure_names[f]);
-      nw_json_number(line, r->figures[f]);
-    }
-    g_string_append(line, "}\n");
-    fputs(line->str, stdout);
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    nw_json_member_number(b, "iteration", r->iteration);
+    nw_json_member_number(b, "level", r->level);
+    nw_json_member_number(b, "ms", ms);
+    for (int f = 0; f < r->n_figures; f++)
+      nw_json_member_number(b, r->figure_names[f], r->figures[f]);
+    json_builder_end_object(b);
+    g_autofree char *line = nw_json_to_string(b, FALSE);
+    printf("%s\n", line);
     fflush(stdout);
-    g_string_free(line, TRUE);
   }
   if (m->progress_line) {
     g_autofree char *total =
@@ -423,38 +363,27 @@ void nw_cli_method_print_summary(const NwCliMethod *m, const char *const *output
 {
   if (!m->json)
     return;
-  GString *s = g_string_new("{");
-  nw_json_key(s, TRUE, "summary");
-  g_string_append(s, "true");
-  nw_json_key(s, FALSE, "command");
-  nw_json_string(s, m->command);
-  nw_json_key(s, FALSE, "method");
-  nw_json_string(s, m->method);
-  nw_json_key(s, FALSE, "device");
-  nw_json_string(s, nw_device_name(m->ops->device));
-  nw_json_key(s, FALSE, "iterations");
-  nw_json_number(s, m->iterations);
-  nw_json_key(s, FALSE, "total_ms");
-  nw_json_number(s, m->total_ms);
+  g_autoptr(JsonBuilder) b = json_builder_new();
+  json_builder_begin_object(b);
+  json_builder_set_member_name(b, "summary");
+  json_builder_add_boolean_value(b, TRUE);
+  nw_json_member_string(b, "command", m->command);
+  nw_json_member_string(b, "method", m->method);
+  nw_json_member_string(b, "device", nw_device_name(m->ops->device));
+  nw_json_member_number(b, "iterations", m->iterations);
+  nw_json_member_number(b, "total_ms", m->total_ms);
   for (int i = 0; i < m->n_specs; i++) {
     g_autofree char *key = g_strdup_printf("param_%s", m->specs[i].name);
-    nw_json_key(s, FALSE, key);
-    if (m->specs[i].type == NW_PARAM_ENUM || m->specs[i].type == NW_PARAM_BOOL) {
-      g_autofree char *text = nw_params_format(m->params, i);
-      nw_json_string(s, text);
-    } else {
-      nw_json_number(s, m->params->values[i]);
-    }
+    json_builder_set_member_name(b, key);
+    nw_json_add_param(b, m->params, i);
   }
-  nw_json_key(s, FALSE, "outputs");
-  g_string_append_c(s, '[');
-  for (int i = 0; outputs != NULL && outputs[i] != NULL; i++) {
-    if (i > 0)
-      g_string_append_c(s, ',');
-    nw_json_string(s, outputs[i]);
-  }
-  g_string_append(s, "]}\n");
-  fputs(s->str, stdout);
+  json_builder_set_member_name(b, "outputs");
+  json_builder_begin_array(b);
+  for (int i = 0; outputs != NULL && outputs[i] != NULL; i++)
+    nw_json_add_string(b, outputs[i]);
+  json_builder_end_array(b);
+  json_builder_end_object(b);
+  g_autofree char *text = nw_json_to_string(b, FALSE);
+  printf("%s\n", text);
   fflush(stdout);
-  g_string_free(s, TRUE);
 }

@@ -1,7 +1,7 @@
 /* cli_common.h — the frame every neurowarp-cli subcommand shares: exit codes, one-line error
- * messages, JSON output, and for method commands (smooth, demons, rigid, ...) the options
+ * messages, and for method commands (smooth, demons, rigid, ...) the options
  * --device/--json/--params plus one option per entry of the method's parameter table, and
- * running the job with progress, JSON lines and Ctrl-C.
+ * running the job with progress, JSON lines (json_out.h) and Ctrl-C.
  *
  * Main thread only, except the job callbacks, which run on the job's worker thread and only
  * write to stdout/stderr (the main thread sits in a main loop meanwhile). CPU or CUDA: the
@@ -38,13 +38,6 @@ GOptionContext *nw_cli_context_new(const char *params_string, const char *summar
 /* Parse argv with ctx: FALSE and the exit code (2) in *exit_code on a usage error. */
 gboolean nw_cli_parse(GOptionContext *ctx, const char *command, int *argc, char ***argv,
                       int *exit_code);
-
-/* JSON: a string with quotes and escapes (control characters as \u00XX; invalid UTF-8 is
- * replaced); a number with %.17g (integers without exponent), null for NaN/Inf. */
-void nw_json_string(GString *out, const char *text);
-void nw_json_number(GString *out, double value);
-/* ",\"key\":value" helpers for building objects (the caller writes the braces). */
-void nw_json_key(GString *out, gboolean first, const char *key);
 
 /* The subcommands (cli_info.c, cli_smooth.c, cli_demo_data.c): argv[0] is the subcommand's
  * name; they return the exit status. */

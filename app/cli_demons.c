@@ -12,6 +12,7 @@
 #include "cli_common.h"
 #include "field.h"
 #include "io_nifti.h"
+#include "json_out.h"
 #include "nw_error.h"
 #include "result_io.h"
 
@@ -108,24 +109,19 @@ static gboolean claim_outputs(NwOutputs *o, const DemonsArgs *a, GError **error)
          nw_outputs_claim(o, json, error);
 }
 
-static void json_params(GString *s, const NwParams *p)
+static void json_params(JsonBuilder *b, const NwParams *p)
 {
-  g_string_append_c(s, '{');
+  json_builder_begin_object(b);
   for (int i = 0; i < p->n; i++) {
-    nw_json_key(s, i == 0, p->specs[i].name);
-    if (p->specs[i].type == NW_PARAM_ENUM || p->specs[i].type == NW_PARAM_BOOL) {
-      g_autofree char *text = nw_params_format(p, i);
-      nw_json_string(s, text);
-    } else {
-      nw_json_number(s, p->values[i]);
-    }
+    json_builder_set_member_name(b, p->specs[i].name);
+    nw_json_add_param(b, p, i);
   }
-  g_string_append_c(s, '}');
+  json_builder_end_object(b);
 }
 
 /* "labels":[{"label":..,"dice":..,"n_fixed":..,"n_warped":..},..],"mean_dice":..,
  * "mean_dice_before":.. (moving labels against fixed labels, unregistered). */
-static void json_dice(GString *s, const DemonsInputs *in, const NwMethodResult *res)
+static void json_dice(JsonBuilder *b, const DemonsInputs *in, const NwMethodResult *res)
 {
   const NwVolume *warped = nw_method_result_get(res, "labels");
   if (in->fixed_labels == NULL || warped == NULL)
@@ -133,74 +129,57 @@ static void json_dice(GString *s, const DemonsInputs *in, const NwMethodResult *
   double mean = 0.0, before = 0.0;
   g_autoptr(GArray) d = nw_labels_dice(in->fixed_labels, warped, &mean);
   g_autoptr(GArray) d0 = nw_labels_dice(in->fixed_labels, in->moving_labels, &before);
-  nw_json_key(s, FALSE, "labels");
-  g_string_append_c(s, '[');
+  json_builder_set_member_name(b, "labels");
+  json_builder_begin_array(b);
   for (guint i = 0; i < d->len; i++) {
     const NwLabelDice *l = &g_array_index(d, NwLabelDice, i);
-    g_string_append(s, i > 0 ? ",{" : "{");
-    nw_json_key(s, TRUE, "label");
-    nw_json_number(s, l->label);
-    nw_json_key(s, FALSE, "dice");
-    nw_json_number(s, l->dice);
-    nw_json_key(s, FALSE, "n_fixed");
-    nw_json_number(s, (double)l->n_a);
-    nw_json_key(s, FALSE, "n_warped");
-    nw_json_number(s, (double)l->n_b);
-    g_string_append_c(s, '}');
+    json_builder_begin_object(b);
+    nw_json_member_number(b, "label", l->label);
+    nw_json_member_number(b, "dice", l->dice);
+    nw_json_member_number(b, "n_fixed", (double)l->n_a);
+    nw_json_member_number(b, "n_warped", (double)l->n_b);
+    json_builder_end_object(b);
   }
-  g_string_append_c(s, ']');
-  nw_json_key(s, FALSE, "mean_dice");
-  nw_json_number(s, mean);
-  nw_json_key(s, FALSE, "mean_dice_before");
-  nw_json_number(s, before);
+  json_builder_end_array(b);
+  nw_json_member_number(b, "mean_dice", mean);
+  nw_json_member_number(b, "mean_dice_before", before);
 }
 
 static char *summary_json(const DemonsArgs *a, NwCliMethod *m, const DemonsLog *log,
                           const DemonsInputs *in, const NwMethodResult *res, double seconds,
                           const char *const *outputs)
 {
-  GString *s = g_string_new("{");
-  nw_json_key(s, TRUE, "command");
-  nw_json_string(s, "demons");
-  nw_json_key(s, FALSE, "fixed");
-  nw_json_string(s, a->fixed);
-  nw_json_key(s, FALSE, "moving");
-  nw_json_string(s, a->moving);
-  nw_json_key(s, FALSE, "device");
-  nw_json_string(s, nw_device_name(nw_cli_method_ops(m)->device));
-  nw_json_key(s, FALSE, "parameters");
-  json_params(s, nw_cli_method_params(m));
-  nw_json_key(s, FALSE, "level_iterations");
-  g_string_append_c(s, '[');
-  for (int l = 0; l < log->n_levels; l++) {
-    if (l > 0)
-      g_string_append_c(s, ',');
-    nw_json_number(s, log->level_iterations[l]);
-  }
-  g_string_append_c(s, ']');
-  nw_json_key(s, FALSE, "iterations");
-  nw_json_number(s, log->last.iteration);
-  nw_json_key(s, FALSE, "finished");
-  g_string_append(s, log->last.finished ? "true" : "false");
-  nw_json_key(s, FALSE, "final");
-  g_string_append_c(s, '{');
-  for (int f = 0; f < log->last.n_figures; f++) {
-    nw_json_key(s, f == 0, log->last.figure_names[f]);
-    nw_json_number(s, log->last.figures[f]);
-  }
-  g_string_append_c(s, '}');
-  json_dice(s, in, res);
-  nw_json_key(s, FALSE, "time_s");
-  nw_json_number(s, seconds);
-  nw_json_key(s, FALSE, "outputs");
-  g_string_append_c(s, '[');
-  for (guint i = 0; outputs[i] != NULL; i++) {
-    if (i > 0)
-      g_string_append_c(s, ',');
-    nw_json_string(s, outputs[i]);
-  }
-  g_string_append(s, "]}\n");
-  return g_string_free(s, FALSE);
+  g_autoptr(JsonBuilder) b = json_builder_new();
+  json_builder_begin_object(b);
+  nw_json_member_string(b, "command", "demons");
+  nw_json_member_string(b, "fixed", a->fixed);
+  nw_json_member_string(b, "moving", a->moving);
+  nw_json_member_string(b, "device", nw_device_name(nw_cli_method_ops(m)->device));
+  json_builder_set_member_name(b, "parameters");
+  json_params(b, nw_cli_method_params(m));
+  json_builder_set_member_name(b, "level_iterations");
+  json_builder_begin_array(b);
+  for (int l = 0; l < log->n_levels; l++)
+    nw_json_add_number(b, log->level_iterations[l]);
+  json_builder_end_array(b);
+  nw_json_member_number(b, "iterations", log->last.iteration);
+  json_builder_set_member_name(b, "finished");
+  json_builder_add_boolean_value(b, log->last.finished);
+  json_builder_set_member_name(b, "final");
+  json_builder_begin_object(b);
+  for (int f = 0; f < log->last.n_figures; f++)
+    nw_json_member_number(b, log->last.figure_names[f], log->last.figures[f]);
+  json_builder_end_object(b);
+  json_dice(b, in, res);
+  nw_json_member_number(b, "time_s", seconds);
+  json_builder_set_member_name(b, "outputs");
+  json_builder_begin_array(b);
+  for (guint i = 0; outputs[i] != NULL; i++)
+    nw_json_add_string(b, outputs[i]);
+  json_builder_end_array(b);
+  json_builder_end_object(b);
+  g_autofree char *text = nw_json_to_string(b, FALSE);
+  return g_strconcat(text, "\n", NULL);
 }
 
 /* The result volumes, then the summary (which lists every output, itself included), into

@@ -7,6 +7,7 @@
 #include "cli_common.h"
 #include "io_image.h"
 #include "io_nifti.h"
+#include "json_out.h"
 #include "nw_error.h"
 
 typedef struct {
@@ -138,25 +139,23 @@ static void print_text(const InfoRecord *r)
     printf("  description  %s\n", r->hdr.description);
 }
 
-static void json_numbers(GString *s, const double *v, int n)
+static void json_numbers(JsonBuilder *b, const char *key, const double *v, int n)
 {
-  g_string_append_c(s, '[');
-  for (int i = 0; i < n; i++) {
-    if (i > 0)
-      g_string_append_c(s, ',');
-    nw_json_number(s, v[i]);
-  }
-  g_string_append_c(s, ']');
+  if (key != NULL)
+    json_builder_set_member_name(b, key);
+  json_builder_begin_array(b);
+  for (int i = 0; i < n; i++)
+    nw_json_add_number(b, v[i]);
+  json_builder_end_array(b);
 }
 
 static void print_json(const InfoRecord *r)
 {
   const NwVolume *v = r->vol;
-  GString *s = g_string_new("{");
-  nw_json_key(s, TRUE, "path");
-  nw_json_string(s, r->path);
-  nw_json_key(s, FALSE, "format");
-  nw_json_string(s, r->format);
+  g_autoptr(JsonBuilder) b = json_builder_new();
+  json_builder_begin_object(b);
+  nw_json_member_string(b, "path", r->path);
+  nw_json_member_string(b, "format", r->format);
   double dims[7] = {v->nx, v->ny, v->nz};
   int ndim = 3;
   if (r->is_nifti) {
@@ -164,58 +163,39 @@ static void print_json(const InfoRecord *r)
     for (int d = 0; d < ndim; d++)
       dims[d] = (double)r->hdr.dim[d + 1];
   }
-  nw_json_key(s, FALSE, "dims");
-  json_numbers(s, dims, ndim);
+  json_numbers(b, "dims", dims, ndim);
   double spacing[3] = {v->spacing_mm[0], v->spacing_mm[1], v->spacing_mm[2]};
-  nw_json_key(s, FALSE, "spacing_mm");
-  json_numbers(s, spacing, 3);
-  nw_json_key(s, FALSE, "orientation");
-  nw_json_string(s, r->orient);
-  nw_json_key(s, FALSE, "datatype");
+  json_numbers(b, "spacing_mm", spacing, 3);
+  nw_json_member_string(b, "orientation", r->orient);
+  json_builder_set_member_name(b, "datatype");
   if (r->is_nifti)
-    nw_json_string(s, r->hdr.datatype_name);
+    nw_json_add_string(b, r->hdr.datatype_name);
   else
-    g_string_append(s, "null"); /* 2D images: io_image.h does not report the bit depth */
-  struct {
-    const char *key;
-    double value;
-  } nums[] = {{"min", r->stats.min},
-              {"max", r->stats.max},
-              {"mean", r->stats.mean},
-              {"n_nonfinite", (double)r->stats.n_nonfinite}};
-  for (size_t i = 0; i < G_N_ELEMENTS(nums); i++) {
-    nw_json_key(s, FALSE, nums[i].key);
-    nw_json_number(s, nums[i].value);
-  }
+    json_builder_add_null_value(b); /* 2D images: io_image.h does not report the bit depth */
+  nw_json_member_number(b, "min", r->stats.min);
+  nw_json_member_number(b, "max", r->stats.max);
+  nw_json_member_number(b, "mean", r->stats.mean);
+  nw_json_member_number(b, "n_nonfinite", (double)r->stats.n_nonfinite);
   if (r->is_nifti) {
-    struct {
-      const char *key;
-      double value;
-    } hdr[] = {{"nifti_version", r->hdr.nifti_version}, {"datatype_code", r->hdr.datatype_code},
-               {"scl_slope", r->hdr.scl_slope},         {"scl_inter", r->hdr.scl_inter},
-               {"intent_code", r->hdr.intent_code},     {"sform_code", r->hdr.sform_code},
-               {"qform_code", r->hdr.qform_code}};
-    for (size_t i = 0; i < G_N_ELEMENTS(hdr); i++) {
-      nw_json_key(s, FALSE, hdr[i].key);
-      nw_json_number(s, hdr[i].value);
-    }
-    nw_json_key(s, FALSE, "intent");
-    nw_json_string(s, intent_label(r->hdr.intent_code));
-    nw_json_key(s, FALSE, "intent_name");
-    nw_json_string(s, r->hdr.intent_name);
-    nw_json_key(s, FALSE, "description");
-    nw_json_string(s, r->hdr.description);
+    nw_json_member_number(b, "nifti_version", r->hdr.nifti_version);
+    nw_json_member_number(b, "datatype_code", r->hdr.datatype_code);
+    nw_json_member_number(b, "scl_slope", r->hdr.scl_slope);
+    nw_json_member_number(b, "scl_inter", r->hdr.scl_inter);
+    nw_json_member_number(b, "intent_code", r->hdr.intent_code);
+    nw_json_member_number(b, "sform_code", r->hdr.sform_code);
+    nw_json_member_number(b, "qform_code", r->hdr.qform_code);
+    nw_json_member_string(b, "intent", intent_label(r->hdr.intent_code));
+    nw_json_member_string(b, "intent_name", r->hdr.intent_name);
+    nw_json_member_string(b, "description", r->hdr.description);
   }
-  nw_json_key(s, FALSE, "vox_to_ras");
-  g_string_append_c(s, '[');
-  for (int row = 0; row < 4; row++) {
-    if (row > 0)
-      g_string_append_c(s, ',');
-    json_numbers(s, &v->vox_to_ras[row * 4], 4);
-  }
-  g_string_append(s, "]}\n");
-  fputs(s->str, stdout);
-  g_string_free(s, TRUE);
+  json_builder_set_member_name(b, "vox_to_ras");
+  json_builder_begin_array(b);
+  for (int row = 0; row < 4; row++)
+    json_numbers(b, NULL, &v->vox_to_ras[row * 4], 4);
+  json_builder_end_array(b);
+  json_builder_end_object(b);
+  g_autofree char *text = nw_json_to_string(b, FALSE);
+  printf("%s\n", text);
 }
 
 static const char info_description[] =

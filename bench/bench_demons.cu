@@ -5,6 +5,11 @@
  * iteration, and the whole 3-level registration of the demo pair. JSON on stdout (or --json
  * FILE); a short table on stderr.
  *
+ * Every kernel variant timed here is first validated against its CPU twin on the same inputs
+ * (llm.c's validate_result, tests/cuda_validate.h), at every size up to --validate-max
+ * (default 192; the CPU twins take seconds beyond): the benchmark exits 1 when one differs by
+ * more than its stated tolerance (validate_kernels below), after writing its JSON.
+ *
  *   bench_demons [--sizes 128,192,256,320] [--iters 20] [--cpu-sizes 128] [--cpu-iters 3]
  *                [--demo-mm 1] [--sweep "k=v,k=v;k=v"] [--sweep-mm 2] [--json FILE]
  * CPU figures use however many OpenMP threads OMP_NUM_THREADS allows: run once with
@@ -20,24 +25,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_validate.h"
+#include "cuda_validate_demons.cuh"
 #include "demo.h"
+#include "demons_cpu.h"
 #include "demons_kernels.cuh"
 #include "demons_method.h"
 #include "field.h"
 #include "field_cuda.cuh"
 #include "gauss_cuda.cuh"
+#include "json_out.h"
 #include "method.h"
 #include "method_table.h"
+#include "resample.h"
 #include "smooth.h"
-
-#define CK(call)                                                                               \
-  do {                                                                                         \
-    cudaError_t e_ = (call);                                                                   \
-    if (e_ != cudaSuccess) {                                                                   \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));   \
-      exit(1);                                                                                 \
-    }                                                                                          \
-  } while (0)
 
 static double now_ms(void)
 {
@@ -91,25 +92,25 @@ static double copy_bandwidth_gbs(void)
 {
   const size_t bytes = (size_t)1 << 30;
   void *a, *b;
-  CK(cudaMalloc(&a, bytes));
-  CK(cudaMalloc(&b, bytes));
-  CK(cudaMemset(a, 1, bytes));
+  NW_TEST_CUDA(cudaMalloc(&a, bytes));
+  NW_TEST_CUDA(cudaMalloc(&b, bytes));
+  NW_TEST_CUDA(cudaMemset(a, 1, bytes));
   cudaEvent_t t0, t1;
-  CK(cudaEventCreate(&t0));
-  CK(cudaEventCreate(&t1));
+  NW_TEST_CUDA(cudaEventCreate(&t0));
+  NW_TEST_CUDA(cudaEventCreate(&t1));
   double ms[10];
   for (int r = -2; r < 10; r++) {
-    CK(cudaEventRecord(t0));
-    CK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice));
-    CK(cudaEventRecord(t1));
-    CK(cudaEventSynchronize(t1));
+    NW_TEST_CUDA(cudaEventRecord(t0));
+    NW_TEST_CUDA(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice));
+    NW_TEST_CUDA(cudaEventRecord(t1));
+    NW_TEST_CUDA(cudaEventSynchronize(t1));
     float m;
-    CK(cudaEventElapsedTime(&m, t0, t1));
+    NW_TEST_CUDA(cudaEventElapsedTime(&m, t0, t1));
     if (r >= 0)
       ms[r] = m;
   }
-  CK(cudaFree(a));
-  CK(cudaFree(b));
+  NW_TEST_CUDA(cudaFree(a));
+  NW_TEST_CUDA(cudaFree(b));
   return 2.0 * bytes / (median(ms, 10) * 1e6);
 }
 
@@ -153,7 +154,7 @@ static cudaTextureObject_t make_texture(cudaArray_t arr)
   td.filterMode = cudaFilterModeLinear;
   td.readMode = cudaReadModeElementType;
   cudaTextureObject_t t;
-  CK(cudaCreateTextureObject(&t, &res, &td, NULL));
+  NW_TEST_CUDA(cudaCreateTextureObject(&t, &res, &td, NULL));
   return t;
 }
 
@@ -165,7 +166,7 @@ static void copy_to_array(cudaArray_t arr, const void *src, size_t elem, const N
   p.dstArray = arr;
   p.extent = make_cudaExtent(g.nx, g.ny, g.nz);
   p.kind = cudaMemcpyDeviceToDevice;
-  CK(cudaMemcpy3DAsync(&p, st));
+  NW_TEST_CUDA(cudaMemcpy3DAsync(&p, st));
 }
 
 struct KernelTime {
@@ -173,20 +174,20 @@ struct KernelTime {
   double bytes_per_voxel, ms;
 };
 
-#define TIME(label, bpv, ...)                                                                 \
-  do {                                                                                         \
-    double ms_[15];                                                                            \
-    for (int r_ = -3; r_ < 15; r_++) {                                                         \
-      CK(cudaEventRecord(t0, st));                                                             \
-      __VA_ARGS__;                                                                             \
-      CK(cudaEventRecord(t1, st));                                                             \
-      CK(cudaEventSynchronize(t1));                                                            \
-      float m_;                                                                                \
-      CK(cudaEventElapsedTime(&m_, t0, t1));                                                   \
-      if (r_ >= 0)                                                                             \
-        ms_[r_] = m_;                                                                          \
-    }                                                                                          \
-    kt[nk++] = KernelTime{label, (double)(bpv), median(ms_, 15)};                              \
+#define TIME(label, bpv, ...)                                                                      \
+  do {                                                                                             \
+    double ms_[15];                                                                                \
+    for (int r_ = -3; r_ < 15; r_++) {                                                             \
+      NW_TEST_CUDA(cudaEventRecord(t0, st));                                                       \
+      __VA_ARGS__;                                                                                 \
+      NW_TEST_CUDA(cudaEventRecord(t1, st));                                                       \
+      NW_TEST_CUDA(cudaEventSynchronize(t1));                                                      \
+      float m_;                                                                                    \
+      NW_TEST_CUDA(cudaEventElapsedTime(&m_, t0, t1));                                             \
+      if (r_ >= 0)                                                                                 \
+        ms_[r_] = m_;                                                                              \
+    }                                                                                              \
+    kt[nk++] = KernelTime{label, (double)(bpv), median(ms_, 15)};                                  \
   } while (0)
 
 static int time_kernels(int n, KernelTime *kt)
@@ -196,30 +197,30 @@ static int time_kernels(int n, KernelTime *kt)
   const NwGrid g = {n, n, n};
   const size_t nv = (size_t)g.n();
   cudaStream_t st;
-  CK(cudaStreamCreate(&st));
+  NW_TEST_CUDA(cudaStreamCreate(&st));
   float *F, *M, *W, *img, *d_max;
   float4 *v, *s, *u, *tmp;
   NwDemonsSums *part, *sums;
-  CK(cudaMalloc(&F, nv * 4));
-  CK(cudaMalloc(&M, nv * 4));
-  CK(cudaMalloc(&W, nv * 4));
-  CK(cudaMalloc(&img, nv * 4));
-  CK(cudaMalloc(&v, nv * 16));
-  CK(cudaMalloc(&s, nv * 16));
-  CK(cudaMalloc(&u, nv * 16));
-  CK(cudaMalloc(&tmp, nv * 16));
-  CK(cudaMalloc(&d_max, 4));
-  CK(cudaMalloc(&part, NW_DEMONS_FIG_BLOCKS * sizeof(NwDemonsSums)));
-  CK(cudaMalloc(&sums, sizeof(NwDemonsSums)));
-  CK(cudaMemcpy(F, fh->data, nv * 4, cudaMemcpyHostToDevice));
-  CK(cudaMemcpy(M, mh->data, nv * 4, cudaMemcpyHostToDevice));
+  NW_TEST_CUDA(cudaMalloc(&F, nv * 4));
+  NW_TEST_CUDA(cudaMalloc(&M, nv * 4));
+  NW_TEST_CUDA(cudaMalloc(&W, nv * 4));
+  NW_TEST_CUDA(cudaMalloc(&img, nv * 4));
+  NW_TEST_CUDA(cudaMalloc(&v, nv * 16));
+  NW_TEST_CUDA(cudaMalloc(&s, nv * 16));
+  NW_TEST_CUDA(cudaMalloc(&u, nv * 16));
+  NW_TEST_CUDA(cudaMalloc(&tmp, nv * 16));
+  NW_TEST_CUDA(cudaMalloc(&d_max, 4));
+  NW_TEST_CUDA(cudaMalloc(&part, NW_DEMONS_FIG_BLOCKS * sizeof(NwDemonsSums)));
+  NW_TEST_CUDA(cudaMalloc(&sums, sizeof(NwDemonsSums)));
+  NW_TEST_CUDA(cudaMemcpy(F, fh->data, nv * 4, cudaMemcpyHostToDevice));
+  NW_TEST_CUDA(cudaMemcpy(M, mh->data, nv * 4, cudaMemcpyHostToDevice));
   /* A realistic state: a smooth velocity of a few voxels, s = exp(v), W = M ∘ s. */
   NwVolume *vh = nw_volume_new(n, n, n, 3, NULL);
   nw_demo_smooth_field(vh, 3.0, 11);
-  CK(nw_field_upload(v, tmp, vh->data, g, st));
+  NW_TEST_CUDA(nw_field_upload(v, tmp, vh->data, g, st));
   const int nsq = nw_field_exp_squarings_for_norm(nw_field_max_norm(vh));
-  CK(nw_exp_cuda(s, tmp, v, 1.0f, nsq, g, st));
-  CK(nw_warp_cuda(W, M, s, false, g, st));
+  NW_TEST_CUDA(nw_exp_cuda(s, tmp, v, 1.0f, nsq, g, st));
+  NW_TEST_CUDA(nw_warp_cuda(W, M, s, false, g, st));
   NwVolumeStats fs;
   nw_volume_stats(fh, &fs);
   NwDemonsLevelConst lc = {(float)fs.mean, (double)(fs.max - fs.min) * (fs.max - fs.min)};
@@ -229,25 +230,28 @@ static int time_kernels(int n, KernelTime *kt)
     nw_gauss_kernel(&k15[a], 1.5);
   }
   cudaEvent_t t0, t1;
-  CK(cudaEventCreate(&t0));
-  CK(cudaEventCreate(&t1));
+  NW_TEST_CUDA(cudaEventCreate(&t0));
+  NW_TEST_CUDA(cudaEventCreate(&t1));
   int nk = 0;
-  TIME("update", 4 + 4 + 16, CK(nw_demons_update_cuda(u, F, W, NULL, NULL, 0, 1.0f, lc, g, st)));
-  TIME("gauss3_sigma1", 3 * 32, CK(nw_gauss3_float4(&u, &tmp, g, k1, NULL, st)));
-  TIME("gauss3_sigma1.5", 3 * 32, CK(nw_gauss3_float4(&u, &tmp, g, k15, NULL, st)));
-  TIME("gauss3_sigma1.5_max", 3 * 32, CK(nw_gauss3_float4(&u, &tmp, g, k15, d_max, st)));
-  TIME("max_norm", 16, CK(nw_max_norm_cuda(d_max, u, g, st)));
-  TIME("compose_ldg", 48, CK(nw_compose_cuda(tmp, v, 1.0f, u, 1.0f, g, st)));
+  TIME("update", 4 + 4 + 16,
+       NW_TEST_CUDA(nw_demons_update_cuda(u, F, W, NULL, NULL, 0, 1.0f, lc, g, st)));
+  TIME("gauss3_sigma1", 3 * 32, NW_TEST_CUDA(nw_gauss3_float4(&u, &tmp, g, k1, NULL, st)));
+  TIME("gauss3_sigma1.5", 3 * 32, NW_TEST_CUDA(nw_gauss3_float4(&u, &tmp, g, k15, NULL, st)));
+  TIME("gauss3_sigma1.5_max", 3 * 32, NW_TEST_CUDA(nw_gauss3_float4(&u, &tmp, g, k15, d_max, st)));
+  TIME("max_norm", 16, NW_TEST_CUDA(nw_max_norm_cuda(d_max, u, g, st)));
+  TIME("compose_ldg", 48, NW_TEST_CUDA(nw_compose_cuda(tmp, v, 1.0f, u, 1.0f, g, st)));
   /* A squaring gathers from the field it reads: 16 B read + 16 B written per voxel. */
-  TIME("exp", 32.0 * nsq, CK(nw_exp_cuda(s, tmp, v, 1.0f, nsq, g, st)));
-  TIME("warp_ldg", 24, CK(nw_warp_cuda(W, M, s, false, g, st)));
-  TIME("sums", 24, CK(nw_demons_sums_cuda(sums, part, F, W, NULL, s, NULL, NULL, lc, g, st)));
-  TIME("warp_sums_fused", 28, CK(nw_demons_sums_cuda(sums, part, F, W, M, s, NULL, NULL, lc, g, st)));
+  TIME("exp", 32.0 * nsq, NW_TEST_CUDA(nw_exp_cuda(s, tmp, v, 1.0f, nsq, g, st)));
+  TIME("warp_ldg", 24, NW_TEST_CUDA(nw_warp_cuda(W, M, s, false, g, st)));
+  TIME("sums", 24,
+       NW_TEST_CUDA(nw_demons_sums_cuda(sums, part, F, W, NULL, s, NULL, NULL, lc, g, st)));
+  TIME("warp_sums_fused", 28,
+       NW_TEST_CUDA(nw_demons_sums_cuda(sums, part, F, W, M, s, NULL, NULL, lc, g, st)));
   /* Texture variants. */
   cudaChannelFormatDesc cf = cudaCreateChannelDesc<float>(), cf4 = cudaCreateChannelDesc<float4>();
   cudaArray_t am, av;
-  CK(cudaMalloc3DArray(&am, &cf, make_cudaExtent(n, n, n)));
-  CK(cudaMalloc3DArray(&av, &cf4, make_cudaExtent(n, n, n)));
+  NW_TEST_CUDA(cudaMalloc3DArray(&am, &cf, make_cudaExtent(n, n, n)));
+  NW_TEST_CUDA(cudaMalloc3DArray(&av, &cf4, make_cudaExtent(n, n, n)));
   copy_to_array(am, M, 4, g, st);
   cudaTextureObject_t tm = make_texture(am), tv = make_texture(av);
   const unsigned blocks = (unsigned)((g.n() + 255) / 256);
@@ -256,28 +260,238 @@ static int time_kernels(int n, KernelTime *kt)
     copy_to_array(av, v, 16, g, st);
     compose_tex_kernel<<<blocks, 256, 0, st>>>(tmp, tv, u, g);
   });
-  /* Accuracy of hardware filtering against the exact gather (8-bit interpolation weights). */
-  g_autoptr(NwVolume) a = nw_volume_new(n, n, n, 1, NULL);
-  g_autoptr(NwVolume) b = nw_volume_new(n, n, n, 1, NULL);
-  CK(cudaMemcpy(a->data, W, nv * 4, cudaMemcpyDeviceToHost));
-  CK(cudaMemcpy(b->data, img, nv * 4, cudaMemcpyDeviceToHost));
-  double dmax = 0;
-  for (size_t e = 0; e < nv; e++)
-    dmax = fmax(dmax, fabs(a->data[e] - b->data[e]));
-  fprintf(stderr, "  %d^3: texture-filtered warp differs from the exact gather by up to %.3g\n", n,
-          dmax);
-  CK(cudaDestroyTextureObject(tm));
-  CK(cudaDestroyTextureObject(tv));
-  CK(cudaFreeArray(am));
-  CK(cudaFreeArray(av));
+  NW_TEST_CUDA(cudaDestroyTextureObject(tm));
+  NW_TEST_CUDA(cudaDestroyTextureObject(tv));
+  NW_TEST_CUDA(cudaFreeArray(am));
+  NW_TEST_CUDA(cudaFreeArray(av));
   void *bufs[] = {F, M, W, img, v, s, u, tmp, d_max, part, sums};
   for (size_t q = 0; q < G_N_ELEMENTS(bufs); q++)
-    CK(cudaFree(bufs[q]));
-  CK(cudaStreamDestroy(st));
+    NW_TEST_CUDA(cudaFree(bufs[q]));
+  NW_TEST_CUDA(cudaStreamDestroy(st));
   nw_volume_free(fh);
   nw_volume_free(mh);
   nw_volume_free(vh);
   return nk;
+}
+
+/* ---- validation of every timed variant against its CPU twin ------------------------------ */
+
+/* max |d(p+1) - d(p)| between neighbours along any axis, over all components: how far an
+ * error in an interpolation weight can move a sample. */
+static double max_step(const NwVolume *d)
+{
+  const size_t stride[3] = {(size_t)d->nc, (size_t)d->nc * d->nx, (size_t)d->nc * d->nx * d->ny};
+  const int dims[3] = {d->nx, d->ny, d->nz};
+  double m = 0.0;
+  for (int k = 0; k < d->nz; k++)
+    for (int j = 0; j < d->ny; j++)
+      for (int i = 0; i < d->nx; i++) {
+        const int p[3] = {i, j, k};
+        const size_t e = nw_volume_index(d, i, j, k) * d->nc;
+        for (int a = 0; a < 3; a++)
+          for (int c = 0; c < d->nc && p[a] + 1 < dims[a]; c++)
+            m = fmax(m, fabs((double)d->data[e + stride[a] + c] - d->data[e + c]));
+      }
+  return m;
+}
+
+static double max_abs(const NwVolume *v)
+{
+  double m = 0.0;
+  for (size_t q = 0; q < nw_volume_n_floats(v); q++)
+    m = fmax(m, fabs((double)v->data[q]));
+  return m;
+}
+
+static NwVolume *download(const void *d, int n, int nc)
+{
+  NwVolume *h = nw_volume_new(n, n, n, nc, NULL);
+  NW_TEST_CUDA(
+      cudaMemcpy(h->data, d, nw_volume_n_floats(h) * sizeof(float), cudaMemcpyDeviceToHost));
+  return h;
+}
+
+/* A host field (nc = 3) from a device float4 field. */
+static NwVolume *download_field4(const float4 *d, int n)
+{
+  g_autoptr(NwVolume) h4 = download(d, n, 4);
+  NwVolume *h = nw_volume_new(n, n, n, 3, NULL);
+  for (size_t e = 0; e < nw_volume_n_voxels(h); e++)
+    for (int c = 0; c < 3; c++)
+      h->data[3 * e + c] = h4->data[4 * e + c];
+  return h;
+}
+
+/* Each variant time_kernels times, once, on the same kind of state (a smooth velocity v,
+ * s = exp(v), W = M ∘ s), against its CPU twin given the GPU's own inputs (so each kernel is
+ * judged alone). Tolerances, with pos = n 2^-24 (half a float ulp of a coordinate below n: the
+ * GPU forms x + u(x) in float, the CPU in double) and ulp(x) = 2^-23 x:
+ *   exp                 5e-4 voxel: pos times the field's gradient, through the squarings
+ *   warp (ldg, fused)   4 (3 pos step(M) + 4 ulp(max M)): positions and the lerps' rounding
+ *   compose             4 (3 pos step(v) + 4 ulp(max |v| + max |u|))
+ *   update              1e-5 voxel (float against double, see test_cuda_demons_kernels)
+ *   gauss3              3 (2r + 1) ulp(max |u|): one rounding per tap and pass (FMA)
+ *   max_norm            2e-6 relative
+ *   sums                nw_validate_demons_sums
+ *   texture variants    the exact variant's tolerance + 3 2^-9 step: the texture unit's
+ *                       interpolation weights have 8 fractional bits
+ * step(x): the largest difference between neighbours (max_step). Returns the number of
+ * variants that failed. */
+static int validate_kernels(int n)
+{
+  g_autoptr(NwVolume) fh = NULL;
+  g_autoptr(NwVolume) mh = NULL;
+  make_pair(n, &fh, &mh);
+  const NwGrid g = {n, n, n};
+  const size_t nv = (size_t)g.n();
+  float *F = nw_test_device_floats(fh->data, nv), *M = nw_test_device_floats(mh->data, nv);
+  float *W = (float *)nw_test_device_poisoned(nv * 4),
+        *img = (float *)nw_test_device_poisoned(nv * 4);
+  float4 *v = (float4 *)nw_test_device_poisoned(nv * 16),
+         *s = (float4 *)nw_test_device_poisoned(nv * 16);
+  float4 *u = (float4 *)nw_test_device_poisoned(nv * 16),
+         *tmp = (float4 *)nw_test_device_poisoned(nv * 16);
+  float4 *x = (float4 *)nw_test_device_poisoned(nv * 16);
+  float *d_max = (float *)nw_test_device_poisoned(sizeof(float));
+  NwDemonsSums *part =
+      (NwDemonsSums *)nw_test_device_poisoned(NW_DEMONS_FIG_BLOCKS * sizeof(NwDemonsSums));
+  NwDemonsSums *sums = (NwDemonsSums *)nw_test_device_poisoned(sizeof(NwDemonsSums));
+  g_autoptr(NwVolume) vh = nw_volume_new(n, n, n, 3, NULL);
+  nw_demo_smooth_field(vh, 3.0, 11);
+  NW_TEST_CUDA(nw_field_upload(v, tmp, vh->data, g, 0));
+  NwVolumeStats fs;
+  nw_volume_stats(fh, &fs);
+  const double range = (double)fs.max - fs.min;
+  const NwDemonsLevelConst lc = {(float)fs.mean, range * range, NW_DEMONS_LCC_EPS * range * range};
+  const double pos = n * ldexp(1.0, -24), ulp = ldexp(1.0, -23), tex = 3.0 * ldexp(1.0, -9);
+  int failed = 0;
+  char name[96];
+#define VALIDATED(ok) (failed += (ok) ? 0 : 1)
+
+  /* exp: s = exp(v) */
+  g_autoptr(NwVolume) s_cpu = nw_volume_new_like(vh, 3, NULL);
+  const int nsq = nw_field_exp(s_cpu, vh, 1.0);
+  NW_TEST_CUDA(nw_exp_cuda(s, tmp, v, 1.0f, nsq, g, 0));
+  NW_TEST_CUDA(cudaDeviceSynchronize());
+  g_snprintf(name, sizeof name, "%d^3 exp (%d squarings)", n, nsq);
+  VALIDATED(nw_validate_result(name, (const float *)s, 4, s_cpu->data, 3, 3, nv,
+                               NwTolerance{5e-4, 0.0}) == 0);
+  g_autoptr(NwVolume) s_gpu = download_field4(s, n);
+
+  /* warp_ldg: W = M ∘ s */
+  g_autoptr(NwVolume) w_cpu = nw_volume_new_like(fh, 1, NULL);
+  nw_warp(w_cpu, mh, s_gpu, NW_INTERP_LINEAR);
+  const NwTolerance tol_warp = {4.0 * (3.0 * pos * max_step(mh) + 4.0 * ulp * max_abs(mh)), 0.0};
+  NW_TEST_CUDA(nw_warp_cuda(W, M, s, false, g, 0));
+  NW_TEST_CUDA(cudaDeviceSynchronize());
+  g_snprintf(name, sizeof name, "%d^3 warp_ldg", n);
+  VALIDATED(nw_validate_result(name, W, 1, w_cpu->data, 1, 1, nv, tol_warp) == 0);
+  g_autoptr(NwVolume) w_gpu = download(W, n, 1);
+
+  /* update (ssd, symmetric force, alpha 1) */
+  g_autoptr(NwVolume) u_cpu = nw_volume_new_like(vh, 3, NULL);
+  nw_demons_update_cpu(u_cpu, fh, w_gpu, NULL, NULL, NW_DEMONS_FORCE_SYMMETRIC, 1.0,
+                       NW_DEMONS_DEN_MIN * lc.scale2);
+  NW_TEST_CUDA(
+      nw_demons_update_cuda(u, F, W, NULL, NULL, NW_DEMONS_FORCE_SYMMETRIC, 1.0f, lc, g, 0));
+  NW_TEST_CUDA(cudaDeviceSynchronize());
+  g_snprintf(name, sizeof name, "%d^3 update", n);
+  VALIDATED(nw_validate_result(name, (const float *)u, 4, u_cpu->data, 3, 3, nv,
+                               NwTolerance{1e-5, 0.0}) == 0);
+  g_autoptr(NwVolume) u_gpu = download_field4(u, n);
+
+  /* gauss3 with sigma 1 and 1.5, the latter also with the fused maximum */
+  const double sigmas[] = {1.0, 1.5, 1.5};
+  for (int q = 0; q < 3; q++) {
+    NwGaussKernel k[3];
+    for (int a = 0; a < 3; a++)
+      nw_gauss_kernel(&k[a], sigmas[q]);
+    g_autoptr(NwVolume) cpu = nw_volume_copy(u_gpu);
+    const double s3[3] = {sigmas[q], sigmas[q], sigmas[q]};
+    nw_smooth_gaussian(cpu, s3, NULL);
+    float4 *data = x, *scratch = tmp;
+    NW_TEST_CUDA(cudaMemcpy(data, u, nv * 16, cudaMemcpyDeviceToDevice));
+    NW_TEST_CUDA(nw_poison(scratch, nv * 16));
+    NW_TEST_CUDA(nw_gauss3_float4(&data, &scratch, g, k, q == 2 ? d_max : NULL, 0));
+    NW_TEST_CUDA(cudaDeviceSynchronize());
+    const NwTolerance tol = {3.0 * (2 * k[0].radius + 1) * ulp * max_abs(u_gpu), 0.0};
+    g_snprintf(name, sizeof name, "%d^3 gauss3 sigma %g%s", n, sigmas[q], q == 2 ? " + max" : "");
+    VALIDATED(nw_validate_result(name, (const float *)data, 4, cpu->data, 3, 3, nv, tol) == 0);
+    if (q == 2) {
+      float m = NAN;
+      NW_TEST_CUDA(cudaMemcpy(&m, d_max, sizeof m, cudaMemcpyDeviceToHost));
+      g_snprintf(name, sizeof name, "%d^3 gauss3 fused max", n);
+      VALIDATED(
+          nw_validate_value(name, m, nw_field_max_norm(cpu), NwTolerance{2.0 * tol.abs, 2e-6}));
+    }
+  }
+
+  /* max_norm of u */
+  NW_TEST_CUDA(nw_max_norm_cuda(d_max, u, g, 0));
+  float m = NAN;
+  NW_TEST_CUDA(cudaMemcpy(&m, d_max, sizeof m, cudaMemcpyDeviceToHost));
+  g_snprintf(name, sizeof name, "%d^3 max_norm", n);
+  VALIDATED(nw_validate_value(name, m, nw_field_max_norm(u_gpu), NwTolerance{0.0, 2e-6}));
+
+  /* compose_ldg: tmp = v ∘ u, and its texture variant */
+  g_autoptr(NwVolume) c_cpu = nw_volume_new_like(vh, 3, NULL);
+  nw_field_compose(c_cpu, vh, u_gpu);
+  const NwTolerance tol_compose = {
+      4.0 * (3.0 * pos * max_step(vh) + 4.0 * ulp * (max_abs(vh) + max_abs(u_gpu))), 0.0};
+  NW_TEST_CUDA(nw_poison(tmp, nv * 16));
+  NW_TEST_CUDA(nw_compose_cuda(tmp, v, 1.0f, u, 1.0f, g, 0));
+  NW_TEST_CUDA(cudaDeviceSynchronize());
+  g_snprintf(name, sizeof name, "%d^3 compose_ldg", n);
+  VALIDATED(nw_validate_result(name, (const float *)tmp, 4, c_cpu->data, 3, 3, nv, tol_compose) ==
+            0);
+
+  /* sums, W read; then W = M ∘ s fused in (into img) */
+  NW_TEST_CUDA(nw_demons_sums_cuda(sums, part, F, W, NULL, s, NULL, NULL, lc, g, 0));
+  NwDemonsSums h;
+  NW_TEST_CUDA(cudaMemcpy(&h, sums, sizeof h, cudaMemcpyDeviceToHost));
+  g_snprintf(name, sizeof name, "%d^3 sums", n);
+  VALIDATED(nw_validate_demons_sums(name, &h, fh, w_gpu, NULL, NULL, s_gpu, lc, NULL));
+  NW_TEST_CUDA(nw_poison(sums, sizeof(NwDemonsSums)));
+  NW_TEST_CUDA(nw_demons_sums_cuda(sums, part, F, img, M, s, NULL, NULL, lc, g, 0));
+  NW_TEST_CUDA(cudaMemcpy(&h, sums, sizeof h, cudaMemcpyDeviceToHost));
+  g_snprintf(name, sizeof name, "%d^3 warp_sums_fused: W", n);
+  VALIDATED(nw_validate_result(name, img, 1, w_cpu->data, 1, 1, nv, tol_warp) == 0);
+  g_autoptr(NwVolume) w_fused = download(img, n, 1);
+  g_snprintf(name, sizeof name, "%d^3 warp_sums_fused", n);
+  VALIDATED(nw_validate_demons_sums(name, &h, fh, w_fused, NULL, NULL, s_gpu, lc, NULL));
+
+  /* Texture variants: the moving image and the field in 3D arrays, hardware filtering. */
+  cudaChannelFormatDesc cf = cudaCreateChannelDesc<float>(), cf4 = cudaCreateChannelDesc<float4>();
+  cudaArray_t am, av;
+  NW_TEST_CUDA(cudaMalloc3DArray(&am, &cf, make_cudaExtent(n, n, n)));
+  NW_TEST_CUDA(cudaMalloc3DArray(&av, &cf4, make_cudaExtent(n, n, n)));
+  copy_to_array(am, M, 4, g, 0);
+  copy_to_array(av, v, 16, g, 0);
+  cudaTextureObject_t tm = make_texture(am), tv = make_texture(av);
+  const unsigned blocks = (unsigned)((g.n() + 255) / 256);
+  NW_TEST_CUDA(nw_poison(img, nv * 4));
+  warp_tex_kernel<<<blocks, 256>>>(img, tm, s, g);
+  NW_TEST_CUDA(cudaGetLastError());
+  NW_TEST_CUDA(cudaDeviceSynchronize());
+  g_snprintf(name, sizeof name, "%d^3 warp_tex", n);
+  VALIDATED(nw_validate_result(name, img, 1, w_cpu->data, 1, 1, nv,
+                               NwTolerance{tol_warp.abs + tex * max_step(mh), 0.0}) == 0);
+  NW_TEST_CUDA(nw_poison(tmp, nv * 16));
+  compose_tex_kernel<<<blocks, 256>>>(tmp, tv, u, g);
+  NW_TEST_CUDA(cudaGetLastError());
+  NW_TEST_CUDA(cudaDeviceSynchronize());
+  g_snprintf(name, sizeof name, "%d^3 compose_tex", n);
+  VALIDATED(nw_validate_result(name, (const float *)tmp, 4, c_cpu->data, 3, 3, nv,
+                               NwTolerance{tol_compose.abs + tex * max_step(vh), 0.0}) == 0);
+#undef VALIDATED
+  NW_TEST_CUDA(cudaDestroyTextureObject(tm));
+  NW_TEST_CUDA(cudaDestroyTextureObject(tv));
+  NW_TEST_CUDA(cudaFreeArray(am));
+  NW_TEST_CUDA(cudaFreeArray(av));
+  void *bufs[] = {F, M, W, img, v, s, u, tmp, x, d_max, part, sums};
+  for (size_t q = 0; q < G_N_ELEMENTS(bufs); q++)
+    NW_TEST_CUDA(cudaFree(bufs[q]));
+  return failed;
 }
 
 /* ---- method-level timings ---------------------------------------------------------------- */
@@ -393,10 +607,52 @@ static GArray *parse_sizes(const char *s)
   return a;
 }
 
+/* The sweep's configurations: ';'-separated, or "@FILE" with one per line ('#' comments). */
+static gchar **sweep_configs(const char *sweep)
+{
+  g_autofree char *from_file = NULL;
+  if (sweep[0] == '@' && !g_file_get_contents(sweep + 1, &from_file, NULL, NULL)) {
+    fprintf(stderr, "cannot read %s\n", sweep + 1);
+    exit(1);
+  }
+  GString *list = g_string_new(NULL);
+  gchar **lines = g_strsplit(from_file ? from_file : sweep, from_file ? "\n" : ";", -1);
+  for (int q = 0; lines[q] != NULL; q++)
+    if (lines[q][0] != '#' && lines[q][0] != '\0')
+      g_string_append_printf(list, "%s%s", list->len ? ";" : "", lines[q]);
+  g_strfreev(lines);
+  gchar **cfg = g_strsplit(list->str, ";", -1);
+  g_string_free(list, TRUE);
+  return cfg;
+}
+
+/* One whole demo registration as a JSON object; the first run of a setting pays for module
+ * loading, so `warm` runs it once untimed first. */
+static void demo_run(JsonBuilder *b, const NwMethodOps *gpu, double mm, const char *settings,
+                     gboolean warm, const char *label)
+{
+  double dice = 0;
+  int it = 0;
+  GString *err = g_string_new(NULL);
+  if (warm)
+    time_demo(gpu, mm, settings, &dice, &it, err);
+  const double sec = time_demo(gpu, mm, settings, &dice, &it, err);
+  fprintf(stderr, "%s %.0f mm %s: %.3f s, %d iterations, mean Dice %.4f %s\n", label, mm, settings,
+          sec, it, dice, err->str);
+  json_builder_begin_object(b);
+  nw_json_member_number(b, "mm", mm);
+  nw_json_member_string(b, "settings", settings);
+  nw_json_member_number(b, "seconds", sec);
+  nw_json_member_number(b, "iterations", it);
+  nw_json_member_number(b, "mean_dice", dice);
+  json_builder_end_object(b);
+  g_string_free(err, TRUE);
+}
+
 int main(int argc, char **argv)
 {
   const char *sizes_s = "128,192,256,320", *cpu_sizes_s = "128", *json_path = NULL;
-  int iters = 20, cpu_iters = 3;
+  int iters = 20, cpu_iters = 3, validate_max = 192;
   double demo_mm = 1.0, sweep_mm = 2.0;
   const char *sweep = NULL;
   gboolean cpu_only = FALSE;
@@ -409,6 +665,8 @@ int main(int argc, char **argv)
       iters = atoi(argv[++a]);
     else if (!strcmp(argv[a], "--cpu-iters") && a + 1 < argc)
       cpu_iters = atoi(argv[++a]);
+    else if (!strcmp(argv[a], "--validate-max") && a + 1 < argc)
+      validate_max = atoi(argv[++a]);
     else if (!strcmp(argv[a], "--demo-mm") && a + 1 < argc)
       demo_mm = atof(argv[++a]);
     else if (!strcmp(argv[a], "--sweep") && a + 1 < argc)
@@ -420,26 +678,35 @@ int main(int argc, char **argv)
     else if (!strcmp(argv[a], "--json") && a + 1 < argc)
       json_path = argv[++a];
     else {
-      fprintf(stderr, "usage: %s [--sizes L] [--iters N] [--cpu-sizes L] [--cpu-iters N] "
-                      "[--demo-mm MM|0] [--sweep 'k=v,..;..'] [--sweep-mm MM] [--cpu-only] [--json FILE]\n", argv[0]);
+      fprintf(stderr,
+              "usage: %s [--sizes L] [--iters N] [--validate-max N] [--cpu-sizes L] "
+              "[--cpu-iters N] [--demo-mm MM|0] [--sweep 'k=v,..;..'] [--sweep-mm MM] "
+              "[--cpu-only] [--json FILE]\n",
+              argv[0]);
       return 2;
     }
   }
   nw_methods_register_builtin();
-  GString *js = g_string_new("{\n");
+  g_autoptr(JsonBuilder) b = json_builder_new();
+  json_builder_begin_object(b);
   const char *omp = g_getenv("OMP_NUM_THREADS");
-  g_string_append_printf(js, "  \"omp_num_threads\": \"%s\",\n", omp ? omp : "default");
+  nw_json_member_string(b, "omp_num_threads", omp ? omp : "default");
   /* CPU reference. */
   const NwMethodOps *cpu = nw_method_lookup("demons", NW_DEVICE_CPU, NULL);
-  GArray *cs = parse_sizes(cpu_sizes_s);
-  g_string_append(js, "  \"cpu\": [");
+  g_autoptr(GArray) cs = parse_sizes(cpu_sizes_s);
+  json_builder_set_member_name(b, "cpu");
+  json_builder_begin_array(b);
   for (guint q = 0; q < cs->len; q++) {
-    int n = g_array_index(cs, int, q);
-    double ms = time_method(cpu, n, cpu_iters);
+    const int n = g_array_index(cs, int, q);
+    const double ms = time_method(cpu, n, cpu_iters);
     fprintf(stderr, "cpu  %4d^3  %9.1f ms/iteration\n", n, ms);
-    g_string_append_printf(js, "%s{\"n\": %d, \"ms_per_iteration\": %.3f}", q ? ", " : "", n, ms);
+    json_builder_begin_object(b);
+    nw_json_member_number(b, "n", n);
+    nw_json_member_number(b, "ms_per_iteration", ms);
+    json_builder_end_object(b);
   }
-  g_string_append(js, "]");
+  json_builder_end_array(b);
+  int invalid = 0; /* kernel variants that differ from their CPU twins */
   if (!cpu_only) {
     char name[256];
     if (!nw_method_cuda_available(name, sizeof name)) {
@@ -447,91 +714,77 @@ int main(int argc, char **argv)
       return 77;
     }
     cudaDeviceProp prop;
-    CK(cudaGetDeviceProperties(&prop, 0));
+    NW_TEST_CUDA(cudaGetDeviceProperties(&prop, 0));
     const double copy = copy_bandwidth_gbs();
     fprintf(stderr, "%s: device-to-device copy %.0f GB/s\n", prop.name, copy);
-    g_string_append_printf(js, ",\n  \"gpu\": \"%s\",\n  \"copy_GBs\": %.1f,\n  \"sizes\": [\n",
-                           prop.name, copy);
+    nw_json_member_string(b, "gpu", prop.name);
+    nw_json_member_number(b, "copy_GBs", copy);
     const NwMethodOps *gpu = nw_method_lookup("demons", NW_DEVICE_CUDA, NULL);
-    GArray *ss = parse_sizes(sizes_s);
+    g_autoptr(GArray) ss = parse_sizes(sizes_s);
+    json_builder_set_member_name(b, "sizes");
+    json_builder_begin_array(b);
     for (guint q = 0; q < ss->len; q++) {
-      int n = g_array_index(ss, int, q);
-      double ms = time_method(gpu, n, iters);
+      const int n = g_array_index(ss, int, q);
+      const int failed = n <= validate_max ? validate_kernels(n) : -1;
+      invalid += MAX(failed, 0);
+      const double ms = time_method(gpu, n, iters);
       KernelTime kt[16];
-      int nk = time_kernels(n, kt);
-      fprintf(stderr, "cuda %4d^3  %7.3f ms/iteration\n", n, ms);
-      g_string_append_printf(js, "    {\"n\": %d, \"ms_per_iteration\": %.4f, \"kernels\": [", n,
-                             ms);
+      const int nk = time_kernels(n, kt);
+      fprintf(stderr, "cuda %4d^3  %7.3f ms/iteration%s\n", n, ms,
+              failed < 0 ? "  (kernels not validated at this size)"
+              : failed   ? "  KERNELS DIFFER FROM THE CPU"
+                         : "  (kernels validated)");
+      json_builder_begin_object(b);
+      nw_json_member_number(b, "n", n);
+      nw_json_member_number(b, "ms_per_iteration", ms);
+      json_builder_set_member_name(b, "kernels_validated");
+      json_builder_add_boolean_value(b, failed == 0);
+      json_builder_set_member_name(b, "kernels");
+      json_builder_begin_array(b);
       for (int k = 0; k < nk; k++) {
-        double gbs = kt[k].bytes_per_voxel * (double)n * n * n / (kt[k].ms * 1e6);
-        fprintf(stderr, "       %-22s %8.4f ms %7.0f GB/s %5.1f%% of copy\n", kt[k].name,
-                kt[k].ms, gbs, 100.0 * gbs / copy);
-        g_string_append_printf(js,
-                               "%s\n      {\"name\": \"%s\", \"ms\": %.4f, \"bytes_per_voxel\": "
-                               "%.0f, \"GBs\": %.1f, \"pct_copy\": %.1f}",
-                               k ? "," : "", kt[k].name, kt[k].ms, kt[k].bytes_per_voxel, gbs,
-                               100.0 * gbs / copy);
+        const double gbs = kt[k].bytes_per_voxel * (double)n * n * n / (kt[k].ms * 1e6);
+        fprintf(stderr, "       %-22s %8.4f ms %7.0f GB/s %5.1f%% of copy\n", kt[k].name, kt[k].ms,
+                gbs, 100.0 * gbs / copy);
+        json_builder_begin_object(b);
+        nw_json_member_string(b, "name", kt[k].name);
+        nw_json_member_number(b, "ms", kt[k].ms);
+        nw_json_member_number(b, "bytes_per_voxel", kt[k].bytes_per_voxel);
+        nw_json_member_number(b, "GBs", gbs);
+        nw_json_member_number(b, "pct_copy", 100.0 * gbs / copy);
+        json_builder_end_object(b);
       }
-      g_string_append_printf(js, "]}%s\n", q + 1 < ss->len ? "," : "");
+      json_builder_end_array(b);
+      json_builder_end_object(b);
     }
-    g_string_append(js, "  ]");
+    json_builder_end_array(b);
     if (demo_mm > 0) {
-      /* Default parameters with ssd and with lcc; the first run pays for module loading. */
+      /* Default parameters with ssd and with lcc. */
       const char *settings[] = {"similarity=ssd", "similarity=lcc"};
       for (int q = 0; q < 2; q++) {
-        double dice = 0;
-        int it = 0;
-        GString *err = g_string_new(NULL);
-        time_demo(gpu, demo_mm, settings[q], &dice, &it, err);
-        double sec = time_demo(gpu, demo_mm, settings[q], &dice, &it, err);
-        fprintf(stderr, "demo %.0f mm %s: %.3f s, %d iterations, mean Dice %.4f %s\n", demo_mm,
-                settings[q], sec, it, dice, err->str);
-        g_string_append_printf(js,
-                               ",\n  \"demo_%d\": {\"mm\": %.1f, \"settings\": \"%s\", "
-                               "\"seconds\": %.4f, \"iterations\": %d, \"mean_dice\": %.4f}",
-                               q, demo_mm, settings[q], sec, it, dice);
-        g_string_free(err, TRUE);
+        g_autofree char *key = g_strdup_printf("demo_%d", q);
+        json_builder_set_member_name(b, key);
+        demo_run(b, gpu, demo_mm, settings[q], TRUE, "demo");
       }
     }
     if (sweep != NULL) {
-      /* Parameter sweep on the demo case: configurations separated by ';'. */
-      /* "@FILE": one configuration per line, '#' comments. */
-      g_autofree char *from_file = NULL;
-      if (sweep[0] == '@' && !g_file_get_contents(sweep + 1, &from_file, NULL, NULL)) {
-        fprintf(stderr, "cannot read %s\n", sweep + 1);
-        return 1;
-      }
-      GString *list = g_string_new(NULL);
-      gchar **lines = g_strsplit(from_file ? from_file : sweep, from_file ? "\n" : ";", -1);
-      for (int q = 0; lines[q] != NULL; q++)
-        if (lines[q][0] != '#' && lines[q][0] != '\0')
-          g_string_append_printf(list, "%s%s", list->len ? ";" : "", lines[q]);
-      g_strfreev(lines);
-      gchar **cfg = g_strsplit(list->str, ";", -1);
-      g_string_free(list, TRUE);
-      g_string_append(js, ",\n  \"sweep\": [");
-      for (int q = 0; cfg[q] != NULL; q++) {
-        double dice = 0;
-        int it = 0;
-        GString *err = g_string_new(NULL);
-        double sec = time_demo(gpu, sweep_mm, cfg[q], &dice, &it, err);
-        fprintf(stderr, "sweep %.0f mm  dice %.4f  %6.3f s  %4d it  %s %s\n", sweep_mm, dice, sec,
-                it, cfg[q], err->str);
-        g_string_append_printf(js,
-                               "%s\n    {\"mm\": %.1f, \"settings\": \"%s\", \"seconds\": "
-                               "%.4f, \"iterations\": %d, \"mean_dice\": %.4f}",
-                               q ? "," : "", sweep_mm, cfg[q], sec, it, dice);
-        g_string_free(err, TRUE);
-      }
-      g_string_append(js, "]");
-      g_strfreev(cfg);
+      /* Parameter sweep on the demo case. */
+      g_auto(GStrv) cfg = sweep_configs(sweep);
+      json_builder_set_member_name(b, "sweep");
+      json_builder_begin_array(b);
+      for (int q = 0; cfg[q] != NULL; q++)
+        demo_run(b, gpu, sweep_mm, cfg[q], FALSE, "sweep");
+      json_builder_end_array(b);
     }
   }
-  g_string_append(js, "\n}\n");
+  nw_json_member_number(b, "kernel_variants_invalid", invalid);
+  json_builder_end_object(b);
+  g_autofree char *text = nw_json_to_string(b, TRUE);
+  g_autofree char *js = g_strconcat(text, "\n", NULL);
   if (json_path != NULL)
-    g_file_set_contents(json_path, js->str, -1, NULL);
+    g_file_set_contents(json_path, js, -1, NULL);
   else
-    fputs(js->str, stdout);
-  g_string_free(js, TRUE);
-  return 0;
+    fputs(js, stdout);
+  if (invalid > 0)
+    fprintf(stderr, "bench_demons: %d kernel variant(s) differ from their CPU twins\n", invalid);
+  return invalid > 0 ? 1 : 0;
 }

@@ -9,12 +9,15 @@
  * ideal traffic is 32 bytes per voxel: three passes each read and write the image (3 * 8 B)
  * plus the figures' reduction reading the new and the old image (8 B); GB/s below is that
  * ideal divided by the measured time (halo re-reads are not counted). The first step is a
- * warm-up and not timed. The CUDA result is checked against the CPU one when both run. */
+ * warm-up and not timed. When both run, the CUDA result is checked against the CPU one and
+ * the benchmark fails (exit 1) when they differ by more than 1e-5 max |cpu| (the tolerance of
+ * tests/test_cuda_smooth.c; the two are meant to agree bit for bit, smooth_kernels.cuh). */
 #include <glib.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "json_out.h"
 #include "method.h"
 #include "method_table.h"
 #include "smooth_method.h"
@@ -72,6 +75,14 @@ static double max_abs_diff(const NwVolume *a, const NwVolume *b)
   return m;
 }
 
+static double max_abs(const NwVolume *a)
+{
+  double m = 0.0;
+  for (size_t e = 0; e < nw_volume_n_floats(a); e++)
+    m = fmax(m, fabs((double)a->data[e]));
+  return m;
+}
+
 int main(int argc, char **argv)
 {
   int size = 192, iterations = 10;
@@ -101,9 +112,13 @@ int main(int argc, char **argv)
   const double bytes = 32.0 * (double)nw_volume_n_voxels(v);
   const NwDevice order[2] = {NW_DEVICE_CPU, NW_DEVICE_CUDA};
   NwVolume *img[2] = {NULL, NULL};
-  printf("{\"bench\": \"smooth\", \"size\": %d, \"sigma_mm\": %g, \"iterations\": %d, "
-         "\"bytes_per_step\": %.0f",
-         size, sigma, iterations, bytes);
+  g_autoptr(JsonBuilder) b = json_builder_new();
+  json_builder_begin_object(b);
+  nw_json_member_string(b, "bench", "smooth");
+  nw_json_member_number(b, "size", size);
+  nw_json_member_number(b, "sigma_mm", sigma);
+  nw_json_member_number(b, "iterations", iterations);
+  nw_json_member_number(b, "bytes_per_step", bytes);
   int status = 0;
   for (int d = 0; d < 2; d++) {
     const char *name = nw_device_name(order[d]);
@@ -112,18 +127,30 @@ int main(int argc, char **argv)
     g_clear_error(&error);
     const NwMethodOps *ops = nw_method_lookup("smooth", order[d], &error);
     double ms = ops ? run(ops, v, p, iterations, &img[d], &error) : -1.0;
+    json_builder_set_member_name(b, name);
+    json_builder_begin_object(b);
     if (ms < 0.0) {
-      g_autofree char *msg = g_strescape(error ? error->message : "failed", NULL);
-      printf(", \"%s\": {\"error\": \"%s\"}", name, msg);
+      nw_json_member_string(b, "error", error ? error->message : "failed");
       status = strcmp(device, "both") == 0 ? status : 1; /* "both": report, carry on */
-      continue;
+    } else {
+      nw_json_member_number(b, "ms_per_step", ms);
+      nw_json_member_number(b, "gb_per_s", bytes / (ms * 1e-3) / 1e9);
     }
-    printf(", \"%s\": {\"ms_per_step\": %.4f, \"gb_per_s\": %.2f}", name, ms,
-           bytes / (ms * 1e-3) / 1e9);
+    json_builder_end_object(b);
   }
-  if (img[0] != NULL && img[1] != NULL)
-    printf(", \"max_abs_diff_cpu_cuda\": %g", max_abs_diff(img[0], img[1]));
-  printf("}\n");
+  if (img[0] != NULL && img[1] != NULL) {
+    const double diff = max_abs_diff(img[0], img[1]), tol = 1e-5 * fmax(1.0, max_abs(img[0]));
+    nw_json_member_number(b, "max_abs_diff_cpu_cuda", diff);
+    nw_json_member_number(b, "tolerance", tol);
+    if (diff > tol) {
+      fprintf(stderr, "bench_smooth: CUDA and CPU results differ by %g (tolerance %g)\n", diff,
+              tol);
+      status = 1;
+    }
+  }
+  json_builder_end_object(b);
+  g_autofree char *text = nw_json_to_string(b, FALSE);
+  printf("%s\n", text);
   nw_volume_free(img[0]);
   nw_volume_free(img[1]);
   return status;

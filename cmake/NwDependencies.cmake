@@ -5,6 +5,8 @@ find_package(ZLIB REQUIRED)
 find_package(PNG REQUIRED)
 find_package(TIFF REQUIRED)
 pkg_check_modules(GSL REQUIRED IMPORTED_TARGET gsl)
+# JSON output of the CLI and the benchmarks (app/json_out.c).
+pkg_check_modules(JSONGLIB REQUIRED IMPORTED_TARGET json-glib-1.0)
 find_package(OpenMP COMPONENTS C)
 find_library(NW_LIBM m)
 

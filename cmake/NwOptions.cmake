@@ -28,10 +28,12 @@ if(NW_HAVE_CUDA)
   if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
     set(CMAKE_CUDA_ARCHITECTURES 90-real 75-virtual)
   endif()
-  set(CMAKE_CUDA_STANDARD 17)
+  # C++20 (designated initialisers fill the method tables by name, cuda/*_cuda.cu), asked of
+  # nvcc directly: CMake before 3.26 knows no CUDA20 dialect for nvcc (CMAKE_CUDA_STANDARD 20
+  # fails there, e.g. on Debian 12's 3.25).
+  add_compile_options($<$<COMPILE_LANGUAGE:CUDA>:-std=c++20>)
   # One CUDA runtime in every executable: the shared one that CUDA::cudart names.
   set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
-  set(CMAKE_CUDA_STANDARD_REQUIRED ON)
   enable_language(CUDA)
   find_package(CUDAToolkit REQUIRED)
 endif()

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "mat3.h"
 #include "nw_error.h"
 
 /* ---- case table ------------------------------------------------------------------------ */
@@ -275,14 +276,12 @@ static void march_layer(Mc *mc, int k, const gint8 *table)
 
 double nw_mc_normal_matrix(const double m[16], double inv_t[9])
 {
-  double a = m[0], b = m[1], c = m[2], d = m[4], e = m[5], f = m[6], g = m[8], h = m[9], i = m[10];
-  double det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g);
-  double cof[9] = {e * i - f * h,    -(d * i - f * g), d * h - e * g,
-                   -(b * i - c * h), a * i - c * g,    -(a * h - b * g),
-                   b * f - c * e,    -(a * f - c * d), a * e - b * d};
-  /* inverse = adj / det with adj = cof^T, so inverse^T = cof / det. */
-  for (int k = 0; k < 9; k++)
-    inv_t[k] = det != 0.0 ? cof[k] / det : 0.0;
+  double a[9], inv[9];
+  nw_mat3_from_affine(m, a);
+  const double det = nw_mat3_inverse(a, inv);
+  for (int r = 0; r < 3; r++) /* the transpose of the inverse */
+    for (int c = 0; c < 3; c++)
+      inv_t[r * 3 + c] = inv[c * 3 + r];
   return det;
 }
 

@@ -151,6 +151,12 @@ const NwMethodOps *nw_method_lookup(const char *name, NwDevice device, GError **
   }
 }
 
+const NwMethodOps *nw_method_lookup_table(const char *name, GError **error)
+{
+  const NwMethodOps *ops = nw_method_lookup(name, NW_DEVICE_CPU, NULL);
+  return ops != NULL ? ops : nw_method_lookup(name, NW_DEVICE_AUTO, error);
+}
+
 GPtrArray *nw_method_names(void)
 {
   GPtrArray *names = g_ptr_array_new();

@@ -104,6 +104,9 @@ void nw_method_register(const NwMethodOps *ops);
  * nw_method_cuda_available() says a device is present, else CPU. Errors name the method and
  * the device: unknown method, or "cuda" asked for with no device / no CUDA build. */
 const NwMethodOps *nw_method_lookup(const char *name, NwDevice device, GError **error);
+/* The method's table (parameters, description, needs_moving) whatever the device: its CPU
+ * twin, which every method has, else what AUTO picks. Errors as nw_method_lookup. */
+const NwMethodOps *nw_method_lookup_table(const char *name, GError **error);
 /* Names of registered methods (unique, registration order); free the array only. */
 GPtrArray *nw_method_names(void);
 

@@ -174,14 +174,14 @@ gboolean nw_smooth_gaussian(NwVolume *v, const double sigma_vox[3], GError **err
   return TRUE;
 }
 
-gboolean nw_smooth_gaussian_mm(NwVolume *v, double sigma_mm, GError **error)
+gboolean nw_smooth_sigma_voxels(const NwVolume *v, double sigma_mm, double sigma_vox[3],
+                                GError **error)
 {
   if (!(sigma_mm >= 0.0) || !isfinite(sigma_mm)) {
     g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
                 "Gaussian sigma %g mm is invalid: it must be finite and >= 0", sigma_mm);
     return FALSE;
   }
-  double sigma_vox[3];
   for (int axis = 0; axis < 3; axis++) {
     double s = v->spacing_mm[axis];
     if (!(s > 0.0) || !isfinite(s)) {
@@ -193,5 +193,12 @@ gboolean nw_smooth_gaussian_mm(NwVolume *v, double sigma_mm, GError **error)
     }
     sigma_vox[axis] = sigma_mm / s;
   }
-  return nw_smooth_gaussian(v, sigma_vox, error);
+  return TRUE;
+}
+
+gboolean nw_smooth_gaussian_mm(NwVolume *v, double sigma_mm, GError **error)
+{
+  double sigma_vox[3];
+  return nw_smooth_sigma_voxels(v, sigma_mm, sigma_vox, error) &&
+         nw_smooth_gaussian(v, sigma_vox, error);
 }

@@ -29,6 +29,10 @@ void nw_gauss_kernel(NwGaussKernel *k, double sigma_vox);
 gboolean nw_smooth_gaussian(NwVolume *v, const double sigma_vox[3], GError **error);
 /* sigma given in mm: converted per axis with the volume's spacing (sigma_mm / spacing_mm). */
 gboolean nw_smooth_gaussian_mm(NwVolume *v, double sigma_mm, GError **error);
+/* That conversion alone (both back ends use it): NW_ERROR_INVALID for a negative or NaN
+ * sigma or a spacing that is not positive and finite. */
+gboolean nw_smooth_sigma_voxels(const NwVolume *v, double sigma_mm, double sigma_vox[3],
+                                GError **error);
 
 G_END_DECLS
 

@@ -2,18 +2,17 @@
  * core/cpu/demons_method.h step by step. CUDA back end; every op runs on the job's worker
  * thread (the one that called create), which owns the stream and all device buffers.
  *
- * What stays on the host: the image pyramids (built once with the CPU's nw_downsample2, so
- * both back ends register the very same images), histogram matching, and carrying v to the
- * next level (nw_resize) — once per level, never inside the iteration loop. Inside an
+ * The job (levels, stopping rule, reports, live parameters) is demons_common.c's, shared with
+ * the CPU; this file is its CUDA back end (NwDemonsBackend). What stays on the host: the image
+ * pyramids (built once with the CPU's nw_downsample2, so both back ends register the very
+ * same images), histogram matching, and carrying v to the next level (nw_resize) — once per
+ * level, never inside the iteration loop. Inside an
  * iteration only two small readbacks cross to the host: max|v| (the number of squarings of
  * exp(v) depends on it) and the figures the report needs.
  *
  * Device buffers of the current level (n voxels): F, M, W (float); v, s, u, tmp (float4);
  * with lcc also lcc_f = (μF, σFF) and lcc_w = (μW, σWW, σFW) (float4). */
 #include <cuda_runtime.h>
-#include <float.h>
-#include <math.h>
-#include <string.h>
 
 #include "cuda_check.h"
 #include "demons_kernels.cuh"
@@ -21,24 +20,17 @@
 #include "field.h"
 #include "field_cuda.cuh"
 #include "gauss_cuda.cuh"
-#include "histogram_match.h"
 #include "nw_error.h"
 #include "nw_live.h"
-#include "pyramid.h"
-#include "resample.h"
 #include "smooth.h"
 
-
-struct Scalars {   /* pinned host copy of what an iteration reads back */
+struct Scalars { /* pinned host copy of what an iteration reads back */
   NwDemonsSums sums;
   float max_u, max_v;
 };
 
 struct DemonsCuda {
-  NwParams *params;
-  const NwVolume *fixed_full, *moving_full, *moving_labels; /* borrowed */
-  NwVolume **pyr_fixed, **pyr_moving; /* host, [pr.n_levels], 0 = coarsest */
-  NwDemonsProgress pr;                 /* level, iteration, stopping state and figures */
+  NwDemonsJob job; /* first: params, inputs, host pyramids, progress, level constants */
 
   cudaStream_t stream;
   NwGrid g;
@@ -52,19 +44,8 @@ struct DemonsCuda {
 
 static double param(const DemonsCuda *st, const char *name)
 {
-  return nw_params_get(st->params, name);
+  return nw_demons_param(&st->job, name);
 }
-
-static gboolean is_lcc(const DemonsCuda *st)
-{
-  return param(st, "similarity") == NW_DEMONS_SIM_LCC;
-}
-
-#define CHECK(call)                                                                            \
-  do {                                                                                         \
-    if (!NW_CUDA_CHECK((call), error))                                                         \
-      return FALSE;                                                                            \
-  } while (0)
 
 /* G(sigma) * field, in place (pointers may swap). d_max: when not NULL, receives max |result|
  * (fused into the last pass). */
@@ -74,8 +55,7 @@ static gboolean smooth_field(DemonsCuda *st, float4 **field, float4 **scratch, d
   NwGaussKernel k[3];
   for (int a = 0; a < 3; a++)
     nw_gauss_kernel(&k[a], sigma); /* sigma <= 0: identity kernels, skipped passes */
-  CHECK(nw_gauss3_float4(field, scratch, st->g, k, d_max, st->stream));
-  return TRUE;
+  return NW_CUDA_CHECK(nw_gauss3_float4(field, scratch, st->g, k, d_max, st->stream), error);
 }
 
 static void free_level(DemonsCuda *st)
@@ -93,11 +73,14 @@ static size_t level_bytes(size_t n, gboolean lcc)
   return n * (3 * sizeof(float) + (4 + (lcc ? 2 : 0)) * sizeof(float4));
 }
 
-static gboolean check_memory(size_t n, gboolean lcc, const NwVolume *full, GError **error)
+/* Before anything is allocated: the full-resolution level must fit, or one clear message. */
+static gboolean check_memory(const NwVolume *full, const NwParams *p, GError **error)
 {
+  const gboolean lcc = (int)nw_params_get(p, "similarity") == NW_DEMONS_SIM_LCC;
   size_t free_b = 0, total_b = 0;
-  CHECK(cudaMemGetInfo(&free_b, &total_b));
-  const size_t need = level_bytes(n, lcc) + (64u << 20); /* + reductions, CUB, slack */
+  if (!NW_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b), error))
+    return FALSE;
+  const size_t need = level_bytes(nw_volume_n_voxels(full), lcc) + (64u << 20); /* + slack */
   if (need > free_b) {
     g_set_error(error, NW_ERROR, NW_ERROR_NOMEM,
                 "demons: a %d x %d x %d volume needs %.0f MiB of GPU memory but only %.0f MiB "
@@ -109,98 +92,118 @@ static gboolean check_memory(size_t n, gboolean lcc, const NwVolume *full, GErro
   return TRUE;
 }
 
+/* The figures of the sums just read back (demons_cpu.c evaluate()). */
+static void set_figures(DemonsCuda *st, gboolean lcc)
+{
+  const NwDemonsSums *t = &st->h->sums;
+  nw_demons_set_figures(&st->job.pr, &t->sim, (double)st->g.n(), lcc);
+  st->job.pr.min_jac = t->jac_min;
+  st->job.pr.folds = (size_t)t->folds;
+}
+
 /* s = exp(v), W = M ∘ s, figures: demons_cpu.c evaluate(). Synchronises twice. have_max_v:
  * d_max_v already holds max|v| (fused into the smoothing of v). */
-static gboolean evaluate(DemonsCuda *st, gboolean have_max_v, GError **error)
+static gboolean evaluate_state(DemonsCuda *st, gboolean have_max_v, GError **error)
 {
-  const gboolean lcc = is_lcc(st);
-  if (!have_max_v)
-    CHECK(nw_max_norm_cuda(st->d_max_v, st->v, st->g, st->stream));
-  CHECK(cudaMemcpyAsync(&st->h->max_v, st->d_max_v, sizeof(float), cudaMemcpyDeviceToHost,
-                        st->stream));
-  CHECK(cudaStreamSynchronize(st->stream));
-  st->pr.squarings = nw_field_exp_squarings_for_norm(st->h->max_v);
+  const gboolean lcc = nw_demons_is_lcc(&st->job);
+  if ((!have_max_v &&
+       !NW_CUDA_CHECK(nw_max_norm_cuda(st->d_max_v, st->v, st->g, st->stream), error)) ||
+      !NW_CUDA_CHECK(cudaMemcpyAsync(&st->h->max_v, st->d_max_v, sizeof(float),
+                                     cudaMemcpyDeviceToHost, st->stream),
+                     error) ||
+      !NW_CUDA_CHECK(cudaStreamSynchronize(st->stream), error))
+    return FALSE;
+  st->job.pr.squarings = nw_field_exp_squarings_for_norm(st->h->max_v);
   /* u is free here (the update has been folded into v): scratch for the squarings. */
-  CHECK(nw_exp_cuda(st->s, st->u, st->v, 1.0f, st->pr.squarings, st->g, st->stream));
-  if (lcc) { /* the local statistics need all of W before the figures */
-    CHECK(nw_warp_cuda(st->W, st->M, st->s, false, st->g, st->stream));
-    CHECK(nw_lcc_warped_pack(st->lcc_w, st->F, st->W, st->lc.shift, st->g, st->stream));
-    if (!smooth_field(st, &st->lcc_w, &st->u, param(st, "lcc-sigma"), NULL, error))
-      return FALSE;
-    CHECK(nw_lcc_warped_post(st->lcc_w, st->lcc_f, st->W, st->lc, st->g, st->stream));
-  }
+  if (!NW_CUDA_CHECK(
+          nw_exp_cuda(st->s, st->u, st->v, 1.0f, st->job.pr.squarings, st->g, st->stream), error))
+    return FALSE;
+  if (lcc && /* the local statistics need all of W before the figures */
+      (!NW_CUDA_CHECK(nw_warp_cuda(st->W, st->M, st->s, false, st->g, st->stream), error) ||
+       !NW_CUDA_CHECK(nw_lcc_warped_pack(st->lcc_w, st->F, st->W, st->lc.shift, st->g, st->stream),
+                      error) ||
+       !smooth_field(st, &st->lcc_w, &st->u, param(st, "lcc-sigma"), NULL, error) ||
+       !NW_CUDA_CHECK(nw_lcc_warped_post(st->lcc_w, st->lcc_f, st->W, st->lc, st->g, st->stream),
+                      error)))
+    return FALSE;
   /* ssd: W = M ∘ s fused into the figures pass. */
-  CHECK(nw_demons_sums_cuda(st->d_sums, st->d_partials, st->F, st->W, lcc ? NULL : st->M, st->s,
-                            lcc ? st->lcc_f : NULL, lcc ? st->lcc_w : NULL, st->lc, st->g,
-                            st->stream));
-  CHECK(cudaMemcpyAsync(&st->h->sums, st->d_sums, sizeof(NwDemonsSums), cudaMemcpyDeviceToHost,
-                        st->stream));
-  CHECK(cudaMemcpyAsync(&st->h->max_u, st->d_max_u, sizeof(float), cudaMemcpyDeviceToHost,
-                        st->stream));
-  CHECK(cudaStreamSynchronize(st->stream));
-  const NwDemonsSums *t = &st->h->sums;
-  const double n = (double)st->g.n();
-  const double cov = t->sfw - t->sf * t->sw / n, vf = t->sff - t->sf * t->sf / n,
-               vw = t->sww - t->sw * t->sw / n;
-  st->pr.mse = t->sd2 / n;
-  st->pr.ncc = vf > 0 && vw > 0 ? cov / sqrt(vf * vw) : 0.0;
-  st->pr.energy = lcc ? 1.0 - (t->n_lcc > 0 ? t->slcc / t->n_lcc : 0.0) : st->pr.mse;
-  st->pr.min_jac = t->jac_min;
-  st->pr.folds = (size_t)t->folds;
+  if (!NW_CUDA_CHECK(nw_demons_sums_cuda(st->d_sums, st->d_partials, st->F, st->W,
+                                         lcc ? NULL : st->M, st->s, lcc ? st->lcc_f : NULL,
+                                         lcc ? st->lcc_w : NULL, st->lc, st->g, st->stream),
+                     error) ||
+      !NW_CUDA_CHECK(cudaMemcpyAsync(&st->h->sums, st->d_sums, sizeof(NwDemonsSums),
+                                     cudaMemcpyDeviceToHost, st->stream),
+                     error) ||
+      !NW_CUDA_CHECK(cudaMemcpyAsync(&st->h->max_u, st->d_max_u, sizeof(float),
+                                     cudaMemcpyDeviceToHost, st->stream),
+                     error) ||
+      !NW_CUDA_CHECK(cudaStreamSynchronize(st->stream), error))
+    return FALSE;
+  set_figures(st, lcc);
   return TRUE;
+}
+
+/* ---- the back end of the job (NwDemonsBackend) ------------------------------------------- */
+
+static gboolean evaluate(NwDemonsJob *job, GError **error)
+{
+  return evaluate_state((DemonsCuda *)job, FALSE, error);
 }
 
 /* LCC statistics of F at this level (once per level and when lcc-sigma changes). */
-static gboolean lcc_fixed_stats(DemonsCuda *st, GError **error)
+static gboolean lcc_fixed(NwDemonsJob *job, GError **error)
 {
-  CHECK(nw_lcc_fixed_pack(st->lcc_f, st->F, st->lc.shift, st->g, st->stream));
-  if (!smooth_field(st, &st->lcc_f, &st->u, param(st, "lcc-sigma"), NULL, error))
-    return FALSE;
-  CHECK(nw_lcc_fixed_post(st->lcc_f, st->F, st->lc, st->g, st->stream));
-  return TRUE;
+  DemonsCuda *st = (DemonsCuda *)job;
+  return NW_CUDA_CHECK(nw_lcc_fixed_pack(st->lcc_f, st->F, st->lc.shift, st->g, st->stream),
+                       error) &&
+         smooth_field(st, &st->lcc_f, &st->u, param(st, "lcc-sigma"), NULL, error) &&
+         NW_CUDA_CHECK(nw_lcc_fixed_post(st->lcc_f, st->F, st->lc, st->g, st->stream), error);
 }
 
 /* One iteration: demons_cpu.c iterate(). */
-static gboolean iterate(DemonsCuda *st, GError **error)
+static gboolean iterate(NwDemonsJob *job, GError **error)
 {
-  const gboolean lcc = is_lcc(st);
-  CHECK(nw_demons_update_cuda(st->u, st->F, st->W, lcc ? st->lcc_f : NULL,
-                              lcc ? st->lcc_w : NULL, (int)param(st, "force"),
-                              (float)param(st, "max-step"), st->lc, st->g, st->stream));
-  if (!smooth_field(st, &st->u, &st->tmp, param(st, "sigma-fluid"), st->d_max_u, error))
+  DemonsCuda *st = (DemonsCuda *)job;
+  const gboolean lcc = nw_demons_is_lcc(job);
+  if (!NW_CUDA_CHECK(nw_demons_update_cuda(st->u, st->F, st->W, lcc ? st->lcc_f : NULL,
+                                           lcc ? st->lcc_w : NULL, (int)param(st, "force"),
+                                           (float)param(st, "max-step"), st->lc, st->g, st->stream),
+                     error) ||
+      !smooth_field(st, &st->u, &st->tmp, param(st, "sigma-fluid"), st->d_max_u, error))
     return FALSE;
-  if (param(st, "composition") == NW_DEMONS_BCH) {
-    CHECK(nw_axpy_cuda(st->v, st->v, 1.0f, st->u, st->g, st->stream));
+  if ((int)param(st, "composition") == NW_DEMONS_BCH) {
+    if (!NW_CUDA_CHECK(nw_axpy_cuda(st->v, st->v, 1.0f, st->u, st->g, st->stream), error))
+      return FALSE;
   } else {
-    CHECK(nw_compose_cuda(st->tmp, st->v, 1.0f, st->u, 1.0f, st->g, st->stream));
+    if (!NW_CUDA_CHECK(nw_compose_cuda(st->tmp, st->v, 1.0f, st->u, 1.0f, st->g, st->stream),
+                       error))
+      return FALSE;
     float4 *t = st->v;
     st->v = st->tmp;
     st->tmp = t;
   }
   if (!smooth_field(st, &st->v, &st->tmp, param(st, "sigma-diff"), st->d_max_v, error))
     return FALSE;
-  st->pr.prev_energy = st->pr.energy;
-  if (!evaluate(st, TRUE, error))
+  job->pr.prev_energy = job->pr.energy;
+  if (!evaluate_state(st, TRUE, error))
     return FALSE;
-  st->pr.max_u = st->h->max_u;
+  job->pr.max_u = st->h->max_u;
   return TRUE;
 }
 
 static gboolean upload_image(float **d, const NwVolume *h, cudaStream_t stream, GError **error)
 {
   const size_t bytes = nw_volume_n_voxels(h) * sizeof(float);
-  CHECK(cudaMalloc(d, bytes));
-  CHECK(cudaMemcpyAsync(*d, h->data, bytes, cudaMemcpyHostToDevice, stream));
-  return TRUE;
+  return NW_CUDA_CHECK(cudaMalloc(d, bytes), error) &&
+         NW_CUDA_CHECK(cudaMemcpyAsync(*d, h->data, bytes, cudaMemcpyHostToDevice, stream), error);
 }
 
-/* Host copy of a device field on grid like (nc = 3). tmp_staging: a free float4 buffer. */
+/* Host copy of a device field on grid like (nc = 3). staging: a free float4 buffer. */
 static NwVolume *download_field(DemonsCuda *st, const float4 *d, float4 *staging,
                                 const NwVolume *like, GError **error)
 {
   g_autoptr(NwVolume) h = nw_volume_new_like(like, 3, error);
-  if (h == NULL || !NW_CUDA_CHECK(nw_field_download(h->data, staging, d, st->g, st->stream),
-                                  error))
+  if (h == NULL || !NW_CUDA_CHECK(nw_field_download(h->data, staging, d, st->g, st->stream), error))
     return NULL;
   return (NwVolume *)g_steal_pointer(&h);
 }
@@ -218,55 +221,46 @@ static NwVolume *download_image(DemonsCuda *st, const float *d, const NwVolume *
   return (NwVolume *)g_steal_pointer(&h);
 }
 
-/* Carry v onto level l (zero at the first level) and set up its buffers: enter_level(). */
-static gboolean enter_level(DemonsCuda *st, int l, GError **error)
+/* Carry v onto level l (zero at the first level), resized on the host as the CPU does, and
+ * set up the level's buffers. */
+static gboolean setup_level(NwDemonsJob *job, int l, GError **error)
 {
-  const NwVolume *Fh = st->pyr_fixed[l];
-  g_autoptr(NwVolume) v_next = NULL;
-  if (st->v != NULL) { /* v of the previous level, resized on the host as the CPU does */
-    g_autoptr(NwVolume) v_prev =
-        download_field(st, st->v, st->tmp, st->pyr_fixed[st->pr.level], error);
-    if (v_prev == NULL ||
-        (v_next = nw_resize(v_prev, Fh->nx, Fh->ny, Fh->nz, TRUE, error)) == NULL)
-      return FALSE;
-  }
+  DemonsCuda *st = (DemonsCuda *)job;
+  const NwVolume *Fh = job->pyr_fixed[l];
+  g_autoptr(NwVolume) v_prev =
+      st->v != NULL ? download_field(st, st->v, st->tmp, job->pyr_fixed[job->pr.level], error)
+                    : NULL;
+  if (st->v != NULL && v_prev == NULL)
+    return FALSE;
+  g_autoptr(NwVolume) v_next = nw_demons_carry_velocity(v_prev, Fh, error);
+  if (v_next == NULL)
+    return FALSE;
   free_level(st);
-  st->pr.level = l;
   st->g = NwGrid{Fh->nx, Fh->ny, Fh->nz};
-  const gboolean lcc = is_lcc(st);
+  st->lc.shift = (float)job->shift;
+  st->lc.scale2 = job->scale2;
+  st->lc.eps = NW_DEMONS_LCC_EPS * job->scale2;
   const size_t n = nw_volume_n_voxels(Fh), f4 = n * sizeof(float4);
-  if (!upload_image(&st->F, Fh, st->stream, error) ||
-      !upload_image(&st->M, st->pyr_moving[l], st->stream, error))
-    return FALSE;
-  CHECK(cudaMalloc(&st->W, n * sizeof(float)));
-  CHECK(cudaMalloc(&st->v, f4));
-  CHECK(cudaMalloc(&st->s, f4));
-  CHECK(cudaMalloc(&st->u, f4));
-  CHECK(cudaMalloc(&st->tmp, f4));
-  if (lcc) {
-    CHECK(cudaMalloc(&st->lcc_f, f4));
-    CHECK(cudaMalloc(&st->lcc_w, f4));
-  }
-  if (v_next != NULL)
-    CHECK(nw_field_upload(st->v, st->tmp, v_next->data, st->g, st->stream));
-  else
-    CHECK(cudaMemsetAsync(st->v, 0, f4, st->stream));
-  NwVolumeStats fs;
-  nw_volume_stats(Fh, &fs);
-  st->lc.shift = (float)fs.mean;
-  const double range = (double)fs.max - fs.min;
-  st->lc.scale2 = range > 0 ? range * range : 1.0;
-  st->lc.eps = NW_DEMONS_LCC_EPS * st->lc.scale2;
-  if (lcc && !lcc_fixed_stats(st, error))
-    return FALSE;
-  st->pr.iter_in_level = 0;
-  st->pr.level_done = FALSE;
-  st->pr.max_u = 0.0;
-  if (!evaluate(st, FALSE, error))
-    return FALSE;
-  st->pr.prev_energy = st->pr.energy;
-  return TRUE;
+  return upload_image(&st->F, Fh, st->stream, error) &&
+         upload_image(&st->M, job->pyr_moving[l], st->stream, error) &&
+         NW_CUDA_CHECK(cudaMalloc(&st->W, n * sizeof(float)), error) &&
+         NW_CUDA_CHECK(cudaMalloc(&st->v, f4), error) &&
+         NW_CUDA_CHECK(cudaMalloc(&st->s, f4), error) &&
+         NW_CUDA_CHECK(cudaMalloc(&st->u, f4), error) &&
+         NW_CUDA_CHECK(cudaMalloc(&st->tmp, f4), error) &&
+         (!nw_demons_is_lcc(job) || (NW_CUDA_CHECK(cudaMalloc(&st->lcc_f, f4), error) &&
+                                     NW_CUDA_CHECK(cudaMalloc(&st->lcc_w, f4), error))) &&
+         NW_CUDA_CHECK(nw_field_upload(st->v, st->tmp, v_next->data, st->g, st->stream), error);
 }
+
+static const NwDemonsBackend cuda_backend = {
+    .setup_level = setup_level,
+    .lcc_fixed = lcc_fixed,
+    .evaluate = evaluate,
+    .iterate = iterate,
+};
+
+/* ---- the method interface ---------------------------------------------------------------- */
 
 static void demons_destroy(void *state)
 {
@@ -283,37 +277,29 @@ static void demons_destroy(void *state)
   cudaFreeHost(st->h);
   if (st->stream != NULL)
     cudaStreamDestroy(st->stream);
-  nw_pyramid_free(st->pyr_fixed, st->pr.n_levels);
-  nw_pyramid_free(st->pyr_moving, st->pr.n_levels);
-  nw_params_free(st->params);
+  nw_demons_job_clear(&st->job);
   g_free(st);
 }
 
 static gboolean alloc_job_buffers(DemonsCuda *st, GError **error)
 {
-  CHECK(cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking));
-  CHECK(cudaMalloc(&st->d_partials, NW_DEMONS_FIG_BLOCKS * sizeof(NwDemonsSums)));
-  CHECK(cudaMalloc(&st->d_sums, sizeof(NwDemonsSums)));
-  CHECK(cudaMalloc(&st->d_max_u, sizeof(float)));
-  CHECK(cudaMalloc(&st->d_max_v, sizeof(float)));
-  CHECK(cudaMallocHost(&st->h, sizeof(Scalars)));
-  CHECK(cudaMemsetAsync(st->d_max_u, 0, sizeof(float), st->stream));
-  return TRUE;
+  return NW_CUDA_CHECK(cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking), error) &&
+         NW_CUDA_CHECK(cudaMalloc(&st->d_partials, NW_DEMONS_FIG_BLOCKS * sizeof(NwDemonsSums)),
+                       error) &&
+         NW_CUDA_CHECK(cudaMalloc(&st->d_sums, sizeof(NwDemonsSums)), error) &&
+         NW_CUDA_CHECK(cudaMalloc(&st->d_max_u, sizeof(float)), error) &&
+         NW_CUDA_CHECK(cudaMalloc(&st->d_max_v, sizeof(float)), error) &&
+         NW_CUDA_CHECK(cudaMallocHost(&st->h, sizeof(Scalars)), error) &&
+         NW_CUDA_CHECK(cudaMemsetAsync(st->d_max_u, 0, sizeof(float), st->stream), error);
 }
 
 static void *demons_create(const NwMethodInputs *in, const NwParams *p, GError **error)
 {
-  if (!nw_demons_check_inputs(in, error))
+  if (!nw_demons_check_inputs(in, error) || !check_memory(in->fixed, p, error))
     return NULL;
   DemonsCuda *st = g_new0(DemonsCuda, 1);
-  st->params = nw_params_copy(p);
-  st->fixed_full = in->fixed;
-  st->moving_full = in->moving;
-  st->moving_labels = in->moving_labels;
-  if (!check_memory(nw_volume_n_voxels(in->fixed), is_lcc(st), in->fixed, error) ||
-      !alloc_job_buffers(st, error) ||
-      !nw_demons_pyramids(in, p, &st->pyr_fixed, &st->pyr_moving, &st->pr.n_levels, error) ||
-      !enter_level(st, 0, error)) {
+  if (!alloc_job_buffers(st, error) ||
+      !nw_demons_job_start(&st->job, &cuda_backend, in, p, error)) {
     demons_destroy(st);
     return NULL;
   }
@@ -322,39 +308,19 @@ static void *demons_create(const NwMethodInputs *in, const NwParams *p, GError *
 
 static gboolean demons_step(void *state, NwIterationReport *report, GError **error)
 {
-  DemonsCuda *st = (DemonsCuda *)state;
-  if (!st->pr.finished) {
-    if (st->pr.level_done && !enter_level(st, st->pr.level + 1, error))
-      return FALSE;
-    if (!iterate(st, error))
-      return FALSE;
-    nw_demons_progress_advance(&st->pr, st->params);
-  }
-  nw_demons_fill_report(&st->pr, st->params, report);
-  return TRUE;
+  return nw_demons_job_step((NwDemonsJob *)state, &cuda_backend, report, error);
 }
 
 static gboolean demons_set_params(void *state, const NwParams *p, GError **error)
 {
-  DemonsCuda *st = (DemonsCuda *)state;
-  if (!nw_demons_check_live_change(st->params, p, error))
-    return FALSE;
-  const gboolean new_window = nw_params_get(p, "lcc-sigma") != param(st, "lcc-sigma");
-  nw_params_free(st->params);
-  st->params = nw_params_copy(p);
-  if (new_window && is_lcc(st)) { /* new LCC window: local statistics and energy with it */
-    if (!lcc_fixed_stats(st, error) || !evaluate(st, FALSE, error))
-      return FALSE;
-    st->pr.prev_energy = st->pr.energy;
-  }
-  return TRUE;
+  return nw_demons_job_set_params((NwDemonsJob *)state, &cuda_backend, p, error);
 }
 
 static gboolean demons_publish_frame(void *state, NwFrame *frame, GError **error)
 {
   DemonsCuda *st = (DemonsCuda *)state;
-  const NwVolume *like = st->pyr_fixed[st->pr.level];
-  frame->iteration = st->pr.iteration;
+  const NwVolume *like = st->job.pyr_fixed[st->job.pr.level];
+  frame->iteration = st->job.pr.iteration;
   frame->image = download_image(st, st->W, like, error);
   frame->field = frame->image ? download_field(st, st->s, st->tmp, like, error) : NULL;
   return frame->field != NULL;
@@ -364,17 +330,8 @@ static gboolean demons_publish_frame(void *state, NwFrame *frame, GError **error
 static gboolean demons_publish_device_frame(void *state, void *front, GError **error)
 {
   DemonsCuda *st = (DemonsCuda *)state;
-  return nw_live_front_publish((NwLiveFront *)front, st->pyr_fixed[st->pr.level], st->W, st->s,
-                               st->pr.iteration, st->stream, error);
-}
-
-/* Add a downloaded image/field to r, or fail. */
-static gboolean add_result(NwMethodResult *r, const char *name, NwVolume *v)
-{
-  if (v == NULL)
-    return FALSE;
-  nw_method_result_add(r, name, v);
-  return TRUE;
+  return nw_live_front_publish((NwLiveFront *)front, st->job.pyr_fixed[st->job.pr.level], st->W,
+                               st->s, st->job.pr.iteration, st->stream, error);
 }
 
 /* Results at full resolution, computed on the GPU: demons_cpu.c demons_result(). A job that
@@ -382,64 +339,69 @@ static gboolean add_result(NwMethodResult *r, const char *name, NwVolume *v)
 static NwMethodResult *demons_result(void *state, GError **error)
 {
   DemonsCuda *st = (DemonsCuda *)state;
-  const int last = st->pr.n_levels - 1;
-  if (st->pr.level != last && !enter_level(st, last, error))
+  const int last = st->job.pr.n_levels - 1;
+  if (st->job.pr.level != last && !nw_demons_job_enter_level(&st->job, &cuda_backend, last, error))
     return NULL;
-  const NwVolume *full = st->fixed_full;
-  g_autoptr(NwMethodResult) r = nw_method_result_new();
+  const NwVolume *full = st->job.fixed_full;
+  NwDemonsOutputs o = {};
   /* s = exp(v) is current (evaluate ran after the last update). u and tmp are free now. */
-  if (!add_result(r, "velocity", download_field(st, st->v, st->tmp, full, error)) ||
-      !add_result(r, "forward", download_field(st, st->s, st->tmp, full, error)) ||
+  if ((o.velocity = download_field(st, st->v, st->tmp, full, error)) == NULL ||
+      (o.forward = download_field(st, st->s, st->tmp, full, error)) == NULL ||
       !NW_CUDA_CHECK(nw_exp_cuda(st->u, st->tmp, st->v, -1.0f,
                                  nw_field_exp_squarings_for_norm(st->h->max_v), st->g, st->stream),
                      error) ||
-      !add_result(r, "inverse", download_field(st, st->u, st->tmp, full, error)))
+      (o.inverse = download_field(st, st->u, st->tmp, full, error)) == NULL) {
+    nw_demons_outputs_clear(&o);
     return NULL;
+  }
   /* Scratch image buffer for the warps and the Jacobian: the first quarter of u. */
   float *img = (float *)st->u;
   const size_t bytes = nw_volume_n_voxels(full) * sizeof(float);
   const float *moving = st->M;
-  if (nw_params_get(st->params, "histogram-match") != 0.0) {
+  gboolean ok = TRUE;
+  if (nw_params_get(st->job.params, "histogram-match") != 0.0) {
     /* The original moving intensities, not the matched ones used for the run. */
-    if (!NW_CUDA_CHECK(cudaMemcpyAsync(st->W, st->moving_full->data, bytes,
+    ok = NW_CUDA_CHECK(cudaMemcpyAsync(st->W, st->job.moving_full->data, bytes,
                                        cudaMemcpyHostToDevice, st->stream),
-                       error))
-      return NULL;
+                       error);
     moving = st->W;
   }
-  if (!NW_CUDA_CHECK(nw_warp_cuda(img, moving, st->s, false, st->g, st->stream), error) ||
-      !add_result(r, "warped", download_image(st, img, full, error)) ||
-      !NW_CUDA_CHECK(nw_jacobian_cuda(img, st->s, st->g, st->stream), error) ||
-      !add_result(r, "jacobian", download_image(st, img, full, error)))
-    return NULL;
-  if (st->moving_labels != NULL) {
+  ok = ok && NW_CUDA_CHECK(nw_warp_cuda(img, moving, st->s, false, st->g, st->stream), error) &&
+       (o.warped = download_image(st, img, full, error)) != NULL &&
+       NW_CUDA_CHECK(nw_jacobian_cuda(img, st->s, st->g, st->stream), error) &&
+       (o.jacobian = download_image(st, img, full, error)) != NULL;
+  if (ok && st->job.moving_labels != NULL) {
     float *labels = img + nw_volume_n_voxels(full); /* the second quarter of u */
-    if (!NW_CUDA_CHECK(cudaMemcpyAsync(labels, st->moving_labels->data, bytes,
+    ok = NW_CUDA_CHECK(cudaMemcpyAsync(labels, st->job.moving_labels->data, bytes,
                                        cudaMemcpyHostToDevice, st->stream),
-                       error) ||
-        !NW_CUDA_CHECK(nw_warp_cuda(img, labels, st->s, true, st->g, st->stream), error) ||
-        !add_result(r, "labels", download_image(st, img, full, error)))
-      return NULL;
+                       error) &&
+         NW_CUDA_CHECK(nw_warp_cuda(img, labels, st->s, true, st->g, st->stream), error) &&
+         (o.labels = download_image(st, img, full, error)) != NULL;
   }
   /* W no longer holds M ∘ s after a histogram-matched result: keep the state consistent. */
-  if (moving != st->M &&
-      !NW_CUDA_CHECK(nw_warp_cuda(st->W, st->M, st->s, false, st->g, st->stream), error))
+  ok = ok && (moving == st->M ||
+              NW_CUDA_CHECK(nw_warp_cuda(st->W, st->M, st->s, false, st->g, st->stream), error));
+  if (!ok) {
+    nw_demons_outputs_clear(&o);
     return NULL;
-  return (NwMethodResult *)g_steal_pointer(&r);
+  }
+  return nw_demons_result_take(&o);
 }
 
+/* C++20 designated initialisers: the slots of NwMethodOps by name, in their order. */
 extern "C" const NwMethodOps nw_demons_cuda_ops = {
-    "demons",
-    NW_DEVICE_CUDA,
-    "Diffeomorphic log-demons (SSD or local correlation), multi-resolution, on the GPU",
-    nw_demons_param_specs,
-    nw_demons_n_params, /* shared table: dynamic initialisation, before main */
-    TRUE,
-    demons_create,
-    demons_step,
-    demons_set_params,
-    demons_publish_frame,
-    demons_publish_device_frame,
-    demons_result,
-    demons_destroy,
+    .name = "demons",
+    .device = NW_DEVICE_CUDA,
+    .description =
+        "Diffeomorphic log-demons (SSD or local correlation), multi-resolution, on the GPU",
+    .params = nw_demons_param_specs,
+    .n_params = NW_DEMONS_N_PARAMS,
+    .needs_moving = TRUE,
+    .create = demons_create,
+    .step = demons_step,
+    .set_params = demons_set_params,
+    .publish_frame = demons_publish_frame,
+    .publish_device_frame = demons_publish_device_frame,
+    .result = demons_result,
+    .destroy = demons_destroy,
 };

@@ -5,6 +5,7 @@
 #include <cuda/functional>
 #include <float.h>
 
+#include "cuda_check.h"
 #include "demons_method.h"
 
 #define THREADS 256
@@ -59,14 +60,13 @@ __global__ void update_kernel(float4 *__restrict__ u, const float *__restrict__ 
   u[e] = make_float4(s * J.x, s * J.y, s * J.z, 0.0f);
 }
 
-cudaError_t nw_demons_update_cuda(float4 *u, const float *F, const float *W,
-                                  const float4 *lcc_f, const float4 *lcc_w, int force,
-                                  float alpha, NwDemonsLevelConst lc, const NwGrid &g,
-                                  cudaStream_t stream)
+cudaError_t nw_demons_update_cuda(float4 *u, const float *F, const float *W, const float4 *lcc_f,
+                                  const float4 *lcc_w, int force, float alpha,
+                                  NwDemonsLevelConst lc, const NwGrid &g, cudaStream_t stream)
 {
   update_kernel<<<nw_voxel_grid(g), NW_VOXEL_THREADS, 0, stream>>>(u, F, W, lcc_f, lcc_w, force,
                                                                    alpha, lc, g);
-  return cudaGetLastError();
+  return nw_cuda_launched(stream);
 }
 
 /* ---- LCC local statistics ---------------------------------------------------------------- */
@@ -80,8 +80,7 @@ __global__ void lcc_fixed_pack_kernel(float4 *pack, const float *F, float shift,
   pack[e] = make_float4(0.0f, (float)f, (float)(f * f), 0.0f);
 }
 
-__global__ void lcc_fixed_post_kernel(float4 *p, const float *F, NwDemonsLevelConst lc,
-                                      long long n)
+__global__ void lcc_fixed_post_kernel(float4 *p, const float *F, NwDemonsLevelConst lc, long long n)
 {
   const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (e >= n)
@@ -118,29 +117,32 @@ __global__ void lcc_warped_post_kernel(float4 *p, const float4 *lcc_f, const flo
 cudaError_t nw_lcc_fixed_pack(float4 *pack, const float *F, float shift, const NwGrid &g,
                               cudaStream_t stream)
 {
-  lcc_fixed_pack_kernel<<<nw_blocks_for(g.n(), THREADS), THREADS, 0, stream>>>(pack, F, shift, g.n());
-  return cudaGetLastError();
+  lcc_fixed_pack_kernel<<<nw_blocks_for(g.n(), THREADS), THREADS, 0, stream>>>(pack, F, shift,
+                                                                               g.n());
+  return nw_cuda_launched(stream);
 }
 
-cudaError_t nw_lcc_fixed_post(float4 *lcc_f, const float *F, NwDemonsLevelConst lc,
-                              const NwGrid &g, cudaStream_t stream)
+cudaError_t nw_lcc_fixed_post(float4 *lcc_f, const float *F, NwDemonsLevelConst lc, const NwGrid &g,
+                              cudaStream_t stream)
 {
   lcc_fixed_post_kernel<<<nw_blocks_for(g.n(), THREADS), THREADS, 0, stream>>>(lcc_f, F, lc, g.n());
-  return cudaGetLastError();
+  return nw_cuda_launched(stream);
 }
 
 cudaError_t nw_lcc_warped_pack(float4 *pack, const float *F, const float *W, float shift,
                                const NwGrid &g, cudaStream_t stream)
 {
-  lcc_warped_pack_kernel<<<nw_blocks_for(g.n(), THREADS), THREADS, 0, stream>>>(pack, F, W, shift, g.n());
-  return cudaGetLastError();
+  lcc_warped_pack_kernel<<<nw_blocks_for(g.n(), THREADS), THREADS, 0, stream>>>(pack, F, W, shift,
+                                                                                g.n());
+  return nw_cuda_launched(stream);
 }
 
 cudaError_t nw_lcc_warped_post(float4 *lcc_w, const float4 *lcc_f, const float *W,
                                NwDemonsLevelConst lc, const NwGrid &g, cudaStream_t stream)
 {
-  lcc_warped_post_kernel<<<nw_blocks_for(g.n(), THREADS), THREADS, 0, stream>>>(lcc_w, lcc_f, W, lc, g.n());
-  return cudaGetLastError();
+  lcc_warped_post_kernel<<<nw_blocks_for(g.n(), THREADS), THREADS, 0, stream>>>(lcc_w, lcc_f, W, lc,
+                                                                                g.n());
+  return nw_cuda_launched(stream);
 }
 
 /* ---- figures ----------------------------------------------------------------------------- */
@@ -154,7 +156,8 @@ __device__ void block_reduce_sums(NwDemonsSums &t)
     typename ReduceD::TempStorage d;
     typename ReduceU::TempStorage u;
   } tmp;
-  double *fields[8] = {&t.sf, &t.sw, &t.sff, &t.sww, &t.sfw, &t.sd2, &t.slcc, &t.n_lcc};
+  double *fields[8] = {&t.sim.sf,  &t.sim.sw,  &t.sim.sff,  &t.sim.sww,
+                       &t.sim.sfw, &t.sim.sd2, &t.sim.slcc, &t.sim.n_lcc};
   for (int q = 0; q < 8; q++) {
     const double v = ReduceD(tmp.d).Sum(*fields[q]);
     __syncthreads();
@@ -176,17 +179,17 @@ __device__ __forceinline__ void add_voxel(NwDemonsSums &t, float fv, float wv, i
                                           const NwDemonsLevelConst &lc, const NwGrid &g)
 {
   const double f = (double)fv - lc.shift, w = (double)wv - lc.shift;
-  t.sf += f;
-  t.sw += w;
-  t.sff += f * f;
-  t.sww += w * w;
-  t.sfw += f * w;
-  t.sd2 += (f - w) * (f - w);
+  t.sim.sf += f;
+  t.sim.sw += w;
+  t.sim.sff += f * f;
+  t.sim.sww += w * w;
+  t.sim.sfw += f * w;
+  t.sim.sd2 += (f - w) * (f - w);
   /* ρ = σFW / sqrt((σF² + eps)(σW² + eps)), over the fixed image's structured voxels */
   if (lcc_f != NULL && (double)lcc_f[e].z > lc.eps) {
     const float4 pw = lcc_w[e];
-    t.slcc += (double)pw.w / sqrt(((double)lcc_f[e].z + lc.eps) * ((double)pw.z + lc.eps));
-    t.n_lcc += 1.0;
+    t.sim.slcc += (double)pw.w / sqrt(((double)lcc_f[e].z + lc.eps) * ((double)pw.z + lc.eps));
+    t.sim.n_lcc += 1.0;
   }
   const double det = jacobian_det(s, g, i, j, k, e);
   t.jac_min = det < t.jac_min ? det : t.jac_min;
@@ -200,11 +203,11 @@ __device__ __forceinline__ void add_voxel(NwDemonsSums &t, float fv, float wv, i
 template <bool FUSED_WARP>
 __global__ void __launch_bounds__(THREADS, 3)
     sums_kernel(NwDemonsSums *__restrict__ partials, const float *__restrict__ F,
-                float *__restrict__ W, const float *__restrict__ M,
-                const float4 *__restrict__ s, const float4 *__restrict__ lcc_f,
-                const float4 *__restrict__ lcc_w, NwDemonsLevelConst lc, NwGrid g)
+                float *__restrict__ W, const float *__restrict__ M, const float4 *__restrict__ s,
+                const float4 *__restrict__ lcc_f, const float4 *__restrict__ lcc_w,
+                NwDemonsLevelConst lc, NwGrid g)
 {
-  NwDemonsSums t = {0, 0, 0, 0, 0, 0, 0, 0, DBL_MAX, 0};
+  NwDemonsSums t = {{0, 0, 0, 0, 0, 0, 0, 0}, DBL_MAX, 0};
   const int lane = threadIdx.x & 31;
   const int rows = g.ny * g.nz, n_warps = (gridDim.x * blockDim.x) >> 5;
   for (int row = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; row < rows; row += n_warps) {
@@ -242,17 +245,17 @@ __global__ void __launch_bounds__(THREADS, 3)
 __global__ void sums_final_kernel(NwDemonsSums *__restrict__ out,
                                   const NwDemonsSums *__restrict__ partials, int n_partials)
 {
-  NwDemonsSums t = {0, 0, 0, 0, 0, 0, 0, 0, DBL_MAX, 0};
+  NwDemonsSums t = {{0, 0, 0, 0, 0, 0, 0, 0}, DBL_MAX, 0};
   for (int b = threadIdx.x; b < n_partials; b += blockDim.x) {
     const NwDemonsSums p = partials[b];
-    t.sf += p.sf;
-    t.sw += p.sw;
-    t.sff += p.sff;
-    t.sww += p.sww;
-    t.sfw += p.sfw;
-    t.sd2 += p.sd2;
-    t.slcc += p.slcc;
-    t.n_lcc += p.n_lcc;
+    t.sim.sf += p.sim.sf;
+    t.sim.sw += p.sim.sw;
+    t.sim.sff += p.sim.sff;
+    t.sim.sww += p.sim.sww;
+    t.sim.sfw += p.sim.sfw;
+    t.sim.sd2 += p.sim.sd2;
+    t.sim.slcc += p.sim.slcc;
+    t.sim.n_lcc += p.sim.n_lcc;
     t.jac_min = p.jac_min < t.jac_min ? p.jac_min : t.jac_min;
     t.folds += p.folds;
   }
@@ -288,16 +291,14 @@ cudaError_t nw_demons_sums_cuda(NwDemonsSums *d_sums, NwDemonsSums *d_partials, 
   int blocks;
   if (M != NULL) {
     blocks = one_wave_blocks<true>();
-    sums_kernel<true><<<blocks, THREADS, 0, stream>>>(d_partials, F, W, M, s, lcc_f, lcc_w, lc,
-                                                      g);
+    sums_kernel<true><<<blocks, THREADS, 0, stream>>>(d_partials, F, W, M, s, lcc_f, lcc_w, lc, g);
   } else {
     blocks = one_wave_blocks<false>();
-    sums_kernel<false><<<blocks, THREADS, 0, stream>>>(d_partials, F, W, M, s, lcc_f, lcc_w, lc,
-                                                       g);
+    sums_kernel<false><<<blocks, THREADS, 0, stream>>>(d_partials, F, W, M, s, lcc_f, lcc_w, lc, g);
   }
-  cudaError_t e = cudaGetLastError();
+  cudaError_t e = nw_cuda_launched(stream);
   if (e != cudaSuccess)
     return e;
   sums_final_kernel<<<1, THREADS, 0, stream>>>(d_sums, d_partials, blocks);
-  return cudaGetLastError();
+  return nw_cuda_launched(stream);
 }

@@ -1,19 +1,22 @@
 /* demons_kernels.cuh — the demons-specific kernels: the update field, the LCC local
- * statistics, and the per-iteration figures. The CUDA twins of demons_update,
- * lcc_warped_stats and similarity_figures/evaluate in core/cpu/demons_cpu.c; see
- * core/cpu/demons_method.h for the algorithm. CUDA back end, caller's stream. */
+ * statistics, and the per-iteration figures. The CUDA twins of nw_demons_update_cpu,
+ * nw_demons_lcc_fixed_cpu / nw_demons_lcc_warped_cpu and nw_demons_similarity_sums_cpu with
+ * the Jacobian statistics (core/cpu/demons_cpu.h); see core/cpu/demons_method.h for the
+ * algorithm. CUDA back end, caller's stream; every launcher returns nw_cuda_launched's status.
+ * Each kernel's parity test: tests/test_cuda_demons_kernels.cu. */
 #ifndef NW_DEMONS_KERNELS_CUH
 #define NW_DEMONS_KERNELS_CUH
 
 #include <cuda_runtime.h>
 
+#include "demons_method.h"
 #include "field_device.cuh"
 
 /* Sums over the voxels of one level, reduced deterministically (fixed order): the similarity
- * sums of the intensities shifted by the level's mean, the LCC sum and count, the Jacobian
- * minimum and the fold count of s. */
+ * sums (demons_method.h: intensities shifted by the level's mean, the LCC sum and count), the
+ * Jacobian minimum and the fold count of s. */
 struct NwDemonsSums {
-  double sf, sw, sff, sww, sfw, sd2, slcc, n_lcc;
+  NwDemonsSimSums sim;
   double jac_min;
   unsigned long long folds;
 };
@@ -26,10 +29,9 @@ struct NwDemonsLevelConst {
 
 /* u = demons update (before smoothing): ssd on F and W, or (lcc_f, lcc_w not NULL) on the
  * locally normalised images F̂ = lcc_f.x and Ŵ = lcc_w.x. force: NwDemonsForce. */
-cudaError_t nw_demons_update_cuda(float4 *u, const float *F, const float *W,
-                                  const float4 *lcc_f, const float4 *lcc_w, int force,
-                                  float alpha, NwDemonsLevelConst lc, const NwGrid &g,
-                                  cudaStream_t stream);
+cudaError_t nw_demons_update_cuda(float4 *u, const float *F, const float *W, const float4 *lcc_f,
+                                  const float4 *lcc_w, int force, float alpha,
+                                  NwDemonsLevelConst lc, const NwGrid &g, cudaStream_t stream);
 
 /* LCC by local normalisation (demons_cpu.c): Gaussian-window mean μ and variance σ² of each
  * image, Î = (I - μI) / sqrt(σI² + eps).
@@ -37,8 +39,8 @@ cudaError_t nw_demons_update_cuda(float4 *u, const float *F, const float *W,
  * lcc_f = (F̂, μF, σF², 0). */
 cudaError_t nw_lcc_fixed_pack(float4 *pack, const float *F, float shift, const NwGrid &g,
                               cudaStream_t stream);
-cudaError_t nw_lcc_fixed_post(float4 *lcc_f, const float *F, NwDemonsLevelConst lc,
-                              const NwGrid &g, cudaStream_t stream);
+cudaError_t nw_lcc_fixed_post(float4 *lcc_f, const float *F, NwDemonsLevelConst lc, const NwGrid &g,
+                              cudaStream_t stream);
 /* Warped, every iteration: pack (0, w', w'², f'w'), smooth, then post gives
  * lcc_w = (Ŵ, μW, σW², σFW). */
 cudaError_t nw_lcc_warped_pack(float4 *pack, const float *F, const float *W, float shift,

@@ -3,6 +3,7 @@
 
 #include <math.h>
 
+#include "cuda_check.h"
 #include "field.h"
 
 #define THREADS 256
@@ -23,11 +24,10 @@ cudaError_t nw_compose_cuda(float4 *out, const float4 *a, float sa, const float4
                             const NwGrid &g, cudaStream_t stream)
 {
   compose_kernel<<<nw_voxel_grid(g), NW_VOXEL_THREADS, 0, stream>>>(out, a, sa, b, sb, g);
-  return cudaGetLastError();
+  return nw_cuda_launched(stream);
 }
 
-__global__ void axpy_kernel(float4 *out, const float4 *a, float scale, const float4 *b,
-                            long long n)
+__global__ void axpy_kernel(float4 *out, const float4 *a, float scale, const float4 *b, long long n)
 {
   const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (e < n)
@@ -38,7 +38,7 @@ cudaError_t nw_axpy_cuda(float4 *out, const float4 *a, float scale, const float4
                          const NwGrid &g, cudaStream_t stream)
 {
   axpy_kernel<<<nw_blocks_for(g.n(), THREADS), THREADS, 0, stream>>>(out, a, scale, b, g.n());
-  return cudaGetLastError();
+  return nw_cuda_launched(stream);
 }
 
 /* Grid-stride maximum of |u| per block, then nw_block_max_to. */
@@ -52,8 +52,7 @@ __global__ void max_norm_kernel(unsigned *__restrict__ d_max_bits, const float4 
   nw_block_max_to<THREADS, 1>(d_max_bits, m);
 }
 
-cudaError_t nw_max_norm_cuda(float *d_max, const float4 *u, const NwGrid &g,
-                             cudaStream_t stream)
+cudaError_t nw_max_norm_cuda(float *d_max, const float4 *u, const NwGrid &g, cudaStream_t stream)
 {
   cudaError_t e = cudaMemsetAsync(d_max, 0, sizeof(float), stream);
   if (e != cudaSuccess)
@@ -63,11 +62,11 @@ cudaError_t nw_max_norm_cuda(float *d_max, const float4 *u, const NwGrid &g,
     blocks = 4096;
   max_norm_kernel<<<(unsigned)(blocks < 1 ? 1 : blocks), THREADS, 0, stream>>>(
       reinterpret_cast<unsigned *>(d_max), u, g.n());
-  return cudaGetLastError();
+  return nw_cuda_launched(stream);
 }
 
-cudaError_t nw_exp_cuda(float4 *out, float4 *scratch, const float4 *v, float sign,
-                        int n_squarings, const NwGrid &g, cudaStream_t stream)
+cudaError_t nw_exp_cuda(float4 *out, float4 *scratch, const float4 *v, float sign, int n_squarings,
+                        const NwGrid &g, cudaStream_t stream)
 {
   const float scale = sign * (float)ldexp(1.0, -n_squarings);
   if (n_squarings == 0)
@@ -102,7 +101,7 @@ cudaError_t nw_warp_cuda(float *out, const float *in, const float4 *s, bool near
                          const NwGrid &g, cudaStream_t stream)
 {
   warp_kernel<<<nw_voxel_grid(g), NW_VOXEL_THREADS, 0, stream>>>(out, in, s, nearest, g);
-  return cudaGetLastError();
+  return nw_cuda_launched(stream);
 }
 
 __global__ void jacobian_kernel(float *__restrict__ out, const float4 *__restrict__ u, NwGrid g)
@@ -117,11 +116,10 @@ __global__ void jacobian_kernel(float *__restrict__ out, const float4 *__restric
 cudaError_t nw_jacobian_cuda(float *out, const float4 *u, const NwGrid &g, cudaStream_t stream)
 {
   jacobian_kernel<<<nw_voxel_grid(g), NW_VOXEL_THREADS, 0, stream>>>(out, u, g);
-  return cudaGetLastError();
+  return nw_cuda_launched(stream);
 }
 
-__global__ void expand_kernel(float4 *__restrict__ out, const float *__restrict__ xyz,
-                              long long n)
+__global__ void expand_kernel(float4 *__restrict__ out, const float *__restrict__ xyz, long long n)
 {
   const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (e < n)
@@ -139,27 +137,28 @@ __global__ void pack_kernel(float *__restrict__ xyz, const float4 *__restrict__ 
   xyz[3 * e + 2] = d.z;
 }
 
-cudaError_t nw_field_upload(float4 *d_field, void *d_staging, const float *h_xyz,
-                            const NwGrid &g, cudaStream_t stream)
+cudaError_t nw_field_upload(float4 *d_field, void *d_staging, const float *h_xyz, const NwGrid &g,
+                            cudaStream_t stream)
 {
   cudaError_t e = cudaMemcpyAsync(d_staging, h_xyz, (size_t)g.n() * 3 * sizeof(float),
                                   cudaMemcpyHostToDevice, stream);
   if (e != cudaSuccess)
     return e;
-  expand_kernel<<<nw_blocks_for(g.n(), THREADS), THREADS, 0, stream>>>(d_field, (const float *)d_staging,
-                                                           g.n());
-  return cudaGetLastError();
+  expand_kernel<<<nw_blocks_for(g.n(), THREADS), THREADS, 0, stream>>>(
+      d_field, (const float *)d_staging, g.n());
+  return nw_cuda_launched(stream);
 }
 
-cudaError_t nw_field_download(float *h_xyz, void *d_staging, const float4 *d_field,
-                              const NwGrid &g, cudaStream_t stream)
+cudaError_t nw_field_download(float *h_xyz, void *d_staging, const float4 *d_field, const NwGrid &g,
+                              cudaStream_t stream)
 {
-  pack_kernel<<<nw_blocks_for(g.n(), THREADS), THREADS, 0, stream>>>((float *)d_staging, d_field, g.n());
-  cudaError_t e = cudaGetLastError();
+  pack_kernel<<<nw_blocks_for(g.n(), THREADS), THREADS, 0, stream>>>((float *)d_staging, d_field,
+                                                                     g.n());
+  cudaError_t e = nw_cuda_launched(stream);
   if (e != cudaSuccess)
     return e;
-  e = cudaMemcpyAsync(h_xyz, d_staging, (size_t)g.n() * 3 * sizeof(float),
-                      cudaMemcpyDeviceToHost, stream);
+  e = cudaMemcpyAsync(h_xyz, d_staging, (size_t)g.n() * 3 * sizeof(float), cudaMemcpyDeviceToHost,
+                      stream);
   if (e != cudaSuccess)
     return e;
   return cudaStreamSynchronize(stream);

@@ -1,7 +1,8 @@
 /* field_cuda.cuh — displacement/velocity field operations on the GPU, the twins of
  * core/field.h and core/resample.h (nw_field_compose, nw_field_exp, nw_warp,
  * nw_field_jacobian_det, nw_field_max_norm). CUDA back end; every function enqueues on the
- * caller's stream and returns the launch status (no synchronisation).
+ * caller's stream and returns the launch status (nw_cuda_launched: no synchronisation except
+ * in Debug builds). Each kernel's parity test: tests/test_cuda_field_kernels.cu.
  *
  * Fields are float4 (x, y, z, 0) in voxel units on an NwGrid; images are float. */
 #ifndef NW_FIELD_CUDA_CUH
@@ -21,13 +22,13 @@ cudaError_t nw_axpy_cuda(float4 *out, const float4 *a, float scale, const float4
                          const NwGrid &g, cudaStream_t stream);
 
 /* max |u| over voxels, written (as float) to *d_max on the device. */
-cudaError_t nw_max_norm_cuda(float *d_max, const float4 *u, const NwGrid &g,
-                             cudaStream_t stream);
+cudaError_t nw_max_norm_cuda(float *d_max, const float4 *u, const NwGrid &g, cudaStream_t stream);
 
 /* out = exp(sign·v) by scaling and squaring with n_squarings squarings (from
- * nw_field_exp_squarings_for_norm of max|v|, core/field.h: the CPU's rule). scratch: a second field buffer. out, scratch, v distinct. */
-cudaError_t nw_exp_cuda(float4 *out, float4 *scratch, const float4 *v, float sign,
-                        int n_squarings, const NwGrid &g, cudaStream_t stream);
+ * nw_field_exp_squarings_for_norm of max|v|, core/field.h: the CPU's rule). scratch: a second field
+ * buffer. out, scratch, v distinct. */
+cudaError_t nw_exp_cuda(float4 *out, float4 *scratch, const float4 *v, float sign, int n_squarings,
+                        const NwGrid &g, cudaStream_t stream);
 
 /* out(x) = in(x + s(x)), trilinear (nearest = false) or nearest neighbour. */
 cudaError_t nw_warp_cuda(float *out, const float *in, const float4 *s, bool nearest,
@@ -38,9 +39,9 @@ cudaError_t nw_jacobian_cuda(float *out, const float4 *u, const NwGrid &g, cudaS
 
 /* float3-packed (host layout, nc = 3) <-> float4 device fields, through a device staging
  * buffer of at least 12·n bytes (it may alias nothing else in flight). */
-cudaError_t nw_field_upload(float4 *d_field, void *d_staging, const float *h_xyz,
-                            const NwGrid &g, cudaStream_t stream);
-cudaError_t nw_field_download(float *h_xyz, void *d_staging, const float4 *d_field,
-                              const NwGrid &g, cudaStream_t stream);
+cudaError_t nw_field_upload(float4 *d_field, void *d_staging, const float *h_xyz, const NwGrid &g,
+                            cudaStream_t stream);
+cudaError_t nw_field_download(float *h_xyz, void *d_staging, const float4 *d_field, const NwGrid &g,
+                              cudaStream_t stream);
 
 #endif

@@ -1,6 +1,7 @@
 /* gauss_cuda.cu — see gauss_cuda.cuh. CUDA back end. */
 #include "gauss_cuda.cuh"
 
+#include "cuda_check.h"
 #include "field_cuda.cuh"
 
 /* x pass: one block per row segment of X_TILE outputs. */
@@ -36,9 +37,9 @@ __global__ void gauss_x_kernel(float4 *__restrict__ out, const float4 *__restric
 
 /* Along an axis of length n_axis with element stride `stride`; blockIdx.z walks the other
  * non-x axis with stride `other`. */
-__global__ void gauss_axis_kernel(float4 *__restrict__ out, const float4 *__restrict__ in,
-                                  int nx, int n_axis, long long stride, long long other,
-                                  NwGaussKernel k, unsigned *max_bits)
+__global__ void gauss_axis_kernel(float4 *__restrict__ out, const float4 *__restrict__ in, int nx,
+                                  int n_axis, long long stride, long long other, NwGaussKernel k,
+                                  unsigned *max_bits)
 {
   extern __shared__ float4 tile[];
   const int r = k.radius;
@@ -98,20 +99,18 @@ cudaError_t nw_gauss3_float4(float4 **data, float4 **scratch, const NwGrid &g,
       const long long plane = (long long)g.nx * g.ny;
       const long long stride = axis == 1 ? g.nx : plane, other = axis == 1 ? plane : g.nx;
       const int n_other = axis == 1 ? g.nz : g.ny;
-      dim3 grid((g.nx + AXIS_COLS - 1) / AXIS_COLS, (n[axis] + AXIS_TILE - 1) / AXIS_TILE,
-                n_other);
+      dim3 grid((g.nx + AXIS_COLS - 1) / AXIS_COLS, (n[axis] + AXIS_TILE - 1) / AXIS_TILE, n_other);
       size_t shmem = (size_t)(AXIS_TILE + 2 * r) * AXIS_COLS * sizeof(float4);
       if (shmem > 40 * 1024) { /* large radii: above the default 48 KiB with CUB's scratch */
-        cudaError_t e = cudaFuncSetAttribute(gauss_axis_kernel,
-                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             (int)shmem);
+        cudaError_t e = cudaFuncSetAttribute(
+            gauss_axis_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shmem);
         if (e != cudaSuccess)
           return e;
       }
       gauss_axis_kernel<<<grid, dim3(AXIS_COLS, AXIS_ROWS), shmem, stream>>>(
           *scratch, *data, g.nx, n[axis], stride, other, k[axis], max_bits);
     }
-    cudaError_t e = cudaGetLastError();
+    cudaError_t e = nw_cuda_launched(stream);
     if (e != cudaSuccess)
       return e;
     swap_buffers(data, scratch);

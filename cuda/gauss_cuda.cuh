@@ -6,7 +6,7 @@
  * clamped — the CPU's order, so results agree to rounding (nvcc may fuse multiply-adds).
  * Every pass stages its input in shared memory: along x a row segment; along y and z a
  * tile of 32 consecutive x by the axis segment plus halo, so every global load and store is
- * a coalesced run of 32 float4 (512 bytes). */
+ * a coalesced run of 32 float4 (512 bytes). Parity test: tests/test_cuda_gauss_kernels.cu. */
 #ifndef NW_GAUSS_CUDA_CUH
 #define NW_GAUSS_CUDA_CUH
 

@@ -5,11 +5,10 @@
  *
  * Each iteration applies a separable Gaussian along x, then y, then z (sigma in mm converted
  * per axis with the voxel spacing; borders clamp), exactly as core/smooth.c specifies:
- * weights from nw_gauss_kernel on the host, taps summed in ascending order into a float
- * accumulator with separately rounded multiply and add (__fmul_rn/__fadd_rn, so nvcc cannot
- * fuse them), which makes the GPU result equal to the CPU's bit for bit on IEEE hosts.
- * The weights travel as a kernel argument (in the constant bank), not in a __constant__
- * symbol, so two jobs on one device cannot overwrite each other's kernel.
+ * weights from nw_gauss_kernel on the host, one pass per axis (smooth_kernels.cu) that
+ * equals the CPU's bit for bit on IEEE hosts. The weights travel as a kernel argument (in the
+ * constant bank), not in a __constant__ symbol, so two jobs on one device cannot overwrite each
+ * other's kernel.
  *
  * Layout (volume.h): data[((k * ny + j) * nx + i) * nc + c]; a "row" is the nx * nc floats
  * of one (j, k). Device buffers, each nx*ny*nz*nc floats: cur (the image), and two scratch
@@ -25,85 +24,8 @@
 #include "nw_cuda.h"
 #include "nw_error.h"
 #include "smooth.h"
+#include "smooth_kernels.cuh"
 #include "smooth_method.h"
-
-/* x pass: threads per block. y/z passes: 32 consecutive row floats (one warp, coalesced) by
- * STRIDED_ROWS thread rows, each block covering STRIDED_TILE positions along the axis. */
-#define X_THREADS 256
-#define STRIDED_ROWS 8
-#define STRIDED_TILE 64
-#define MAX_GRID_Y 65535
-/* x-pass tile: (256 / nc + 2 * 32) * nc floats, 16.6 KB at 64 components. */
-#define MAX_COMPONENTS 64
-
-/* ---- kernels ----------------------------------------------------------------------------- */
-
-/* Clamped tap sum over positions centred at `centre` in a shared tile whose element for
- * position q and component c is tile[q * pitch + c]; same order and rounding as smooth.c. */
-__device__ __forceinline__ float tap_sum(const float *tile, int centre, int pitch,
-                                         const NwGaussKernel &k)
-{
-  float acc = 0.0f;
-  for (int t = 0; t <= 2 * k.radius; t++)
-    acc = __fadd_rn(acc, __fmul_rn(k.w[t], tile[(centre + t) * pitch]));
-  return acc;
-}
-
-/* Along x. Grid: x = segments of `seg` positions per row, y = rows (j, k) in a grid-stride
- * loop. The tile holds positions i0-r .. i0+seg+r-1 (clamped), all nc components, loaded
- * with consecutive threads on consecutive floats. Dynamic shared: (seg + 2r) * nc floats. */
-__global__ void smooth_x_kernel(float *__restrict__ out, const float *__restrict__ in, int nx,
-                                int nc, long long n_rows, int seg, NwGaussKernel k)
-{
-  extern __shared__ float tile[];
-  const int r = k.radius;
-  const int i0 = blockIdx.x * seg;
-  const int n_load = (seg + 2 * r) * nc, n_out = min(seg, nx - i0) * nc;
-  const size_t row_floats = (size_t)nx * nc;
-  for (long long row = blockIdx.y; row < n_rows; row += gridDim.y) {
-    const float *src = in + (size_t)row * row_floats;
-    for (int m = threadIdx.x; m < n_load; m += blockDim.x) {
-      int q = i0 - r + m / nc, c = m % nc;
-      q = q < 0 ? 0 : (q > nx - 1 ? nx - 1 : q);
-      tile[m] = src[(size_t)q * nc + c];
-    }
-    __syncthreads();
-    float *dst = out + (size_t)row * row_floats + (size_t)i0 * nc;
-    for (int m = threadIdx.x; m < n_out; m += blockDim.x)
-      dst[m] = tap_sum(tile + m % nc, m / nc, nc, k);
-    __syncthreads(); /* the next row's loads overwrite the tile */
-  }
-}
-
-/* Along y or z: n positions `step` floats apart, each a run of `row_len` contiguous floats;
- * `n_outer` independent slabs `outer_stride` floats apart (y: slabs are z slices; z: slabs
- * are y rows). Block (32, STRIDED_ROWS): threadIdx.x walks 32 consecutive floats of a run so
- * a warp reads 128 contiguous bytes. Grid x = x_blocks * tiles along the axis; grid y =
- * slabs in a grid-stride loop. Dynamic shared: (STRIDED_TILE + 2r) * 32 floats. */
-__global__ void smooth_strided_kernel(float *__restrict__ out, const float *__restrict__ in, int n,
-                                      size_t step, int row_len, long long n_outer,
-                                      size_t outer_stride, int x_blocks, NwGaussKernel k)
-{
-  extern __shared__ float tile[];
-  const int r = k.radius;
-  const int e = (blockIdx.x % x_blocks) * 32 + threadIdx.x;
-  const int p0 = (blockIdx.x / x_blocks) * STRIDED_TILE;
-  const int n_load = STRIDED_TILE + 2 * r, n_out = min(STRIDED_TILE, n - p0);
-  const bool active = e < row_len;
-  for (long long o = blockIdx.y; o < n_outer; o += gridDim.y) {
-    const size_t base = (size_t)o * outer_stride + (size_t)e;
-    for (int m = threadIdx.y; m < n_load; m += blockDim.y) {
-      int q = p0 - r + m;
-      q = q < 0 ? 0 : (q > n - 1 ? n - 1 : q);
-      tile[m * 32 + threadIdx.x] = active ? in[base + (size_t)q * step] : 0.0f;
-    }
-    __syncthreads();
-    if (active)
-      for (int m = threadIdx.y; m < n_out; m += blockDim.y)
-        out[base + (size_t)(p0 + m) * step] = tap_sum(tile + threadIdx.x, m, 32, k);
-    __syncthreads();
-  }
-}
 
 /* ---- figures by one CUB reduction -------------------------------------------------------- */
 
@@ -224,18 +146,15 @@ static gboolean cuda_smooth_alloc(CudaSmooth *s, const NwVolume *input, GError *
 static void *cuda_smooth_create(const NwMethodInputs *in, const NwParams *p, GError **error)
 {
   /* Same checks and messages as the CPU twin, so both refuse the same input alike. */
-  if (in->fixed == NULL) {
-    g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "smooth: no input image");
-    return NULL;
-  }
-  if (!nw_volume_check_finite(in->fixed, "smooth input", error))
+  if (!nw_smooth_check_input(in, error))
     return NULL;
   /* The x pass's tile holds every component; kernels index within a row with int. */
-  if (in->fixed->nc > MAX_COMPONENTS || (gint64)in->fixed->nx * in->fixed->nc > G_MAXINT32 / 2) {
+  if (in->fixed->nc > NW_SMOOTH_MAX_COMPONENTS ||
+      (gint64)in->fixed->nx * in->fixed->nc > G_MAXINT32 / 2) {
     g_set_error(error, NW_ERROR, NW_ERROR_UNSUPPORTED,
                 "smooth (CUDA): rows of %d voxels with %d components are not supported on "
                 "the GPU (at most %d components and 2^30 floats per row; use --device cpu)",
-                in->fixed->nx, in->fixed->nc, MAX_COMPONENTS);
+                in->fixed->nx, in->fixed->nc, NW_SMOOTH_MAX_COMPONENTS);
     return NULL;
   }
   CudaSmooth *s = g_new0(CudaSmooth, 1);
@@ -255,58 +174,6 @@ static void *cuda_smooth_create(const NwMethodInputs *in, const NwParams *p, GEr
   return s;
 }
 
-/* sigma in mm -> voxels per axis, with nw_smooth_gaussian_mm's checks and messages. */
-static gboolean sigma_to_voxels(const CudaSmooth *s, double sigma_vox[3], GError **error)
-{
-  if (!(s->sigma_mm >= 0.0) || !isfinite(s->sigma_mm)) {
-    g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
-                "Gaussian sigma %g mm is invalid: it must be finite and >= 0", s->sigma_mm);
-    return FALSE;
-  }
-  for (int axis = 0; axis < 3; axis++) {
-    double sp = s->like->spacing_mm[axis];
-    if (!(sp > 0.0) || !isfinite(sp)) {
-      g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
-                  "voxel spacing %g mm along axis %d is invalid: cannot convert sigma to "
-                  "voxels",
-                  sp, axis);
-      return FALSE;
-    }
-    sigma_vox[axis] = s->sigma_mm / sp;
-  }
-  return TRUE;
-}
-
-static unsigned grid_rows(long long n)
-{
-  return (unsigned)(n < MAX_GRID_Y ? n : MAX_GRID_Y);
-}
-
-/* One pass along axis from src into dst (both n_floats on the device). */
-static gboolean launch_pass(CudaSmooth *s, int axis, const NwGaussKernel *k, float *dst,
-                            const float *src, GError **error)
-{
-  const int r = k->radius, row_len = s->nx * s->nc;
-  if (axis == 0) {
-    int seg = X_THREADS / s->nc > 0 ? X_THREADS / s->nc : 1;
-    dim3 grid((s->nx + seg - 1) / seg, grid_rows((long long)s->ny * s->nz));
-    size_t shmem = (size_t)(seg + 2 * r) * s->nc * sizeof(float);
-    smooth_x_kernel<<<grid, X_THREADS, shmem, s->stream>>>(dst, src, s->nx, s->nc,
-                                                           (long long)s->ny * s->nz, seg, *k);
-    return NW_CUDA_CHECK_LAUNCH("smooth_x_kernel", s->stream, error);
-  }
-  int n = axis == 1 ? s->ny : s->nz;
-  size_t step = axis == 1 ? (size_t)row_len : (size_t)row_len * s->ny;
-  long long n_outer = axis == 1 ? s->nz : s->ny;
-  size_t outer_stride = axis == 1 ? (size_t)row_len * s->ny : (size_t)row_len;
-  int x_blocks = (row_len + 31) / 32, tiles = (n + STRIDED_TILE - 1) / STRIDED_TILE;
-  dim3 block(32, STRIDED_ROWS), grid((unsigned)x_blocks * tiles, grid_rows(n_outer));
-  size_t shmem = (size_t)(STRIDED_TILE + 2 * r) * 32 * sizeof(float);
-  smooth_strided_kernel<<<grid, block, shmem, s->stream>>>(dst, src, n, step, row_len, n_outer,
-                                                           outer_stride, x_blocks, *k);
-  return NW_CUDA_CHECK_LAUNCH("smooth_strided_kernel", s->stream, error);
-}
-
 /* Passes x, y, z from cur; *out is where the smoothed image ends (cur when no pass ran). */
 static gboolean smooth_passes(CudaSmooth *s, const double sigma_vox[3], float **out, GError **error)
 {
@@ -321,7 +188,8 @@ static gboolean smooth_passes(CudaSmooth *s, const double sigma_vox[3], float **
     if (k.radius == 0)
       continue;
     float *dst = s->scratch[next];
-    if (!launch_pass(s, axis, &k, dst, src, error))
+    if (!NW_CUDA_CHECK(
+            nw_smooth_pass_cuda(dst, src, s->nx, s->ny, s->nz, s->nc, axis, &k, s->stream), error))
       return FALSE;
     src = dst;
     next ^= 1;
@@ -338,7 +206,7 @@ static gboolean reduce_figures(CudaSmooth *s, const float *now, StatsAcc *acc, G
                                                s->d_stats, (long long)s->n_floats, StatsCombine(),
                                                init, s->stream),
                      error) ||
-      !NW_CUDA_CHECK_LAUNCH("cub::DeviceReduce::Reduce", s->stream, error) ||
+      !NW_CUDA_CHECK(nw_cuda_launched(s->stream), error) ||
       !NW_CUDA_CHECK(cudaMemcpyAsync(s->h_stats, s->d_stats, sizeof(StatsAcc),
                                      cudaMemcpyDeviceToHost, s->stream),
                      error) ||
@@ -354,7 +222,7 @@ static gboolean cuda_smooth_step(void *state, NwIterationReport *report, GError 
   double sigma_vox[3];
   float *now = NULL;
   StatsAcc acc;
-  if (!sigma_to_voxels(s, sigma_vox, error)) {
+  if (!nw_smooth_sigma_voxels(s->like, s->sigma_mm, sigma_vox, error)) {
     g_prefix_error(error, "smooth: iteration %d: ", s->done + 1);
     return FALSE;
   }
@@ -370,15 +238,9 @@ static gboolean cuda_smooth_step(void *state, NwIterationReport *report, GError 
     s->scratch[slot] = old;
   }
   s->done++;
-  report->iteration = s->done;
-  report->level = 0;
-  report->n_levels = 1;
-  report->progress = s->iterations > 0 ? MIN(1.0, (double)s->done / s->iterations) : 0.0;
-  report->finished = s->done >= s->iterations;
-  nw_report_add(report, "rms_change", sqrt(acc.sum_sq_change / (double)s->n_floats));
-  nw_report_add(report, "mean", acc.sum / (double)s->n_floats);
-  nw_report_add(report, "min", acc.min);
-  nw_report_add(report, "max", acc.max);
+  nw_smooth_fill_report(report, s->done, s->iterations,
+                        sqrt(acc.sum_sq_change / (double)s->n_floats),
+                        acc.sum / (double)s->n_floats, acc.min, acc.max);
   return TRUE;
 }
 
@@ -429,19 +291,20 @@ static NwMethodResult *cuda_smooth_result(void *state, GError **error)
   return r;
 }
 
-/* Positional (C++ has no designated initialisers before C++20): the order of NwMethodOps. */
+/* C++20 designated initialisers: the slots of NwMethodOps by name, in their order. */
 extern "C" const NwMethodOps nw_smooth_cuda_ops = {
-    "smooth",       /* name */
-    NW_DEVICE_CUDA, /* device */
-    "Iterated Gaussian smoothing of one image on the GPU (the reference pipeline test)",
-    nw_smooth_param_specs, /* params: shared with the CPU twin */
-    nw_smooth_n_params,    /* n_params */
-    FALSE,                 /* needs_moving */
-    cuda_smooth_create,
-    cuda_smooth_step,
-    cuda_smooth_set_params,
-    cuda_smooth_publish_frame,
-    NULL, /* publish_device_frame: live smoothing shows host frames */
-    cuda_smooth_result,
-    cuda_smooth_destroy,
+    .name = "smooth",
+    .device = NW_DEVICE_CUDA,
+    .description =
+        "Iterated Gaussian smoothing of one image on the GPU (the reference pipeline test)",
+    .params = nw_smooth_param_specs, /* shared with the CPU twin */
+    .n_params = NW_SMOOTH_N_PARAMS,
+    .needs_moving = FALSE,
+    .create = cuda_smooth_create,
+    .step = cuda_smooth_step,
+    .set_params = cuda_smooth_set_params,
+    .publish_frame = cuda_smooth_publish_frame,
+    .publish_device_frame = NULL, /* live smoothing shows host frames */
+    .result = cuda_smooth_result,
+    .destroy = cuda_smooth_destroy,
 };

@@ -9,6 +9,8 @@ pkgs=(
   build-essential cmake ninja-build pkg-config
   # core
   libglib2.0-dev zlib1g-dev libniftiio-dev libnifti2-dev libgsl-dev libpng-dev libtiff-dev
+  # JSON output of the CLI and the benchmarks
+  libjson-glib-dev
   # GUI and rendering
   libgtk-3-dev libglew-dev libegl-dev libgl-dev libgiftiio-dev
   # headless GUI tests: Xvfb with Mesa's software GL

@@ -6,6 +6,6 @@ if(NW_PYTHON3)
                    $<TARGET_FILE:neurowarp-cli>)
   set_tests_properties(cli_test PROPERTIES SKIP_RETURN_CODE 77 LABELS "cli" TIMEOUT 120)
 endif()
-# The JSON writers and error mapping of app/cli_common.c, compiled into the test.
+# The JSON writers (app/json_out.c) and the error mapping of app/cli_common.c.
 nw_add_test(test_cli_json SOURCES test_cli_json.c ${PROJECT_SOURCE_DIR}/app/cli_common.c
-            LABELS unit cli)
+            LIBS nw_json LABELS unit cli)

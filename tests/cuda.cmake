@@ -7,3 +7,15 @@ if(NW_HAVE_CUDA)
   nw_add_test(test_cuda_smooth SOURCES test_cuda_smooth.c CUDA)
   target_compile_definitions(test_cuda_smooth PRIVATE NW_HAVE_CUDA=1)
 endif()
+# Kernel-level parity (llm.c's validate_result): every kernel of cuda/ against its CPU twin,
+# through one small validate helper (cuda_validate.c). Skipped without a CUDA device; the GPU
+# host runs them under compute-sanitizer (label cuda). Small grids: seconds on a GPU.
+if(NW_HAVE_CUDA)
+  add_library(nw_cuda_validate STATIC cuda_validate.c cuda_validate_demons.cu)
+  target_include_directories(nw_cuda_validate PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
+  target_link_libraries(nw_cuda_validate PUBLIC nw_cuda nw_methods_cpu CUDA::cudart)
+  foreach(area field gauss demons)
+    nw_add_test(test_cuda_${area}_kernels SOURCES test_cuda_${area}_kernels.cu
+                LIBS nw_cuda_validate nw_cuda CUDA LABELS kernels)
+  endforeach()
+endif()

@@ -1,26 +1,42 @@
-/* test_cli_json.c — the JSON writers of neurowarp-cli (app/cli_common.c): string escaping,
- * number formatting that round-trips, null for NaN/Inf, and the one-line error message.
- * Main thread, CPU only. */
+/* test_cli_json.c — neurowarp's JSON writers (app/json_out.c, on json-glib): string escaping,
+ * number formatting that round-trips, null for NaN/Inf, compact objects; and the one-line
+ * error message of neurowarp-cli (app/cli_common.c). Main thread, CPU only. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli_common.h"
+#include "json_out.h"
 #include "nw_error.h"
 #include "testutil.h"
 
+/* The text of a one-element array holding the value: "[x]" -> "x". */
+static char *unwrap(JsonBuilder *b)
+{
+  g_autofree char *text = nw_json_to_string(b, FALSE);
+  const size_t n = strlen(text);
+  g_assert_cmpint(n, >=, 2);
+  g_assert_cmpint(text[0], ==, '[');
+  g_assert_cmpint(text[n - 1], ==, ']');
+  return g_strndup(text + 1, n - 2);
+}
+
 static char *json_string(const char *text)
 {
-  GString *s = g_string_new(NULL);
-  nw_json_string(s, text);
-  return g_string_free(s, FALSE);
+  g_autoptr(JsonBuilder) b = json_builder_new();
+  json_builder_begin_array(b);
+  nw_json_add_string(b, text);
+  json_builder_end_array(b);
+  return unwrap(b);
 }
 
 static char *json_number(double v)
 {
-  GString *s = g_string_new(NULL);
-  nw_json_number(s, v);
-  return g_string_free(s, FALSE);
+  g_autoptr(JsonBuilder) b = json_builder_new();
+  json_builder_begin_array(b);
+  nw_json_add_number(b, v);
+  json_builder_end_array(b);
+  return unwrap(b);
 }
 
 static void test_strings(void)
@@ -51,16 +67,37 @@ static void test_numbers(void)
   g_assert_cmpstr(inf_text, ==, "null");
 }
 
-static void test_keys(void)
+static void test_objects(void)
 {
-  GString *s = g_string_new("{");
-  nw_json_key(s, TRUE, "iteration");
-  nw_json_number(s, 3);
-  nw_json_key(s, FALSE, "rms_change");
-  nw_json_number(s, 0.5);
-  g_string_append_c(s, '}');
-  g_assert_cmpstr(s->str, ==, "{\"iteration\":3,\"rms_change\":0.5}");
-  g_string_free(s, TRUE);
+  g_autoptr(JsonBuilder) b = json_builder_new();
+  json_builder_begin_object(b);
+  nw_json_member_number(b, "iteration", 3);
+  nw_json_member_number(b, "rms_change", 0.5);
+  nw_json_member_string(b, "device", "cpu");
+  json_builder_end_object(b);
+  g_autofree char *text = nw_json_to_string(b, FALSE);
+  g_assert_cmpstr(text, ==, "{\"iteration\":3,\"rms_change\":0.5,\"device\":\"cpu\"}");
+}
+
+/* Enumerations and booleans by name, numbers as numbers. */
+static void test_params(void)
+{
+  static const char *const choices[] = {"ssd", "lcc", NULL};
+  const NwParamSpec specs[] = {
+      {"sigma", NW_PARAM_DOUBLE, 1.5, 0, 10, "mm", "", TRUE, NULL},
+      {"similarity", NW_PARAM_ENUM, 1, 0, 1, "", "", FALSE, choices},
+      {"match", NW_PARAM_BOOL, 1, 0, 1, "", "", FALSE, NULL},
+  };
+  g_autoptr(NwParams) p = nw_params_new(specs, G_N_ELEMENTS(specs));
+  g_autoptr(JsonBuilder) b = json_builder_new();
+  json_builder_begin_object(b);
+  for (int i = 0; i < p->n; i++) {
+    json_builder_set_member_name(b, specs[i].name);
+    nw_json_add_param(b, p, i);
+  }
+  json_builder_end_object(b);
+  g_autofree char *text = nw_json_to_string(b, FALSE);
+  g_assert_cmpstr(text, ==, "{\"sigma\":1.5,\"similarity\":\"lcc\",\"match\":\"true\"}");
 }
 
 /* nw_cli_fail prints one line (newlines flattened) and maps CANCELLED to 130. */
@@ -86,7 +123,8 @@ int main(int argc, char **argv)
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/cli/json/strings", test_strings);
   g_test_add_func("/cli/json/numbers", test_numbers);
-  g_test_add_func("/cli/json/keys", test_keys);
+  g_test_add_func("/cli/json/objects", test_objects);
+  g_test_add_func("/cli/json/params", test_params);
   g_test_add_func("/cli/fail-codes", test_fail_codes);
   return g_test_run();
 }

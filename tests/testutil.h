@@ -6,6 +6,8 @@
 
 #include "volume.h"
 
+G_BEGIN_DECLS
+
 /* Exit status that ctest reports as "skipped" (SKIP_RETURN_CODE in tests/CMakeLists.txt). */
 #define NW_TEST_SKIP 77
 
@@ -29,5 +31,7 @@ double nw_test_max_abs_diff(const NwVolume *a, const NwVolume *b);
 /* For CUDA tests: registers the builtin methods and returns TRUE when a CUDA device is
  * usable; otherwise prints "SKIP: no CUDA device (...)" and returns FALSE. */
 gboolean nw_test_have_cuda(void);
+
+G_END_DECLS
 
 #endif

@@ -1,7 +1,8 @@
-/* demons_common.c — the parts of the "demons" method that do not depend on the back end:
- * input checks, the per-level stopping rule, the iteration report and the live-parameter
- * check (demons_method.h). Called by core/cpu/demons_cpu.c and cuda/demons_cuda.cu on the
- * job's worker thread. */
+/* demons_common.c — the parts of the "demons" method that do not depend on the back end
+ * (demons_method.h): the parameter table, input checks, the job both back ends drive (level
+ * changes, stopping rule, iteration report, live parameters), the figures from the
+ * similarity sums and the result. Called by core/cpu/demons_cpu.c and cuda/demons_cuda.cu
+ * on the job's worker thread. */
 #include <float.h>
 #include <math.h>
 
@@ -9,9 +10,44 @@
 #include "histogram_match.h"
 #include "nw_error.h"
 #include "pyramid.h"
+#include "resample.h"
 
 /* Iterations a level runs at least before the tolerance may end it. */
 #define MIN_LEVEL_ITERATIONS 5
+
+static const char *const force_choices[] = {"symmetric", "fixed", "moving", NULL};
+static const char *const similarity_choices[] = {"ssd", "lcc", NULL};
+static const char *const composition_choices[] = {"compose", "bch", NULL};
+
+const NwParamSpec nw_demons_param_specs[] = {
+    {"levels", NW_PARAM_INT, 3, 1, 8, "",
+     "Multi-resolution levels; each coarser level halves the size (more for large motion)", FALSE,
+     NULL},
+    {"iterations", NW_PARAM_INT, 50, 1, 100000, "", "Maximum iterations per level", FALSE, NULL},
+    {"sigma-fluid", NW_PARAM_DOUBLE, 1.0, 0, 20, "voxel",
+     "Gaussian smoothing of each update (fluid-like regularisation)", TRUE, NULL},
+    {"sigma-diff", NW_PARAM_DOUBLE, 1.0, 0, 20, "voxel",
+     "Gaussian smoothing of the velocity field (diffusion-like regularisation)", TRUE, NULL},
+    {"max-step", NW_PARAM_DOUBLE, 1.0, 0.01, 10, "voxel",
+     "Largest update length per iteration (alpha); smaller is slower and safer", TRUE, NULL},
+    {"force", NW_PARAM_ENUM, NW_DEMONS_FORCE_SYMMETRIC, 0, 2, "",
+     "Gradient driving the update: symmetric (fixed and warped moving), fixed or moving", FALSE,
+     force_choices},
+    {"similarity", NW_PARAM_ENUM, NW_DEMONS_SIM_SSD, 0, 1, "",
+     "ssd for equal intensities, lcc (local correlation) for bias fields or contrast changes",
+     FALSE, similarity_choices},
+    {"lcc-sigma", NW_PARAM_DOUBLE, 2.0, 0.5, 20, "voxel",
+     "Gaussian window of the local correlation (lcc only)", TRUE, NULL},
+    {"composition", NW_PARAM_ENUM, NW_DEMONS_COMPOSE, 0, 1, "",
+     "Velocity update: compose (v <- v o u) or bch (first-order BCH, v <- v + u)", FALSE,
+     composition_choices},
+    {"histogram-match", NW_PARAM_BOOL, 0, 0, 1, "",
+     "Match the moving intensities to the fixed ones before registering", FALSE, NULL},
+    {"tolerance", NW_PARAM_DOUBLE, 1e-4, 0, 1, "",
+     "A level ends when the relative energy change per iteration falls below this", TRUE, NULL},
+};
+G_STATIC_ASSERT(G_N_ELEMENTS(nw_demons_param_specs) == NW_DEMONS_N_PARAMS);
+const int nw_demons_n_params = NW_DEMONS_N_PARAMS;
 
 gboolean nw_demons_check_inputs(const NwMethodInputs *in, GError **error)
 {
@@ -29,14 +65,26 @@ gboolean nw_demons_check_inputs(const NwMethodInputs *in, GError **error)
          nw_volume_check_finite(in->fixed, "fixed", error) &&
          nw_volume_check_finite(in->moving, "moving", error) &&
          (in->fixed_labels == NULL ||
-          nw_volume_check_same_grid(in->fixed, "fixed", in->fixed_labels, "fixed labels",
-                                    error)) &&
+          nw_volume_check_same_grid(in->fixed, "fixed", in->fixed_labels, "fixed labels", error)) &&
          (in->moving_labels == NULL ||
-          nw_volume_check_same_grid(in->fixed, "fixed", in->moving_labels, "moving labels",
-                                    error));
+          nw_volume_check_same_grid(in->fixed, "fixed", in->moving_labels, "moving labels", error));
 }
 
-void nw_demons_progress_advance(NwDemonsProgress *pr, const NwParams *p)
+double nw_demons_param(const NwDemonsJob *job, const char *name)
+{
+  return nw_params_get(job->params, name);
+}
+
+gboolean nw_demons_is_lcc(const NwDemonsJob *job)
+{
+  return nw_demons_param(job, "similarity") == NW_DEMONS_SIM_LCC;
+}
+
+/* ---- progress and reports ---------------------------------------------------------------- */
+
+/* Count the iteration just done and apply the level's stopping rule (iterations, or relative
+ * energy change below tolerance after a few iterations); sets level_done and finished. */
+static void progress_advance(NwDemonsProgress *pr, const NwParams *p)
 {
   pr->iter_in_level++;
   pr->iteration++;
@@ -47,7 +95,7 @@ void nw_demons_progress_advance(NwDemonsProgress *pr, const NwParams *p)
   pr->finished = pr->level_done && pr->level == pr->n_levels - 1;
 }
 
-void nw_demons_fill_report(const NwDemonsProgress *pr, const NwParams *p, NwIterationReport *r)
+static void fill_report(const NwDemonsProgress *pr, const NwParams *p, NwIterationReport *r)
 {
   const double iters = nw_params_get_int(p, "iterations");
   r->iteration = pr->iteration;
@@ -65,8 +113,18 @@ void nw_demons_fill_report(const NwDemonsProgress *pr, const NwParams *p, NwIter
   nw_report_add(r, "squarings", pr->squarings);
 }
 
-gboolean nw_demons_check_live_change(const NwParams *current, const NwParams *next,
-                                     GError **error)
+void nw_demons_set_figures(NwDemonsProgress *pr, const NwDemonsSimSums *t, double n, gboolean lcc)
+{
+  const double cov = t->sfw - t->sf * t->sw / n, vf = t->sff - t->sf * t->sf / n,
+               vw = t->sww - t->sw * t->sw / n;
+  pr->mse = t->sd2 / n;
+  pr->ncc = vf > 0 && vw > 0 ? cov / sqrt(vf * vw) : 0.0;
+  pr->energy = lcc ? 1.0 - (t->n_lcc > 0 ? t->slcc / t->n_lcc : 0.0) : pr->mse;
+}
+
+/* ---- the job ----------------------------------------------------------------------------- */
+
+static gboolean check_live_change(const NwParams *current, const NwParams *next, GError **error)
 {
   const char *fixed_name = nw_params_first_non_live_change(current, next);
   if (fixed_name == NULL)
@@ -76,17 +134,133 @@ gboolean nw_demons_check_live_change(const NwParams *current, const NwParams *ne
   return FALSE;
 }
 
-gboolean nw_demons_pyramids(const NwMethodInputs *in, const NwParams *p, NwVolume ***fixed,
-                            NwVolume ***moving, int *n_levels, GError **error)
+/* The image pyramids both back ends register (0 = coarsest), built once on the host: the
+ * moving image histogram-matched to the fixed first when the parameter asks for it. Both
+ * have *n_levels levels (the images share one grid). */
+static gboolean build_pyramids(NwDemonsJob *job, const NwMethodInputs *in, GError **error)
 {
   g_autoptr(NwVolume) matched = NULL;
-  if (nw_params_get(p, "histogram-match") != 0.0 &&
+  if (nw_params_get(job->params, "histogram-match") != 0.0 &&
       (matched = nw_histogram_match(in->moving, in->fixed, 1024, error)) == NULL)
     return FALSE;
-  const int want = nw_params_get_int(p, "levels");
+  const int want = nw_params_get_int(job->params, "levels");
   int n_moving = 0;
-  *fixed = nw_pyramid_new(in->fixed, want, n_levels, error);
-  *moving = *fixed ? nw_pyramid_new(matched ? matched : in->moving, want, &n_moving, error)
-                   : NULL;
-  return *moving != NULL;
+  job->pyr_fixed = nw_pyramid_new(in->fixed, want, &job->pr.n_levels, error);
+  job->pyr_moving = job->pyr_fixed
+                        ? nw_pyramid_new(matched ? matched : in->moving, want, &n_moving, error)
+                        : NULL;
+  return job->pyr_moving != NULL;
+}
+
+/* The level's fixed LCC statistics (lcc), a fresh level count, the first evaluation. */
+static gboolean restart_level(NwDemonsJob *job, const NwDemonsBackend *be, GError **error)
+{
+  if (nw_demons_is_lcc(job) && !be->lcc_fixed(job, error))
+    return FALSE;
+  job->pr.iter_in_level = 0;
+  job->pr.level_done = FALSE;
+  job->pr.max_u = 0.0;
+  if (!be->evaluate(job, error))
+    return FALSE;
+  job->pr.prev_energy = job->pr.energy;
+  return TRUE;
+}
+
+gboolean nw_demons_job_enter_level(NwDemonsJob *job, const NwDemonsBackend *be, int l,
+                                   GError **error)
+{
+  NwVolumeStats fs;
+  nw_volume_stats(job->pyr_fixed[l], &fs);
+  job->shift = fs.mean;
+  const double range = (double)fs.max - fs.min;
+  job->scale2 = range > 0 ? range * range : 1.0;
+  if (!be->setup_level(job, l, error))
+    return FALSE;
+  job->pr.level = l;
+  return restart_level(job, be, error);
+}
+
+gboolean nw_demons_job_start(NwDemonsJob *job, const NwDemonsBackend *be, const NwMethodInputs *in,
+                             const NwParams *p, GError **error)
+{
+  job->params = nw_params_copy(p);
+  job->fixed_full = in->fixed;
+  job->moving_full = in->moving;
+  job->moving_labels = in->moving_labels;
+  return build_pyramids(job, in, error) && nw_demons_job_enter_level(job, be, 0, error);
+}
+
+gboolean nw_demons_job_step(NwDemonsJob *job, const NwDemonsBackend *be, NwIterationReport *report,
+                            GError **error)
+{
+  if (!job->pr.finished) {
+    if (job->pr.level_done && !nw_demons_job_enter_level(job, be, job->pr.level + 1, error))
+      return FALSE;
+    if (!be->iterate(job, error))
+      return FALSE;
+    progress_advance(&job->pr, job->params);
+  }
+  fill_report(&job->pr, job->params, report);
+  return TRUE;
+}
+
+gboolean nw_demons_job_set_params(NwDemonsJob *job, const NwDemonsBackend *be, const NwParams *p,
+                                  GError **error)
+{
+  if (!check_live_change(job->params, p, error))
+    return FALSE;
+  const gboolean new_window = nw_params_get(p, "lcc-sigma") != nw_demons_param(job, "lcc-sigma");
+  nw_params_free(job->params);
+  job->params = nw_params_copy(p);
+  if (new_window && nw_demons_is_lcc(job)) { /* new LCC window: local statistics and energy */
+    if (!be->lcc_fixed(job, error) || !be->evaluate(job, error))
+      return FALSE;
+    job->pr.prev_energy = job->pr.energy;
+  }
+  return TRUE;
+}
+
+void nw_demons_job_clear(NwDemonsJob *job)
+{
+  nw_pyramid_free(job->pyr_fixed, job->pr.n_levels);
+  nw_pyramid_free(job->pyr_moving, job->pr.n_levels);
+  job->pyr_fixed = job->pyr_moving = NULL;
+  g_clear_pointer(&job->params, nw_params_free);
+}
+
+NwVolume *nw_demons_carry_velocity(const NwVolume *v_prev, const NwVolume *F, GError **error)
+{
+  NwVolume *v = v_prev == NULL ? nw_volume_new_like(F, 3, error)
+                               : nw_resize(v_prev, F->nx, F->ny, F->nz, TRUE, error);
+  if (v != NULL)
+    nw_volume_set_affine(v, F->vox_to_ras);
+  return v;
+}
+
+/* ---- results ----------------------------------------------------------------------------- */
+
+void nw_demons_outputs_clear(NwDemonsOutputs *out)
+{
+  NwVolume **all[] = {&out->warped,   &out->forward,  &out->inverse,
+                      &out->velocity, &out->jacobian, &out->labels};
+  for (gsize i = 0; i < G_N_ELEMENTS(all); i++)
+    g_clear_pointer(all[i], nw_volume_free);
+}
+
+NwMethodResult *nw_demons_result_take(NwDemonsOutputs *out)
+{
+  if (out->warped == NULL || out->forward == NULL || out->inverse == NULL ||
+      out->velocity == NULL || out->jacobian == NULL) {
+    nw_demons_outputs_clear(out);
+    return NULL;
+  }
+  NwMethodResult *r = nw_method_result_new();
+  nw_method_result_add(r, "warped", g_steal_pointer(&out->warped));
+  nw_method_result_add(r, "forward", g_steal_pointer(&out->forward));
+  nw_method_result_add(r, "inverse", g_steal_pointer(&out->inverse));
+  nw_method_result_add(r, "velocity", g_steal_pointer(&out->velocity));
+  nw_method_result_add(r, "jacobian", g_steal_pointer(&out->jacobian));
+  if (out->labels != NULL)
+    nw_method_result_add(r, "labels", g_steal_pointer(&out->labels));
+  return r;
 }

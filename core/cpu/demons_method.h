@@ -1,7 +1,8 @@
 /* demons_method.h — "demons": diffeomorphic log-domain demons (Vercauteren et al. 2009,
  * NeuroImage 45:S61), with the classic SSD similarity or local normalised cross-correlation
- * (LCC-demons, Lorenzi et al. 2013, NeuroImage 81:470). The parameter table, the figures and
- * the results below are shared by the CPU reference (core/cpu/demons_cpu.c) and its CUDA twin.
+ * (LCC-demons, Lorenzi et al. 2013, NeuroImage 81:470). The parameter table, the figures,
+ * the results and the job below are shared by the CPU reference (core/cpu/demons_cpu.c) and
+ * its CUDA twin (cuda/demons_cuda.cu); demons_common.c holds them.
  *
  * Notation: F fixed, M moving, v stationary velocity field, s = exp(v) the forward
  * displacement, all fields in VOXEL units of the current level (volume.h): the fixed voxel x
@@ -82,6 +83,90 @@ typedef enum {
   NW_DEMONS_BCH,
 } NwDemonsComposition;
 
+/* Where a demons job is, and the figures of its current state. */
+typedef struct {
+  int level, n_levels; /* current level (0 = coarsest) of n_levels */
+  int iter_in_level, iteration;
+  gboolean level_done, finished;
+  double energy, prev_energy, mse, ncc, max_u, min_jac;
+  size_t folds;
+  int squarings;
+} NwDemonsProgress;
+
+/* The similarity sums of F and W = M ∘ s over the voxels of a level, both intensities
+ * shifted by the level's mean of F before squaring (precision), and with lcc the sum of the
+ * local correlations ρ over the voxels where the fixed image is not locally flat and their
+ * number. The figures mse, ncc and energy follow from them (nw_demons_set_figures). */
+typedef struct {
+  double sf, sw, sff, sww, sfw, sd2, slcc, n_lcc;
+} NwDemonsSimSums;
+
+/* ---- the job both back ends drive ------------------------------------------------------
+ * Each back end's state begins with an NwDemonsJob; the stopping rule, the level changes,
+ * live parameter changes and the reports are written once here (demons_common.c), and call
+ * back into the back end for the work on its own buffers. All on the job's worker thread. */
+typedef struct {
+  NwParams *params;                                         /* own copy */
+  const NwVolume *fixed_full, *moving_full, *moving_labels; /* borrowed inputs */
+  /* The image pyramids, [pr.n_levels], 0 = coarsest; owned. */
+  NwVolume **pyr_fixed, **pyr_moving;
+  /* Level, iteration, stopping state and figures. */
+  NwDemonsProgress pr;
+  /* Of F at the current level: its mean, subtracted before squaring, and its squared
+   * intensity range (1 when flat). */
+  double shift, scale2;
+} NwDemonsJob;
+
+typedef struct {
+  /* Make level l's buffers and carry v onto them (zero at the first level); pr.level still
+   * names the level before (nothing yet at the first call), shift and scale2 are level l's. */
+  gboolean (*setup_level)(NwDemonsJob *job, int l, GError **error);
+  /* lcc: the local statistics of F at the current level (lcc-sigma may have changed). */
+  gboolean (*lcc_fixed)(NwDemonsJob *job, GError **error);
+  /* Step 1 of an iteration for the current v: s = exp(v), W = M ∘ s and every figure. */
+  gboolean (*evaluate)(NwDemonsJob *job, GError **error);
+  /* Steps 2-5, then evaluate; sets pr.max_u and pr.prev_energy. */
+  gboolean (*iterate)(NwDemonsJob *job, GError **error);
+} NwDemonsBackend;
+
+/* Fixed and moving present, scalar, on one grid, finite; label maps on the fixed grid. */
+gboolean nw_demons_check_inputs(const NwMethodInputs *in, GError **error);
+/* After nw_demons_check_inputs: keep the inputs and a copy of p, build the pyramids and
+ * enter the first level. */
+gboolean nw_demons_job_start(NwDemonsJob *job, const NwDemonsBackend *be, const NwMethodInputs *in,
+                             const NwParams *p, GError **error);
+/* One step of the method interface: the next level when the last one ended, one iteration,
+ * the stopping rule, the report (a finished job only reports). */
+gboolean nw_demons_job_step(NwDemonsJob *job, const NwDemonsBackend *be, NwIterationReport *report,
+                            GError **error);
+/* New parameters between iterations; a new lcc-sigma renews the LCC statistics and the
+ * figures. Refuses a change of a parameter that is not live. */
+gboolean nw_demons_job_set_params(NwDemonsJob *job, const NwDemonsBackend *be, const NwParams *p,
+                                  GError **error);
+/* Enter level l (the current level again, or a finer one): set up, per-level constants,
+ * fixed LCC statistics, first evaluation. */
+gboolean nw_demons_job_enter_level(NwDemonsJob *job, const NwDemonsBackend *be, int l,
+                                   GError **error);
+/* Frees the pyramids and the parameters (the back end frees its own buffers). */
+void nw_demons_job_clear(NwDemonsJob *job);
+double nw_demons_param(const NwDemonsJob *job, const char *name);
+gboolean nw_demons_is_lcc(const NwDemonsJob *job);
+
+/* mse, ncc and energy of pr from the sums over n voxels. */
+void nw_demons_set_figures(NwDemonsProgress *pr, const NwDemonsSimSums *t, double n, gboolean lcc);
+/* v of the previous level carried onto F's grid (nw_resize, voxel field) with F's affine,
+ * or zero when v_prev is NULL (the first level). */
+NwVolume *nw_demons_carry_velocity(const NwVolume *v_prev, const NwVolume *F, GError **error);
+
+/* The results (demons_method.h), in this order; labels only with moving labels. */
+typedef struct {
+  NwVolume *warped, *forward, *inverse, *velocity, *jacobian, *labels;
+} NwDemonsOutputs;
+/* Moves the outputs into a new result (out is left empty); NULL, and out cleared, when any
+ * but labels is missing (an error was set where it failed to be made). */
+NwMethodResult *nw_demons_result_take(NwDemonsOutputs *out);
+void nw_demons_outputs_clear(NwDemonsOutputs *out);
+
 /* Parameters (name, type, default, range; live = may change while running):
  *   levels           int    3      1..8          pyramid levels
  *   iterations       int    50     1..100000     per level
@@ -93,34 +178,10 @@ typedef enum {
  *   lcc-sigma        double 2.0    0.5..20 voxel live
  *   composition      enum   compose | bch
  *   histogram-match  bool   false  match the moving intensities to the fixed first
- *   tolerance        double 1e-4   0..1         live; relative energy change per iteration */
-/* Where a demons job is, and the figures of its current state. Both back ends embed one, so
- * the stopping rule, the reports and the input checks below are one piece of code. */
-typedef struct {
-  int level, n_levels;      /* current level (0 = coarsest) of n_levels */
-  int iter_in_level, iteration;
-  gboolean level_done, finished;
-  double energy, prev_energy, mse, ncc, max_u, min_jac;
-  size_t folds;
-  int squarings;
-} NwDemonsProgress;
-
-/* Fixed and moving present, scalar, on one grid, finite; label maps on the fixed grid. */
-gboolean nw_demons_check_inputs(const NwMethodInputs *in, GError **error);
-/* Count the iteration just done and apply the level's stopping rule (iterations, or relative
- * energy change below tolerance after a few iterations); sets level_done and finished. */
-void nw_demons_progress_advance(NwDemonsProgress *pr, const NwParams *p);
-void nw_demons_fill_report(const NwDemonsProgress *pr, const NwParams *p, NwIterationReport *r);
-/* The image pyramids both back ends register (0 = coarsest), built once on the host: the
- * moving image histogram-matched to the fixed first when the parameter asks for it. Both
- * have *n_levels levels (the images share one grid). Free with nw_pyramid_free. */
-gboolean nw_demons_pyramids(const NwMethodInputs *in, const NwParams *p, NwVolume ***fixed,
-                            NwVolume ***moving, int *n_levels, GError **error);
-/* FALSE with an error naming the parameter when a non-live one differs. */
-gboolean nw_demons_check_live_change(const NwParams *current, const NwParams *next,
-                                     GError **error);
-
-extern const NwParamSpec nw_demons_param_specs[];
+ *   tolerance        double 1e-4   0..1         live; relative energy change per iteration
+ * The table is in demons_common.c, shared by both back ends. */
+#define NW_DEMONS_N_PARAMS 11
+extern const NwParamSpec nw_demons_param_specs[NW_DEMONS_N_PARAMS];
 extern const int nw_demons_n_params;
 extern const NwMethodOps nw_demons_cpu_ops;
 /* In cuda/ when the build has CUDA. */

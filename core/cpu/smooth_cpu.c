@@ -1,7 +1,8 @@
 /* smooth_cpu.c — the CPU reference of the "smooth" method (smooth_method.h): each iteration
  * replaces the image by its Gaussian smoothing (nw_smooth_gaussian_mm, sigma in mm converted
- * per axis with the voxel spacing, clamped borders). Also the parameter table shared with the
- * CUDA twin (cuda/smooth_cuda.cu). Runs on the job's worker thread; OpenMP inside smooth.c.
+ * per axis with the voxel spacing, clamped borders); the parameter table, input check and
+ * report are smooth_common.c's, shared with the CUDA twin (cuda/smooth_cuda.cu). Runs on the
+ * job's worker thread; OpenMP inside smooth.c.
  *
  * State: the current image (a copy of the input, same grid and components) and a copy of the
  * previous iteration's image, kept to measure how much one iteration changed. */
@@ -12,14 +13,6 @@
 
 #include "nw_error.h"
 #include "smooth.h"
-
-const NwParamSpec nw_smooth_param_specs[] = {
-    {"sigma", NW_PARAM_DOUBLE, 1.0, 0.0, 50.0, "mm",
-     "Width of the Gaussian applied at every iteration; larger smooths faster.", TRUE, NULL},
-    {"iterations", NW_PARAM_INT, 10.0, 1.0, 100000.0, "",
-     "How many times the image is smoothed; the job ends after this many.", FALSE, NULL},
-};
-const int nw_smooth_n_params = G_N_ELEMENTS(nw_smooth_param_specs);
 
 typedef struct {
   NwVolume *image; /* current image, nx*ny*nz*nc floats */
@@ -50,11 +43,7 @@ static void smooth_destroy(void *state)
 
 static void *smooth_create(const NwMethodInputs *in, const NwParams *p, GError **error)
 {
-  if (in->fixed == NULL) {
-    g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "smooth: no input image");
-    return NULL;
-  }
-  if (!nw_volume_check_finite(in->fixed, "smooth input", error))
+  if (!nw_smooth_check_input(in, error))
     return NULL;
   SmoothState *s = g_new0(SmoothState, 1);
   s->image = copy_volume(in->fixed, error);
@@ -93,15 +82,8 @@ static gboolean smooth_step(void *state, NwIterationReport *report, GError **err
   s->done++;
   NwVolumeStats st;
   nw_volume_stats(s->image, &st);
-  report->iteration = s->done;
-  report->level = 0;
-  report->n_levels = 1;
-  report->progress = s->iterations > 0 ? MIN(1.0, (double)s->done / s->iterations) : 0.0;
-  report->finished = s->done >= s->iterations;
-  nw_report_add(report, "rms_change", rms_difference(s->image, s->prev));
-  nw_report_add(report, "mean", st.mean);
-  nw_report_add(report, "min", st.min);
-  nw_report_add(report, "max", st.max);
+  nw_smooth_fill_report(report, s->done, s->iterations, rms_difference(s->image, s->prev), st.mean,
+                        st.min, st.max);
   return TRUE;
 }
 
@@ -142,7 +124,7 @@ const NwMethodOps nw_smooth_cpu_ops = {
     .device = NW_DEVICE_CPU,
     .description = "Iterated Gaussian smoothing of one image (the reference pipeline test)",
     .params = nw_smooth_param_specs,
-    .n_params = G_N_ELEMENTS(nw_smooth_param_specs),
+    .n_params = NW_SMOOTH_N_PARAMS,
     .needs_moving = FALSE,
     .create = smooth_create,
     .step = smooth_step,

@@ -15,8 +15,16 @@
 
 G_BEGIN_DECLS
 
-extern const NwParamSpec nw_smooth_param_specs[];
+/* The parameter table (smooth_common.c), shared by both back ends. */
+#define NW_SMOOTH_N_PARAMS 2
+extern const NwParamSpec nw_smooth_param_specs[NW_SMOOTH_N_PARAMS];
 extern const int nw_smooth_n_params;
+
+/* An input image is present and finite; the same message from both back ends. */
+gboolean nw_smooth_check_input(const NwMethodInputs *in, GError **error);
+/* The report of iteration `done` of `iterations` with its figures. */
+void nw_smooth_fill_report(NwIterationReport *r, int done, int iterations, double rms_change,
+                           double mean, double min, double max);
 extern const NwMethodOps nw_smooth_cpu_ops;
 /* In cuda/smooth_cuda.cu when the build has CUDA. */
 extern const NwMethodOps nw_smooth_cuda_ops;

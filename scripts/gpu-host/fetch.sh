@@ -15,10 +15,11 @@ for f in fetch-debs.sh unpack.sh; do
   fi
 done
 rm -rf "$repo/.gpu-debs"
-# GIFTI (libgiftiio and its expat) for the mesh readers' tests there; json-glib for the
-# JSON summaries.
-bash "$shared/fetch-debs.sh" "$repo/.gpu-debs" libgiftiio-dev libgiftiio0 libexpat1 \
-  libexpat1-dev "$@"
+# Beyond the shared list: json-glib (app/json_out.c: the CLI's and the benchmarks' JSON) with
+# what it needs that the list lacks (its runtime library and that library's common files);
+# GIFTI (libgiftiio and its expat) for the mesh readers and their tests.
+bash "$shared/fetch-debs.sh" "$repo/.gpu-debs" libjson-glib-1.0-0 libjson-glib-1.0-common \
+  libjson-glib-dev libgiftiio-dev libgiftiio0 libexpat1 libexpat1-dev "$@"
 mkdir -p "$repo/.gpu-scripts"
 cp "$shared/unpack.sh" "$repo/.gpu-scripts/unpack.sh"
 # Colin27 and its AAL labels, for the demo-pair timing of bench_demons (NW_TEMPLATES_DIR).

@@ -61,10 +61,4 @@ static inline cudaError_t nw_cuda_launched(cudaStream_t stream)
 /* TRUE when call returned cudaSuccess; else sets error (file, line, call text, reason). */
 #define NW_CUDA_CHECK(call, error) nw_cuda_check_impl((call), #call, __FILE__, __LINE__, (error))
 
-/* Transitional, for the files not converted yet (marching_cubes_cuda.cu): the same as
- * NW_CUDA_CHECK(nw_cuda_launched(stream), error) with the kernel's name in the message.
- * New code uses that form; remove this once no file uses it. */
-#define NW_CUDA_CHECK_LAUNCH(name, stream, error)                                                  \
-  nw_cuda_check_impl(nw_cuda_launched(stream), (name), __FILE__, __LINE__, (error))
-
 #endif

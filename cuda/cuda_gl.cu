@@ -199,7 +199,7 @@ static gboolean reduce_field_to_array(NwCudaGl *tex, const NwLiveView *v, int r,
   if (!NW_CUDA_CHECK(cudaCreateSurfaceObject(&surf, &rd), error))
     return FALSE;
   reduce_field_kernel<<<blocks_for(g, 256), 256, 0, gl_stream>>>(surf, (const float4 *)v->field, g);
-  gboolean ok = NW_CUDA_CHECK_LAUNCH("reduce_field", gl_stream, error);
+  gboolean ok = NW_CUDA_CHECK(nw_cuda_launched(gl_stream), error);
   cudaDestroySurfaceObject(surf); /* destruction waits for the work that uses it */
   return ok;
 }
@@ -248,7 +248,7 @@ static gboolean fill_mesh(NwCudaGlTargets *t, const NwLiveView *v, GError **erro
     buf->small_cap = n;
   }
   reduce_image_kernel<<<blocks_for(g, 256), 256, 0, gl_stream>>>(buf->small, v->image, g);
-  return NW_CUDA_CHECK_LAUNCH("reduce_image", gl_stream, error) &&
+  return NW_CUDA_CHECK(nw_cuda_launched(gl_stream), error) &&
          nw_mc_cuda_run(buf->mc, buf->small, g.d[0], g.d[1], g.d[2], affine, t->iso, dst, room,
                         &t->n_total, &t->n_triangles, gl_stream, error);
 }

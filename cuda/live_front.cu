@@ -32,12 +32,6 @@ struct NwLiveFront {
   size_t dl_cap;
 };
 
-#define CHECK(call)                                                                            \
-  do {                                                                                         \
-    if (!NW_CUDA_CHECK((call), error))                                                         \
-      return FALSE;                                                                            \
-  } while (0)
-
 extern "C" NwLiveFront *nw_live_front_new(GError **error)
 {
   int device = 0;
@@ -92,13 +86,17 @@ static gboolean fit_grid(NwLiveFront *f, const NwVolume *like, gboolean with_fie
                         memcmp(like->vox_to_ras, f->vox_to_ras, sizeof f->vox_to_ras) == 0;
   const size_t n = (size_t)like->nx * like->ny * like->nz;
   if (!same) {
-    CHECK(cudaEventSynchronize(f->consumed));
-    CHECK(cudaEventSynchronize(f->ready));
+    if (!NW_CUDA_CHECK(cudaEventSynchronize(f->consumed), error))
+      return FALSE;
+    if (!NW_CUDA_CHECK(cudaEventSynchronize(f->ready), error))
+
+      return FALSE;
     cudaFree(f->image);
     cudaFree(f->field);
     f->image = NULL;
     f->field = NULL;
-    CHECK(cudaMalloc(&f->image, n * sizeof(float)));
+    if (!NW_CUDA_CHECK(cudaMalloc(&f->image, n * sizeof(float)), error))
+      return FALSE;
     f->nx = like->nx;
     f->ny = like->ny;
     f->nz = like->nz;
@@ -107,7 +105,8 @@ static gboolean fit_grid(NwLiveFront *f, const NwVolume *like, gboolean with_fie
     f->published = FALSE;
   }
   if (with_field && f->field == NULL)
-    CHECK(cudaMalloc(&f->field, n * sizeof(float4)));
+    if (!NW_CUDA_CHECK(cudaMalloc(&f->field, n * sizeof(float4)), error))
+      return FALSE;
   return TRUE;
 }
 
@@ -202,16 +201,21 @@ __global__ void reduce_frame_kernel(float *__restrict__ out, const float *__rest
 static gboolean fit_download(NwLiveFront *f, size_t floats, GError **error)
 {
   if (f->dl_stream == NULL)
-    CHECK(cudaStreamCreateWithFlags(&f->dl_stream, cudaStreamNonBlocking));
+    if (!NW_CUDA_CHECK(cudaStreamCreateWithFlags(&f->dl_stream, cudaStreamNonBlocking), error))
+      return FALSE;
   if (floats <= f->dl_cap)
     return TRUE;
-  CHECK(cudaStreamSynchronize(f->dl_stream));
+  if (!NW_CUDA_CHECK(cudaStreamSynchronize(f->dl_stream), error))
+    return FALSE;
   cudaFree(f->d_small);
   cudaFreeHost(f->h_small);
   f->d_small = f->h_small = NULL;
   f->dl_cap = 0;
-  CHECK(cudaMalloc(&f->d_small, floats * sizeof(float)));
-  CHECK(cudaMallocHost(&f->h_small, floats * sizeof(float)));
+  if (!NW_CUDA_CHECK(cudaMalloc(&f->d_small, floats * sizeof(float)), error))
+    return FALSE;
+  if (!NW_CUDA_CHECK(cudaMallocHost(&f->h_small, floats * sizeof(float)), error))
+
+    return FALSE;
   f->dl_cap = floats;
   return TRUE;
 }
@@ -258,7 +262,7 @@ static gboolean download_locked(NwLiveFront *f, int reduce, NwFrame *out, GError
     const int block = 256;
     reduce_frame_kernel<<<(unsigned int)((n + block - 1) / block), block, 0, f->dl_stream>>>(
         f->d_small, v.image, (const float4 *)v.field, g);
-    gboolean ok = NW_CUDA_CHECK_LAUNCH("reduce_frame", f->dl_stream, error);
+    gboolean ok = NW_CUDA_CHECK(nw_cuda_launched(f->dl_stream), error);
     nw_live_front_end_read(f, f->dl_stream); /* the writer may publish after the kernel */
     ok = ok &&
          NW_CUDA_CHECK(cudaMemcpyAsync(f->h_small, f->d_small, floats * sizeof(float),

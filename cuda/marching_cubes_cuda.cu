@@ -253,12 +253,6 @@ __global__ void emit_kernel(const float *f, McGeom g, float iso, size_t n_cubes,
   }
 }
 
-#define CHECK(call)                                                                            \
-  do {                                                                                         \
-    if (!NW_CUDA_CHECK((call), error))                                                         \
-      return FALSE;                                                                            \
-  } while (0)
-
 static gboolean upload_table(NwMcCuda *mc, GError **error)
 {
   if (mc->table_ready)
@@ -266,10 +260,17 @@ static gboolean upload_table(NwMcCuda *mc, GError **error)
   int corner[12], axis[12];
   for (int e = 0; e < 12; e++)
     nw_mc_edge(e, &corner[e], &axis[e]);
-  CHECK(cudaMemcpyToSymbol(c_table, nw_mc_triangle_table(), sizeof c_table));
-  CHECK(cudaMemcpyToSymbol(c_edge_corner, corner, sizeof corner));
-  CHECK(cudaMemcpyToSymbol(c_edge_axis, axis, sizeof axis));
-  CHECK(cudaMallocHost(&mc->h_total, 2 * sizeof(unsigned int)));
+  if (!NW_CUDA_CHECK(cudaMemcpyToSymbol(c_table, nw_mc_triangle_table(), sizeof c_table), error))
+    return FALSE;
+  if (!NW_CUDA_CHECK(cudaMemcpyToSymbol(c_edge_corner, corner, sizeof corner), error))
+
+    return FALSE;
+  if (!NW_CUDA_CHECK(cudaMemcpyToSymbol(c_edge_axis, axis, sizeof axis), error))
+
+    return FALSE;
+  if (!NW_CUDA_CHECK(cudaMallocHost(&mc->h_total, 2 * sizeof(unsigned int)), error))
+
+    return FALSE;
   mc->table_ready = TRUE;
   return TRUE;
 }
@@ -284,12 +285,18 @@ static gboolean fit(NwMcCuda *mc, size_t n_cubes, GError **error)
   mc->counts = mc->offsets = NULL;
   mc->scan_tmp = NULL;
   mc->cap_cubes = 0;
-  CHECK(cudaMalloc(&mc->counts, n_cubes * sizeof(unsigned int)));
-  CHECK(cudaMalloc(&mc->offsets, n_cubes * sizeof(unsigned int)));
+  if (!NW_CUDA_CHECK(cudaMalloc(&mc->counts, n_cubes * sizeof(unsigned int)), error))
+    return FALSE;
+  if (!NW_CUDA_CHECK(cudaMalloc(&mc->offsets, n_cubes * sizeof(unsigned int)), error))
+
+    return FALSE;
   mc->scan_bytes = 0;
-  CHECK(cub::DeviceScan::ExclusiveSum(NULL, mc->scan_bytes, mc->counts, mc->offsets,
-                                      (int)n_cubes));
-  CHECK(cudaMalloc(&mc->scan_tmp, mc->scan_bytes));
+  if (!NW_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(NULL, mc->scan_bytes, mc->counts, mc->offsets,
+                                      (int)n_cubes), error))
+    return FALSE;
+  if (!NW_CUDA_CHECK(cudaMalloc(&mc->scan_tmp, mc->scan_bytes), error))
+
+    return FALSE;
   mc->cap_cubes = n_cubes;
   return TRUE;
 }
@@ -329,20 +336,27 @@ extern "C" gboolean nw_mc_cuda_run(NwMcCuda *mc, const float *d_image, int nx, i
   const int block = 256;
   const unsigned int grid = (unsigned int)MIN((n_cubes + block - 1) / block, (size_t)65535 * 4);
   count_kernel<<<grid, block, 0, s>>>(d_image, g, iso, n_cubes, mc->counts);
-  if (!NW_CUDA_CHECK_LAUNCH("mc_count", s, error))
+  if (!NW_CUDA_CHECK(nw_cuda_launched(s), error))
     return FALSE;
-  CHECK(cub::DeviceScan::ExclusiveSum(mc->scan_tmp, mc->scan_bytes, mc->counts, mc->offsets,
-                                      (int)n_cubes, s));
-  CHECK(cudaMemcpyAsync(&mc->h_total[0], mc->offsets + n_cubes - 1, sizeof(unsigned int),
-                        cudaMemcpyDeviceToHost, s));
-  CHECK(cudaMemcpyAsync(&mc->h_total[1], mc->counts + n_cubes - 1, sizeof(unsigned int),
-                        cudaMemcpyDeviceToHost, s));
-  CHECK(cudaStreamSynchronize(s));
+  if (!NW_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(mc->scan_tmp, mc->scan_bytes, mc->counts, mc->offsets,
+                                      (int)n_cubes, s), error))
+    return FALSE;
+  if (!NW_CUDA_CHECK(cudaMemcpyAsync(&mc->h_total[0], mc->offsets + n_cubes - 1, sizeof(unsigned int),
+                        cudaMemcpyDeviceToHost, s), error))
+
+    return FALSE;
+  if (!NW_CUDA_CHECK(cudaMemcpyAsync(&mc->h_total[1], mc->counts + n_cubes - 1, sizeof(unsigned int),
+                        cudaMemcpyDeviceToHost, s), error))
+
+    return FALSE;
+  if (!NW_CUDA_CHECK(cudaStreamSynchronize(s), error))
+
+    return FALSE;
   *n_total = (size_t)mc->h_total[0] + mc->h_total[1];
   *n_written = MIN(*n_total, max_triangles);
   if (*n_written == 0)
     return TRUE;
   emit_kernel<<<grid, block, 0, s>>>(d_image, g, iso, n_cubes, mc->counts, mc->offsets, d_out,
                                       max_triangles);
-  return NW_CUDA_CHECK_LAUNCH("mc_emit", s, error);
+  return NW_CUDA_CHECK(nw_cuda_launched(s), error);
 }

@@ -15,7 +15,9 @@
 # $OUT/summary.txt). Knobs: NW_GPU_JOBS (build jobs), NW_CTEST_TIMEOUT (s per test, default
 # 120), NW_SANITIZER_TIMEOUT (s per sanitizer run, default 150), NW_TIME_BUDGET (s, default
 # 540: no sanitizer run starts that could end later), NW_SKIP_SANITIZERS=1,
-# NW_SKIP_LIVE_BENCH=1, NW_LIVE_SIZE / NW_LIVE_SECONDS (bench_live, default 256 and 8).
+# NW_SKIP_LIVE_BENCH=1, NW_LIVE_SIZE / NW_LIVE_SECONDS (bench_live, default 256 and 8),
+# NW_LIVE_VARIANTS=0 (no bench_live variants at 60 Hz), NW_SKIP_GUI=1, NW_SKIP_CTEST=1,
+# NW_SKIP_DEMONS_BENCH=1, NW_SKIP_SWEEP=1, NW_BENCH_SIZES (bench_demons grid edges).
 # Carry .gl too (the GL loaders, see the device README) for the EGL tests and bench_live.
 # Exit status: 0 when every step passed, else 1.
 set -uo pipefail
@@ -112,12 +114,14 @@ else
   record build 1 "not run: configure failed"
 fi
 
-# --- the whole test suite ----------------------------------------------------------------------
-echo "== ctest"
-ctest --test-dir "$build" --output-on-failure --timeout "$ctest_timeout" -j 4 2>&1 |
-  tee "$OUT/ctest.log"
-record ctest "${PIPESTATUS[0]}" "ctest.log: $(grep -E 'tests passed|tests failed' "$OUT/ctest.log" | tail -1)"
-cp "$build/Testing/Temporary/LastTest.log" "$OUT/LastTest.log" 2>/dev/null
+# --- the whole test suite (NW_SKIP_CTEST=1: not this time) --------------------------------------
+if [ "${NW_SKIP_CTEST:-0}" != 1 ]; then
+  echo "== ctest"
+  ctest --test-dir "$build" --output-on-failure --timeout "$ctest_timeout" -j 4 2>&1 |
+    tee "$OUT/ctest.log"
+  record ctest "${PIPESTATUS[0]}" "ctest.log: $(grep -E 'tests passed|tests failed' "$OUT/ctest.log" | tail -1)"
+  cp "$build/Testing/Temporary/LastTest.log" "$OUT/LastTest.log" 2>/dev/null
+fi
 
 # --- benchmarks (JSON, packed with the logs) -----------------------------------------------
 if [ -x "$build/bench/bench_smooth" ]; then
@@ -134,9 +138,11 @@ fi
 if [ -x "$build/bench/bench_live" ] && [ "${NW_SKIP_LIVE_BENCH:-0}" != 1 ]; then
   for hz in 0 60; do
     echo "== bench_live refresh $hz"
+    variants=()
+    [ "$hz" = 60 ] && [ "${NW_LIVE_VARIANTS:-1}" = 1 ] && variants=(--variants)
     timeout 150 "$build/bench/bench_live" --size "${NW_LIVE_SIZE:-256}" --seconds "${NW_LIVE_SECONDS:-8}" \
-      --refresh "$hz" --json "$OUT/bench_live_$hz.json" >"$OUT/bench_live_$hz.log" 2>&1
-    record "bench_live refresh $hz" $? "$(grep -E '^(interop|host) ' "$OUT/bench_live_$hz.log" | cut -c1-150 | tr '\n' ' ')"
+      --refresh "$hz" "${variants[@]}" --json "$OUT/bench_live_$hz.json" >"$OUT/bench_live_$hz.log" 2>&1
+    record "bench_live refresh $hz" $? "$(grep -E '^(interop|host) ' "$OUT/bench_live_$hz.log" | cut -c1-90 | tr '\n' ' ')"
     cat "$OUT/bench_live_$hz.log"
   done
 fi

@@ -333,8 +333,10 @@ static NwVolume *download_field4(const float4 *d, int n)
  *   gauss3              3 (2r + 1) ulp(max |u|): one rounding per tap and pass (FMA)
  *   max_norm            2e-6 relative
  *   sums                nw_validate_demons_sums
- *   texture variants    the exact variant's tolerance + 3 2^-9 step: the texture unit's
- *                       interpolation weights have 8 fractional bits
+ *   texture variants    the exact variant's tolerance + 3 2^-8 step: the texture unit's
+ *                       interpolation weights have 8 fractional bits, so each of the three
+ *                       lerps may be off by up to 2^-8 of its step (2^-9 was exceeded on the
+ *                       H100: 0.116 against 0.095 for the warp at 128^3)
  * step(x): the largest difference between neighbours (max_step). Returns the number of
  * variants that failed. */
 static int validate_kernels(int n)
@@ -363,7 +365,7 @@ static int validate_kernels(int n)
   nw_volume_stats(fh, &fs);
   const double range = (double)fs.max - fs.min;
   const NwDemonsLevelConst lc = {(float)fs.mean, range * range, NW_DEMONS_LCC_EPS * range * range};
-  const double pos = n * ldexp(1.0, -24), ulp = ldexp(1.0, -23), tex = 3.0 * ldexp(1.0, -9);
+  const double pos = n * ldexp(1.0, -24), ulp = ldexp(1.0, -23), tex = 3.0 * ldexp(1.0, -8);
   int failed = 0;
   char name[96];
 #define VALIDATED(ok) (failed += (ok) ? 0 : 1)

@@ -99,6 +99,10 @@ static void make_pair(int n, NwVolume **fixed, NwVolume **moving)
       }
 }
 
+/* The longest a display frame waits for the frame it asked for, as the application's views
+ * (ui/nw_view.c LIVE_WAIT_US). */
+#define WAIT_US 8000
+
 /* ---- job plumbing -------------------------------------------------------------------------- */
 
 static void on_frame(NwJob *job, NwFrame *frame, gpointer data)
@@ -299,9 +303,8 @@ static void run_variant(const NwMethodInputs *in, NwRenderer *r, const Variant *
     static_textures(in, &host);
   NwJob *job = start_job(in, &src);
   wait_iterations(job, 2);
-  NwGlLive *live_img = nw_gl_live_new(NW_GL_LIVE_IMAGE, 0),
-           *live_field = nw_gl_live_new(NW_GL_LIVE_FIELD, 0),
-           *live_mesh = nw_gl_live_new(NW_GL_LIVE_MESH, 60.0f);
+  /* the job's interop objects, one fill per frame for all parts, as the views share them */
+  NwGlLive *live = nw_gl_live_new(var->parts, 60.0f);
   GArray *ms = g_array_new(FALSE, FALSE, sizeof(double));
   memset(res, 0, sizeof *res);
   res->path = var->name;
@@ -313,7 +316,7 @@ static void run_variant(const NwMethodInputs *in, NwRenderer *r, const Variant *
   for (guint64 counter = 1; g_get_monotonic_time() < end; counter++) {
     const gint64 f0 = g_get_monotonic_time();
     if (src != NULL)
-      nw_live_source_begin_frame(src, counter, 5000);
+      nw_live_source_begin_frame(src, counter, WAIT_US);
     const int worker = nw_job_get_iteration(job);
     begin_ms += ms_since(f0);
     const gint64 f1 = g_get_monotonic_time();
@@ -321,23 +324,23 @@ static void run_variant(const NwMethodInputs *in, NwRenderer *r, const Variant *
     const NwGlVolume *di = host.img, *df = host.field;
     const NwGlMesh *dm = NULL;
     if (src != NULL && var->interop) {
-      NwLiveFront *front = nw_live_source_front(src);
       NwLiveStats st;
       nw_live_source_stats(src, &st);
       shown = st.shown;
-      if (((var->parts & NW_GL_LIVE_IMAGE) && !nw_gl_live_update(live_img, front, &error)) ||
-          ((var->parts & NW_GL_LIVE_FIELD) && !nw_gl_live_update(live_field, front, &error)) ||
-          ((var->parts & NW_GL_LIVE_MESH) && !nw_gl_live_update(live_mesh, front, &error)))
-        g_error("interop: %s", error->message);
-      if (var->parts & NW_GL_LIVE_IMAGE)
-        shown = nw_gl_live_iteration(live_img);
-      di = nw_gl_live_image(live_img);
-      df = nw_gl_live_field(live_field);
-      dm = nw_gl_live_mesh(live_mesh);
+      if (var->parts != 0) {
+        if (!nw_gl_live_update(live, nw_live_source_front(src), &error))
+          g_error("interop: %s", error->message);
+        shown = nw_gl_live_iteration(live);
+      }
+      di = nw_gl_live_image(live);
+      df = nw_gl_live_field(live);
+      dm = nw_gl_live_mesh(live);
     }
     fill_ms += ms_since(f1);
+    if (di == NULL && var->draw) /* nothing to show yet: not a display frame */
+      continue;
     const gint64 f2 = g_get_monotonic_time();
-    if (var->draw && di != NULL)
+    if (var->draw)
       draw_views(r, di, df, dm, view);
     draw_ms += ms_since(f2);
     const double fms = ms_since(f0);
@@ -381,9 +384,7 @@ static void run_variant(const NwMethodInputs *in, NwRenderer *r, const Variant *
     res->ms_max = g_array_index(ms, double, ms->len - 1);
   }
   g_array_free(ms, TRUE);
-  nw_gl_live_free(live_img);
-  nw_gl_live_free(live_field);
-  nw_gl_live_free(live_mesh);
+  nw_gl_live_free(live);
   nw_gl_volume_free(host.img);
   nw_gl_volume_free(host.field);
   nw_live_source_free(src);

@@ -30,6 +30,16 @@ struct NwLiveFront {
   cudaStream_t dl_stream;
   float *d_small, *h_small;
   size_t dl_cap;
+  /* Fronts that only feed host frames keep a reduced frame (nw_live_front_set_reduce):
+   * publish_max_voxels bounds its grid (0: full size), reduce is the factor of the last
+   * publish. */
+  size_t publish_max_voxels;
+  int reduce;
+  /* Host volumes for the next download, allocated and touched ahead of it (under dl_lock):
+   * filling fresh memory costs a page fault per page, which would delay the frame. */
+  NwVolume *spare[2]; /* image (nc 1), field (nc 3) */
+  int last_d[3];
+  double last_affine[16];
 };
 
 extern "C" NwLiveFront *nw_live_front_new(GError **error)
@@ -41,6 +51,7 @@ extern "C" NwLiveFront *nw_live_front_new(GError **error)
   g_mutex_init(&f->lock);
   f->device = device;
   f->iteration = -1;
+  f->reduce = 1;
   g_mutex_init(&f->dl_lock);
   if (!NW_CUDA_CHECK(cudaEventCreateWithFlags(&f->ready, cudaEventDisableTiming), error) ||
       !NW_CUDA_CHECK(cudaEventCreateWithFlags(&f->consumed, cudaEventDisableTiming), error)) {
@@ -65,6 +76,8 @@ extern "C" void nw_live_front_free(NwLiveFront *f)
   }
   cudaFree(f->d_small);
   cudaFreeHost(f->h_small);
+  nw_volume_free(f->spare[0]);
+  nw_volume_free(f->spare[1]);
   cudaFree(f->image);
   cudaFree(f->field);
   if (f->ready != NULL)
@@ -78,18 +91,16 @@ extern "C" void nw_live_front_free(NwLiveFront *f)
 
 /* Under lock: buffers for like's grid. When the grid changes the old buffers are freed
  * after the last read and last publish have finished on the GPU. */
-static gboolean fit_grid(NwLiveFront *f, const NwVolume *like, gboolean with_field,
-                         GError **error)
+static gboolean fit_grid(NwLiveFront *f, const int d[3], const double vox_to_ras[16],
+                         gboolean with_field, GError **error)
 {
-  const gboolean same = f->image != NULL && like->nx == f->nx && like->ny == f->ny &&
-                        like->nz == f->nz &&
-                        memcmp(like->vox_to_ras, f->vox_to_ras, sizeof f->vox_to_ras) == 0;
-  const size_t n = (size_t)like->nx * like->ny * like->nz;
+  const gboolean same = f->image != NULL && d[0] == f->nx && d[1] == f->ny && d[2] == f->nz &&
+                        memcmp(vox_to_ras, f->vox_to_ras, sizeof f->vox_to_ras) == 0;
+  const size_t n = (size_t)d[0] * d[1] * d[2];
   if (!same) {
     if (!NW_CUDA_CHECK(cudaEventSynchronize(f->consumed), error))
       return FALSE;
     if (!NW_CUDA_CHECK(cudaEventSynchronize(f->ready), error))
-
       return FALSE;
     cudaFree(f->image);
     cudaFree(f->field);
@@ -97,10 +108,10 @@ static gboolean fit_grid(NwLiveFront *f, const NwVolume *like, gboolean with_fie
     f->field = NULL;
     if (!NW_CUDA_CHECK(cudaMalloc(&f->image, n * sizeof(float)), error))
       return FALSE;
-    f->nx = like->nx;
-    f->ny = like->ny;
-    f->nz = like->nz;
-    memcpy(f->vox_to_ras, like->vox_to_ras, sizeof f->vox_to_ras);
+    f->nx = d[0];
+    f->ny = d[1];
+    f->nz = d[2];
+    memcpy(f->vox_to_ras, vox_to_ras, sizeof f->vox_to_ras);
     f->grid_generation++;
     f->published = FALSE;
   }
@@ -110,23 +121,73 @@ static gboolean fit_grid(NwLiveFront *f, const NwVolume *like, gboolean with_fie
   return TRUE;
 }
 
+/* One thread per reduced voxel: the writer's frame reduced into the front (image, and the
+ * field as float4 with w 0), on the writer's stream (live_reduce.cuh). */
+__global__ void publish_reduced_kernel(float *__restrict__ image_out, float4 *__restrict__ field_out,
+                                       const float *__restrict__ image,
+                                       const float4 *__restrict__ field, NwReduceGrid g)
+{
+  const size_t at = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  if (at >= (size_t)g.d[0] * g.d[1] * g.d[2])
+    return;
+  int i, j, k;
+  nw_reduce_ijk(g, at, &i, &j, &k);
+  image_out[at] = nw_reduce_image_at(image, g, i, j, k);
+  if (field != NULL) {
+    const float3 u = nw_reduce_field_at(field, g, i, j, k);
+    field_out[at] = make_float4(u.x, u.y, u.z, 0.0f);
+  }
+}
+
+extern "C" void nw_live_front_set_reduce(NwLiveFront *f, size_t max_voxels)
+{
+  g_mutex_lock(&f->lock);
+  f->publish_max_voxels = max_voxels;
+  g_mutex_unlock(&f->lock);
+}
+
+/* Under lock, after fit_grid: the copies (or the reduction) into the front on stream s. */
+static gboolean copy_in(NwLiveFront *f, const NwVolume *like, const float *d_image,
+                        const float4 *d_field, const NwReduceGrid &g, cudaStream_t s,
+                        GError **error)
+{
+  const size_t n = (size_t)like->nx * like->ny * like->nz;
+  if (f->reduce > 1) {
+    const size_t m = (size_t)g.d[0] * g.d[1] * g.d[2];
+    publish_reduced_kernel<<<(unsigned int)((m + 255) / 256), 256, 0, s>>>(f->image, f->field,
+                                                                           d_image, d_field, g);
+    return NW_CUDA_CHECK(nw_cuda_launched(s), error);
+  }
+  return NW_CUDA_CHECK(
+             cudaMemcpyAsync(f->image, d_image, n * sizeof(float), cudaMemcpyDeviceToDevice, s),
+             error) &&
+         (d_field == NULL || NW_CUDA_CHECK(cudaMemcpyAsync(f->field, d_field, n * sizeof(float4),
+                                                           cudaMemcpyDeviceToDevice, s),
+                                           error));
+}
+
 extern "C" gboolean nw_live_front_publish(NwLiveFront *f, const NwVolume *like,
                                           const float *d_image, const void *d_field,
                                           int iteration, void *stream, GError **error)
 {
   g_return_val_if_fail(f != NULL && like != NULL && d_image != NULL, FALSE);
   cudaStream_t s = (cudaStream_t)stream;
-  const size_t n = (size_t)like->nx * like->ny * like->nz;
   g_mutex_lock(&f->lock);
-  gboolean ok = cudaSetDevice(f->device) == cudaSuccess && fit_grid(f, like, d_field != NULL, error);
+  /* the front's grid: the frame's, or its reduction for a front of host frames */
+  const int r = f->publish_max_voxels > 0
+                    ? nw_live_reduce_choose(like->nx, like->ny, like->nz, f->publish_max_voxels)
+                    : 1;
+  NwReduceGrid g;
+  double affine[16];
+  nw_live_reduce_grid(like->nx, like->ny, like->nz, like->vox_to_ras, r, g.f, g.d, affine);
+  g.nx = like->nx;
+  g.ny = like->ny;
+  f->reduce = r;
+  gboolean ok = cudaSetDevice(f->device) == cudaSuccess &&
+                fit_grid(f, g.d, affine, d_field != NULL, error);
   /* the copies must not overwrite what a reader is still copying out */
   ok = ok && NW_CUDA_CHECK(cudaStreamWaitEvent(s, f->consumed, 0), error) &&
-       NW_CUDA_CHECK(cudaMemcpyAsync(f->image, d_image, n * sizeof(float),
-                                     cudaMemcpyDeviceToDevice, s),
-                     error) &&
-       (d_field == NULL || NW_CUDA_CHECK(cudaMemcpyAsync(f->field, d_field, n * sizeof(float4),
-                                                         cudaMemcpyDeviceToDevice, s),
-                                         error)) &&
+       copy_in(f, like, d_image, (const float4 *)d_field, g, s, error) &&
        NW_CUDA_CHECK(cudaEventRecord(f->ready, s), error);
   if (ok) {
     f->has_field = d_field != NULL;
@@ -158,6 +219,7 @@ extern "C" void nw_live_front_begin_read(NwLiveFront *f, void *stream, NwLiveVie
   view->image = f->image;
   view->field = f->has_field ? f->field : NULL;
   view->grid_generation = f->grid_generation;
+  view->reduce = f->reduce;
 }
 
 extern "C" void nw_live_front_end_read(NwLiveFront *f, void *stream)
@@ -209,6 +271,8 @@ static gboolean fit_download(NwLiveFront *f, size_t floats, GError **error)
     return FALSE;
   cudaFree(f->d_small);
   cudaFreeHost(f->h_small);
+  nw_volume_free(f->spare[0]);
+  nw_volume_free(f->spare[1]);
   f->d_small = f->h_small = NULL;
   f->dl_cap = 0;
   if (!NW_CUDA_CHECK(cudaMalloc(&f->d_small, floats * sizeof(float)), error))
@@ -220,12 +284,16 @@ static gboolean fit_download(NwLiveFront *f, size_t floats, GError **error)
   return TRUE;
 }
 
-/* A volume of the reduced grid holding `nc` floats per voxel from src. */
-static NwVolume *host_volume(const int d[3], const double affine[16], int nc, const float *src,
-                             GError **error)
+/* Under dl_lock: a volume of the reduced grid holding `nc` floats per voxel from src (the
+ * spare one when it fits). */
+static NwVolume *host_volume(NwLiveFront *f, const int d[3], const double affine[16], int nc,
+                             const float *src, GError **error)
 {
-  NwVolume *v = nw_volume_new(d[0], d[1], d[2], nc, error);
-  if (v == NULL)
+  NwVolume **spare = &f->spare[nc == 1 ? 0 : 1];
+  NwVolume *v = NULL;
+  if (*spare != NULL && (*spare)->nx == d[0] && (*spare)->ny == d[1] && (*spare)->nz == d[2])
+    v = g_steal_pointer(spare);
+  else if ((v = nw_volume_new(d[0], d[1], d[2], nc, error)) == NULL)
     return NULL;
   nw_volume_set_affine(v, affine);
   memcpy(v->data, src, nw_volume_n_floats(v) * sizeof(float));
@@ -272,11 +340,13 @@ static gboolean download_locked(NwLiveFront *f, int reduce, NwFrame *out, GError
     if (!ok)
       return FALSE;
     out->iteration = v.iteration;
-    out->image = host_volume(g.d, affine, 1, f->h_small, error);
+    memcpy(f->last_d, g.d, sizeof f->last_d);
+    memcpy(f->last_affine, affine, sizeof f->last_affine);
+    out->image = host_volume(f, g.d, affine, 1, f->h_small, error);
     if (out->image == NULL)
       return FALSE;
     if (v.field != NULL &&
-        (out->field = host_volume(g.d, affine, 3, f->h_small + n, error)) == NULL)
+        (out->field = host_volume(f, g.d, affine, 3, f->h_small + n, error)) == NULL)
       return FALSE;
     return TRUE;
   }
@@ -299,4 +369,16 @@ extern "C" gboolean nw_live_front_download(NwLiveFront *f, int reduce, NwFrame *
     g_prefix_error(error, "live frame to host memory: ");
   }
   return ok;
+}
+
+extern "C" void nw_live_front_prepare_download(NwLiveFront *f)
+{
+  g_mutex_lock(&f->dl_lock);
+  for (int c = 0; c < 2 && f->last_d[0] > 0; c++)
+    if (f->spare[c] == NULL) {
+      f->spare[c] = nw_volume_new(f->last_d[0], f->last_d[1], f->last_d[2], c == 0 ? 1 : 3, NULL);
+      if (f->spare[c] != NULL) /* touch every page now, not while a frame waits */
+        memset(f->spare[c]->data, 0, nw_volume_n_floats(f->spare[c]) * sizeof(float));
+    }
+  g_mutex_unlock(&f->dl_lock);
 }

@@ -54,6 +54,7 @@ typedef struct {
   const float *image;      /* device, nx*ny*nz floats */
   const void *field;       /* device, nx*ny*nz float4, or NULL */
   guint64 grid_generation; /* bumped when dims or affine change: readers re-make textures */
+  int reduce;              /* the frame is the job's reduced by this (nw_live_front_set_reduce) */
 } NwLiveView;
 
 /* Reader: locks the front and makes stream wait (on the GPU) for the last publish. The
@@ -68,6 +69,11 @@ void nw_live_front_end_read(NwLiveFront *f, void *stream);
  * long; for readouts and lag measurements. */
 int nw_live_front_iteration(NwLiveFront *f);
 
+/* A front that only feeds host frames: publish reduces the writer's frame on its stream to
+ * at most max_voxels voxels (block means, core/live_reduce.h) instead of copying it whole,
+ * so the front and every download are small (0: whole frames, the default). Any thread. */
+void nw_live_front_set_reduce(NwLiveFront *f, size_t max_voxels);
+
 /* A host frame of the newest publish, for views that cannot take interop frames: the image
  * and the field (nc 3, voxels of the reduced grid; NULL when the frame has none) reduced by
  * reduce per axis with block means (core/live_reduce.h, whose CPU loops this matches), on
@@ -78,6 +84,9 @@ int nw_live_front_iteration(NwLiveFront *f);
  * not from the worker or the GTK main thread. One download at a time per front (serialised
  * inside). out->iteration -1 and no volumes when nothing was published yet. */
 gboolean nw_live_front_download(NwLiveFront *f, int reduce, NwFrame *out, GError **error);
+/* On the downloader's thread after a download: make the host volumes of the next one ahead
+ * of time (allocated and touched), so that it only copies. */
+void nw_live_front_prepare_download(NwLiveFront *f);
 
 #ifdef __cplusplus
 }

@@ -13,6 +13,8 @@ struct NwGlLive {
   float iso;
   size_t max_voxels;      /* field and surface grids */
   int field_reduce, mesh_reduce; /* for the grid below */
+  int mesh_every;         /* the surface is remade every mesh_every-th frame */
+  int frames;             /* frames filled since the grid was fitted */
   int iteration; /* in the GL objects; -1 before the first frame */
   /* the grid the textures were made for */
   int nx, ny, nz;
@@ -36,7 +38,22 @@ NwGlLive *nw_gl_live_new(guint parts, float iso)
   l->iso = iso;
   l->iteration = -1;
   l->max_voxels = NW_GL_LIVE_MAX_VOXELS;
+  l->mesh_every = NW_GL_LIVE_MESH_EVERY;
   return l;
+}
+
+void nw_gl_live_add_parts(NwGlLive *l, guint parts)
+{
+  if ((l->parts | parts) == l->parts)
+    return;
+  l->parts |= parts;
+  l->have_grid = FALSE; /* objects for the new parts at the next update */
+  l->iteration = -1;
+}
+
+void nw_gl_live_set_mesh_every(NwGlLive *l, int every)
+{
+  l->mesh_every = MAX(every, 1);
 }
 
 void nw_gl_live_set_max_voxels(NwGlLive *l, size_t max_voxels)
@@ -105,6 +122,7 @@ static gboolean fit_textures(NwGlLive *l, const NwLiveView *v, GError **error)
   l->nz = v->nz;
   memcpy(l->vox_to_ras, v->vox_to_ras, sizeof l->vox_to_ras);
   l->have_grid = TRUE;
+  l->frames = 0; /* the first frame on a grid makes its surface */
   return TRUE;
 }
 
@@ -144,9 +162,12 @@ gboolean nw_gl_live_update(NwGlLive *l, NwLiveFront *front, GError **error)
     return FALSE;
   if ((l->parts & NW_GL_LIVE_MESH) && !fit_mesh(l, 0, error))
     return FALSE;
+  /* the surface changes slowly beside the image: remade every mesh_every-th frame */
+  const gboolean mesh_now = l->mesh_res != NULL && l->frames % l->mesh_every == 0;
   for (int attempt = 0; attempt < 3; attempt++) {
     NwCudaGlTargets t = {.image_tex = l->image_res, .field_tex = l->field_res,
-                         .mesh_buf = l->mesh_res, .field_reduce = l->field_reduce,
+                         .mesh_buf = mesh_now ? l->mesh_res : NULL,
+                         .field_reduce = l->field_reduce,
                          .mesh_reduce = l->mesh_reduce, .iso = l->iso,
                          .max_triangles = l->mesh != NULL ? l->mesh->max_triangles : 0};
     int iteration = -1;
@@ -162,7 +183,7 @@ gboolean nw_gl_live_update(NwGlLive *l, NwLiveFront *front, GError **error)
       g_propagate_error(error, g_steal_pointer(&why));
       return FALSE;
     }
-    if (l->mesh != NULL) {
+    if (mesh_now) {
       if (t.n_total > t.n_triangles && attempt < 2) { /* too small: grow and fill again */
         if (!fit_mesh(l, t.n_total, error))
           return FALSE;
@@ -171,6 +192,7 @@ gboolean nw_gl_live_update(NwGlLive *l, NwLiveFront *front, GError **error)
       l->mesh->n_triangles = (int)t.n_triangles;
     }
     l->iteration = iteration;
+    l->frames++;
     return TRUE;
   }
   g_set_error(error, NW_ERROR, NW_ERROR_DEVICE, "live frame: the front kept changing size");

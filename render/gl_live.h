@@ -2,7 +2,8 @@
  * and a vertex buffer (iso-surface triangle soup) registered with CUDA and refilled from a
  * live job's front buffer (cuda/nw_live.h) device-to-device, through nw_cuda_gl.h. The
  * textures are re-made (and re-registered) when the front's grid changes, i.e. at a new
- * pyramid level. One NwGlLive per GL context (view) and live layer.
+ * pyramid level. One NwGlLive per live job and group of GL contexts that share objects
+ * (the views of a window): one map, fill and unmap per frame for all its parts.
  * Thread: the one with the GL context current. */
 #ifndef NW_GL_LIVE_H
 #define NW_GL_LIVE_H
@@ -29,15 +30,24 @@ typedef struct NwGlLive NwGlLive;
 gboolean nw_gl_live_available(char *why, size_t why_len);
 
 /* Largest grid of a live field texture and of the grid a live surface is made from, by
- * default: 2^21 voxels (128^3). Larger frames are reduced by block means for these two
+ * default: 2^20 voxels (about 101^3). Larger frames are reduced by block means for these two
  * parts (core/live_reduce.h) — the views need neither at full resolution while a job
  * runs, and the job keeps the GPU — while the image stays at full resolution. */
-#define NW_GL_LIVE_MAX_VOXELS ((size_t)1 << 21)
+#define NW_GL_LIVE_MAX_VOXELS ((size_t)1 << 20)
+/* The live surface is remade every NW_GL_LIVE_MESH_EVERY-th frame (and on every new grid):
+ * marching cubes is the largest piece of a frame's GPU work, and a surface at half the
+ * frame rate still moves smoothly. */
+#define NW_GL_LIVE_MESH_EVERY 2
 
 /* parts: which of the front's contents this one shows. iso: the iso-surface level. */
 NwGlLive *nw_gl_live_new(guint parts, float iso);
 /* Another bound than NW_GL_LIVE_MAX_VOXELS for the field and surface grids (tests). */
 void nw_gl_live_set_max_voxels(NwGlLive *l, size_t max_voxels);
+/* Show more of the front (the views of one window share one NwGlLive per job, filled once
+ * per frame for every part any of them shows). */
+void nw_gl_live_add_parts(NwGlLive *l, guint parts);
+/* The surface every `every`-th frame (1: every frame). */
+void nw_gl_live_set_mesh_every(NwGlLive *l, int every);
 void nw_gl_live_free(NwGlLive *l);
 void nw_gl_live_set_iso(NwGlLive *l, float iso);
 

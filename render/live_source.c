@@ -11,6 +11,7 @@
 
 struct NwLiveSource {
   /* fixed at creation */
+  guint64 id;
   NwLivePath path;
   NwLiveFront *front; /* CUDA jobs: the job publishes here, on both paths */
   size_t max_voxels;
@@ -91,15 +92,15 @@ static void download_task(gpointer task, gpointer data)
   s->download_queued = FALSE;
   g_mutex_unlock(&s->lock);
   NwLiveView v;
-  nw_live_front_begin_read(s->front, NULL, &v); /* a peek at the grid for the factor */
+  nw_live_front_begin_read(s->front, NULL, &v); /* a peek: the factor the publish used */
   nw_live_front_end_read(s->front, NULL);
-  const int reduce = v.iteration >= 0 ? nw_live_reduce_choose(v.nx, v.ny, v.nz, s->max_voxels) : 1;
   NwFrame *frame = g_new0(NwFrame, 1);
   g_autoptr(GError) error = NULL;
-  gboolean ok = nw_live_front_download(s->front, reduce, frame, &error);
+  /* the front holds the reduced frame already (set_reduce): copy it as it is */
+  gboolean ok = nw_live_front_download(s->front, 1, frame, &error);
   g_mutex_lock(&s->lock);
   if (ok && frame->image != NULL) {
-    s->st.reduce = reduce;
+    s->st.reduce = v.reduce;
     keep_host_frame(s, g_steal_pointer(&frame));
   } else {
     if (!ok && !s->warned)
@@ -111,6 +112,7 @@ static void download_task(gpointer task, gpointer data)
   frame_free(frame);
   if (s->notify != NULL)
     s->notify(s->data);
+  nw_live_front_prepare_download(s->front);
 }
 
 static size_t host_max_voxels(size_t asked)
@@ -127,7 +129,9 @@ static size_t host_max_voxels(size_t asked)
 NwLiveSource *nw_live_source_new(const NwMethodOps *ops, gboolean interop, size_t max_voxels,
                                  NwLiveNotify notify, NwLiveTake take, gpointer data)
 {
+  static gint next_id = 0; /* atomic */
   NwLiveSource *s = g_new0(NwLiveSource, 1);
+  s->id = (guint64)g_atomic_int_add(&next_id, 1) + 1;
   g_mutex_init(&s->lock);
   g_cond_init(&s->cond);
   s->notify = notify;
@@ -147,8 +151,11 @@ NwLiveSource *nw_live_source_new(const NwMethodOps *ops, gboolean interop, size_
   }
   if (s->front != NULL && interop)
     s->path = NW_LIVE_PATH_INTEROP;
-  else if (s->front != NULL)
+  else if (s->front != NULL) {
+    /* host frames only: the job publishes a reduced frame, the downloader copies it */
+    nw_live_front_set_reduce(s->front, s->max_voxels);
     s->downloader = g_thread_pool_new(download_task, s, 1, TRUE, NULL);
+  }
   s->st.path = s->path;
   return s;
 }
@@ -169,6 +176,11 @@ void nw_live_source_free(NwLiveSource *s)
 NwLivePath nw_live_source_path(NwLiveSource *s)
 {
   return s->path;
+}
+
+guint64 nw_live_source_id(NwLiveSource *s)
+{
+  return s->id;
 }
 
 NwLiveFront *nw_live_source_front(NwLiveSource *s)

@@ -5,10 +5,10 @@
  *   interop     a CUDA job publishes device-to-device into its front (cuda/nw_live.h); the
  *               views fill their GL objects from the front (gl_live.h). Nothing crosses to
  *               the host.
- *   host, CUDA  the same device publish; then this source's downloader thread (never the
- *               worker, never the GTK thread) makes a host frame of it, reduced to at most
- *               max_voxels voxels (block means, core/live_reduce.h), through pinned memory
- *               and an asynchronous copy on the front's own stream.
+ *   host, CUDA  the job's publish reduces its frame on the GPU to at most max_voxels voxels
+ *               (block means, core/live_reduce.h) into the front; this source's downloader
+ *               thread (never the worker, never the GTK thread) copies it to host memory
+ *               through pinned memory and an asynchronous copy on the front's own stream.
  *   host, CPU   the method's own host frame, made by the worker when wanted.
  *
  * The display calls nw_live_source_begin_frame once per display frame: it asks for the next
@@ -53,6 +53,8 @@ NwLiveSource *nw_live_source_new(const NwMethodOps *ops, gboolean interop, size_
 void nw_live_source_free(NwLiveSource *s);
 
 NwLivePath nw_live_source_path(NwLiveSource *s);
+/* Unique over the process's life (an address may be reused by a later source). */
+guint64 nw_live_source_id(NwLiveSource *s);
 /* What the job publishes into (nw_job_set_live(job, front)); NULL: host frames from the
  * method. */
 NwLiveFront *nw_live_source_front(NwLiveSource *s);

@@ -40,6 +40,14 @@ int nw_live_front_iteration(NwLiveFront *f)
   return -1;
 }
 
+void nw_live_front_set_reduce(NwLiveFront *f, size_t max_voxels)
+{
+}
+
+void nw_live_front_prepare_download(NwLiveFront *f)
+{
+}
+
 gboolean nw_live_front_download(NwLiveFront *f, int reduce, NwFrame *out, GError **error)
 {
   g_set_error(error, NW_ERROR, NW_ERROR_UNSUPPORTED, "live front: %s", no_cuda);

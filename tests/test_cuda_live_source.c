@@ -72,6 +72,32 @@ static void test_download_parity(void)
     g_assert_cmpfloat(du, <=, 1e-6);
     nw_frame_clear(&f);
   }
+  /* a front of host frames reduces at publish: the download copies the reduced frame */
+  nw_live_front_set_reduce(front, 3000);
+  const int r = nw_live_reduce_choose(nx, ny, nz, 3000);
+  g_assert_cmpint(r, >, 1);
+  g_assert_true(nw_live_front_publish(front, img, d_img, d_u, 8, NULL, &error));
+  NwFrame f;
+  g_assert_true(nw_live_front_download(front, 1, &f, &error));
+  g_assert_no_error(error);
+  g_autoptr(NwVolume) want_img = nw_live_reduce(img, r, FALSE, NULL);
+  g_autoptr(NwVolume) want_u = nw_live_reduce(u, r, TRUE, NULL);
+  g_assert_cmpint(f.iteration, ==, 8);
+  g_assert_cmpint(f.image->nx, ==, want_img->nx);
+  g_assert_cmpint(f.field->nz, ==, want_u->nz);
+  for (int k = 0; k < 16; k++)
+    g_assert_cmpfloat(f.image->vox_to_ras[k], ==, want_img->vox_to_ras[k]);
+  g_assert_cmpfloat(nw_test_max_abs_diff(f.image, want_img), <=, 1e-6);
+  g_assert_cmpfloat(nw_test_max_abs_diff(f.field, want_u), <=, 1e-6);
+  NwLiveView v;
+  nw_live_front_begin_read(front, NULL, &v);
+  nw_live_front_end_read(front, NULL);
+  g_assert_cmpint(v.reduce, ==, r);
+  nw_frame_clear(&f);
+  nw_live_front_prepare_download(front); /* the next download reuses made volumes */
+  g_assert_true(nw_live_front_download(front, 1, &f, &error));
+  g_assert_cmpfloat(nw_test_max_abs_diff(f.image, want_img), <=, 1e-6);
+  nw_frame_clear(&f);
   nw_live_front_free(front);
   cudaFree(d_img);
   cudaFree(d_u);

@@ -11,8 +11,8 @@
 
 /* Longest a display frame waits for a live job's frame that usually arrives this fast (a
  * GPU job): then the frame drawn is at most an iteration old. Slower jobs' frames ask for
- * a redraw when they arrive instead. A third of a 60 Hz frame. */
-#define LIVE_WAIT_US 5000
+ * a redraw when they arrive instead. Half a 60 Hz frame: the frame still draws in time. */
+#define LIVE_WAIT_US 8000
 
 struct _NwView {
   GtkGLArea parent;

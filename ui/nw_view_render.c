@@ -25,21 +25,36 @@ typedef struct {
   GArray *contour[3]; /* per world axis: segments at contour_depth */
   double contour_depth[3];
   gboolean used;
-  NwGlLive *live;       /* layers of a run on CUDA: filled from layer->live by interop */
-  gboolean live_failed; /* interop failed once here: host data from then on */
+  NwGlLive *live; /* layers of a run on the interop path: the job's GL objects (borrowed from
+                     the cache's lives) */
 } GpuEntry;
+
+/* The interop objects of one live job, shared by its layers and the views. */
+typedef struct {
+  NwGlLive *gl;
+  gboolean failed; /* interop failed once: its layers show host data from then on */
+} LiveEntry;
 
 /* The layers' GL objects, one per share group of contexts. */
 typedef struct {
   int ref;
   GHashTable *entries;   /* NwLayer* -> GpuEntry* */
+  GHashTable *lives;     /* live source id (guint64*) -> LiveEntry* */
   GObject *share_group;  /* weak: the cache is its data "nw-gpu-cache" while it lives */
 } GpuCache;
+
+static void live_entry_free(gpointer p)
+{
+  LiveEntry *le = p;
+  nw_gl_live_free(le->gl);
+  g_free(le);
+}
 
 struct NwViewGpu {
   NwRenderer *r;
   GpuCache *cache;
   GHashTable *entries;  /* cache->entries */
+  GHashTable *lives;    /* cache->lives */
   NwSprite *letters[6]; /* L R A P S I */
 };
 
@@ -52,7 +67,6 @@ static void entry_free(gpointer p)
   GpuEntry *e = p;
   nw_gl_volume_free(e->vol);
   nw_gl_mesh_free(e->mesh);
-  nw_gl_live_free(e->live);
   for (int a = 0; a < 3; a++)
     if (e->contour[a] != NULL)
       g_array_free(e->contour[a], TRUE);
@@ -93,6 +107,7 @@ static GpuCache *cache_ref(GObject *share_group)
   if (c == NULL) {
     c = g_new0(GpuCache, 1);
     c->entries = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, entry_free);
+    c->lives = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, live_entry_free);
     c->share_group = share_group;
     if (share_group != NULL)
       g_object_set_data(share_group, cache_key, c);
@@ -109,6 +124,7 @@ static void cache_unref(GpuCache *c)
   if (c->share_group != NULL)
     g_object_set_data(c->share_group, cache_key, NULL);
   g_hash_table_destroy(c->entries);
+  g_hash_table_destroy(c->lives);
   g_free(c);
 }
 
@@ -121,6 +137,7 @@ NwViewGpu *nw_view_gpu_new(GObject *share_group, GError **error)
   gpu->r = r;
   gpu->cache = cache_ref(share_group);
   gpu->entries = gpu->cache->entries;
+  gpu->lives = gpu->cache->lives;
   for (int i = 0; i < 6; i++)
     gpu->letters[i] = letter_sprite(letter_chars[i]);
   return gpu;
@@ -154,35 +171,39 @@ void nw_view_render_begin_frame(NwScene *scene, guint64 frame_counter, gint64 wa
     nw_live_source_begin_frame(sources[k], frame_counter, wait_us);
 }
 
-/* Live layers on the interop path: bring the shared interop objects up to the run's newest
- * frame (the first view to draw a display frame copies; the others find it done). The live
- * mesh has no 2D contours (those are cut from a host NwSurface on the CPU); the 3D view
- * shows it. When interop fails the layer falls back to its host data, with one warning. */
-static void update_live(GpuEntry *e, NwLayer *l)
+/* Live layers on the interop path: bring the job's shared interop objects up to its newest
+ * frame (one fill per frame for every part its layers show: the first view to draw a
+ * display frame copies, the others find it done). The live mesh has no 2D contours (those
+ * are cut from a host NwSurface on the CPU); the 3D view shows it. When interop fails the
+ * job's layers fall back to their host data, with one warning. */
+static void update_live(NwViewGpu *gpu, GpuEntry *e, NwLayer *l)
 {
-  if (l->live == NULL || nw_live_source_path(l->live) != NW_LIVE_PATH_INTEROP) {
-    g_clear_pointer(&e->live, nw_gl_live_free); /* the run ended: host data again */
-    e->live_failed = FALSE;
+  e->live = NULL;
+  if (l->live == NULL || nw_live_source_path(l->live) != NW_LIVE_PATH_INTEROP)
     return;
+  const guint64 id = nw_live_source_id(l->live);
+  LiveEntry *le = g_hash_table_lookup(gpu->lives, &id);
+  if (le == NULL) {
+    le = g_new0(LiveEntry, 1);
+    le->gl = nw_gl_live_new(0, l->live_iso);
+    g_hash_table_insert(gpu->lives, g_memdup2(&id, sizeof id), le);
   }
-  if (e->live_failed)
+  if (le->failed)
     return;
-  if (e->live == NULL) {
-    guint parts = l->kind == NW_LAYER_FIELD     ? NW_GL_LIVE_FIELD
-                  : l->kind == NW_LAYER_SURFACE ? NW_GL_LIVE_MESH
-                                                : NW_GL_LIVE_IMAGE;
-    e->live = nw_gl_live_new(parts, l->live_iso);
-  }
-  nw_gl_live_set_iso(e->live, l->live_iso);
+  nw_gl_live_add_parts(le->gl, l->kind == NW_LAYER_FIELD     ? NW_GL_LIVE_FIELD
+                               : l->kind == NW_LAYER_SURFACE ? NW_GL_LIVE_MESH
+                                                             : NW_GL_LIVE_IMAGE);
+  if (l->kind == NW_LAYER_SURFACE)
+    nw_gl_live_set_iso(le->gl, l->live_iso);
   g_autoptr(GError) error = NULL;
-  if (!nw_gl_live_update(e->live, nw_live_source_front(l->live), &error)) {
+  if (!nw_gl_live_update(le->gl, nw_live_source_front(l->live), &error)) {
     g_warning("%s: live view through CUDA-GL interop failed, showing host frames: %s", l->name,
               error->message);
-    e->live_failed = TRUE;
-    g_clear_pointer(&e->live, nw_gl_live_free);
+    le->failed = TRUE;
     return;
   }
-  l->live_shown = MAX(l->live_shown, nw_gl_live_iteration(e->live));
+  e->live = le->gl;
+  l->live_shown = MAX(l->live_shown, nw_gl_live_iteration(le->gl));
 }
 
 /* The GL objects of a layer, (re)made when missing or stale; NULL when the GPU refuses
@@ -216,7 +237,7 @@ static GpuEntry *entry_for(NwViewGpu *gpu, NwLayer *l)
     g_hash_table_insert(gpu->entries, l, e);
   }
   e->used = TRUE;
-  update_live(e, l);
+  update_live(gpu, e, l);
   return e;
 }
 
@@ -238,7 +259,7 @@ static const NwGlMesh *entry_mesh(const GpuEntry *e)
   return m != NULL ? m : e->mesh;
 }
 
-/* Drop the GL objects of layers the scene no longer has. */
+/* Drop the GL objects of layers the scene no longer has, and of jobs no layer shows. */
 static void prune(NwViewGpu *gpu, NwScene *scene)
 {
   GHashTableIter it;
@@ -248,6 +269,16 @@ static void prune(NwViewGpu *gpu, NwScene *scene)
     gboolean present = FALSE;
     for (guint i = 0; i < nw_scene_n_layers(scene) && !present; i++)
       present = nw_scene_get_layer(scene, i) == key;
+    if (!present)
+      g_hash_table_iter_remove(&it);
+  }
+  g_hash_table_iter_init(&it, gpu->lives);
+  while (g_hash_table_iter_next(&it, &key, &value)) {
+    gboolean present = FALSE;
+    for (guint i = 0; i < nw_scene_n_layers(scene) && !present; i++) {
+      NwLiveSource *src = nw_scene_get_layer(scene, i)->live;
+      present = src != NULL && nw_live_source_id(src) == *(const guint64 *)key;
+    }
     if (!present)
       g_hash_table_iter_remove(&it);
   }

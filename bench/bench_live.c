@@ -31,6 +31,7 @@
 #include "field_renderer.h"
 #include "gl_live.h"
 #include "job.h"
+#include "json_out.h"
 #include "live_source.h"
 #include "mesh_renderer.h"
 #include "method_table.h"
@@ -390,23 +391,42 @@ static void run_variant(const NwMethodInputs *in, NwRenderer *r, const Variant *
   nw_live_source_free(src);
 }
 
-static void json_path(GString *s, const PathResult *r, double alone_ms)
+static void json_path(JsonBuilder *b, const PathResult *r, double alone_ms)
 {
-  g_string_append_printf(
-      s,
-      "{\"path\": \"%s\", \"seconds\": %.3f, \"display_frames\": %d, \"new_frames\": %d, "
-      "\"fps\": %.1f, \"frame_ms\": {\"p50\": %.3f, \"p95\": %.3f, \"max\": %.3f}, "
-      "\"lag_iterations\": {\"max\": %d, \"0\": %d, \"1\": %d, \"2\": %d, \"more\": %d}, "
-      "\"frames_made\": %" G_GUINT64_FORMAT ", \"frames_asked\": %" G_GUINT64_FORMAT
-      ", \"host_bytes_for_display\": %" G_GUINT64_FORMAT ", \"host_frame_reduce\": %d, "
-      "\"ask_to_frame_ms\": %.3f, \"display_frame_ms\": {\"take\": %.3f, \"fill\": %.3f, "
-      "\"draw\": %.3f}, \"worker_iterations\": %d, \"worker_ms_per_iteration\": %.3f, "
-      "\"job_slowdown\": %.3f}",
-      r->path, r->seconds, r->display_frames, r->fresh_frames, r->fps, r->ms_p50, r->ms_p95,
-      r->ms_max, r->lag_max, r->lag_hist[0], r->lag_hist[1], r->lag_hist[2], r->lag_hist[3],
-      r->frames_made, r->wants, r->host_bytes, r->reduce, r->arrival_ms, r->begin_ms, r->fill_ms,
-      r->draw_ms, r->worker_iterations,
-      r->worker_ms_per_iteration, r->worker_ms_per_iteration / alone_ms);
+  json_builder_begin_object(b);
+  nw_json_member_string(b, "path", r->path);
+  nw_json_member_number(b, "seconds", r->seconds);
+  nw_json_member_number(b, "display_frames", r->display_frames);
+  nw_json_member_number(b, "new_frames", r->fresh_frames);
+  nw_json_member_number(b, "fps", r->fps);
+  json_builder_set_member_name(b, "frame_ms");
+  json_builder_begin_object(b);
+  nw_json_member_number(b, "p50", r->ms_p50);
+  nw_json_member_number(b, "p95", r->ms_p95);
+  nw_json_member_number(b, "max", r->ms_max);
+  json_builder_end_object(b);
+  json_builder_set_member_name(b, "display_frame_ms");
+  json_builder_begin_object(b);
+  nw_json_member_number(b, "take", r->begin_ms);
+  nw_json_member_number(b, "fill", r->fill_ms);
+  nw_json_member_number(b, "draw", r->draw_ms);
+  json_builder_end_object(b);
+  json_builder_set_member_name(b, "lag_iterations");
+  json_builder_begin_object(b);
+  nw_json_member_number(b, "max", r->lag_max);
+  static const char *const bins[4] = {"0", "1", "2", "more"};
+  for (int i = 0; i < 4; i++)
+    nw_json_member_number(b, bins[i], r->lag_hist[i]);
+  json_builder_end_object(b);
+  nw_json_member_number(b, "frames_made", (double)r->frames_made);
+  nw_json_member_number(b, "frames_asked", (double)r->wants);
+  nw_json_member_number(b, "host_bytes_for_display", (double)r->host_bytes);
+  nw_json_member_number(b, "host_frame_reduce", r->reduce);
+  nw_json_member_number(b, "ask_to_frame_ms", r->arrival_ms);
+  nw_json_member_number(b, "worker_iterations", r->worker_iterations);
+  nw_json_member_number(b, "worker_ms_per_iteration", r->worker_ms_per_iteration);
+  nw_json_member_number(b, "job_slowdown", r->worker_ms_per_iteration / alone_ms);
+  json_builder_end_object(b);
 }
 
 int main(int argc, char **argv)
@@ -484,13 +504,21 @@ int main(int argc, char **argv)
   fprintf(stderr, "job alone again: %.3f ms/iteration (reference: the mean, %.3f)\n", alone_after,
           alone_ms);
 
-  GString *s = g_string_new(NULL);
-  g_string_append_printf(s,
-                         "{\"bench\": \"live\", \"gpu\": \"%s\", \"gl_renderer\": \"%s\", "
-                         "\"size\": %d, \"view_px\": %d, \"refresh_hz\": %.1f, "
-                         "\"job_alone_ms_per_iteration\": {\"before\": %.3f, \"after\": %.3f}, "
-                         "\"paths\": [",
-                         gpu, renderer, size, view, refresh, alone_before, alone_after);
+  g_autoptr(JsonBuilder) jb = json_builder_new();
+  json_builder_begin_object(jb);
+  nw_json_member_string(jb, "bench", "live");
+  nw_json_member_string(jb, "gpu", gpu);
+  nw_json_member_string(jb, "gl_renderer", renderer);
+  nw_json_member_number(jb, "size", size);
+  nw_json_member_number(jb, "view_px", view);
+  nw_json_member_number(jb, "refresh_hz", refresh);
+  json_builder_set_member_name(jb, "job_alone_ms_per_iteration");
+  json_builder_begin_object(jb);
+  nw_json_member_number(jb, "before", alone_before);
+  nw_json_member_number(jb, "after", alone_after);
+  json_builder_end_object(jb);
+  json_builder_set_member_name(jb, "paths");
+  json_builder_begin_array(jb);
   for (int i = 0; i < n_paths; i++) {
     const PathResult *p = &res[i];
     fprintf(stderr,
@@ -502,17 +530,16 @@ int main(int argc, char **argv)
             p->draw_ms, p->lag_max, p->lag_hist[0], p->lag_hist[1], p->lag_hist[2],
             p->lag_hist[3], p->frames_made, p->host_bytes, p->reduce, p->arrival_ms,
             p->worker_ms_per_iteration, p->worker_ms_per_iteration / alone_ms);
-    if (i > 0)
-      g_string_append(s, ", ");
-    json_path(s, p, alone_ms);
+    json_path(jb, p, alone_ms);
   }
-  g_string_append(s, "]}\n");
-  if (json != NULL && !g_file_set_contents(json, s->str, -1, &error)) {
+  json_builder_end_array(jb);
+  json_builder_end_object(jb);
+  g_autofree char *text = nw_json_to_string(jb, TRUE);
+  if (json != NULL && !g_file_set_contents(json, text, -1, &error)) {
     fprintf(stderr, "bench_live: %s\n", error->message);
     return 1;
   }
-  printf("%s", s->str);
-  g_string_free(s, TRUE);
+  printf("%s\n", text);
   nw_renderer_free(r);
   nw_gl_target_clear(&target);
   nw_volume_free(fixed);

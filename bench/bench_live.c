@@ -190,22 +190,26 @@ typedef struct {
   gboolean interop; /* ... on the interop path (else host frames) */
   guint parts;      /* interop: which GL objects are filled (NW_GL_LIVE_*) */
   gboolean draw;    /* the views are drawn (else only the frames are taken) */
+  gboolean upload;  /* host frames go into GL textures (else they stop in host memory, as
+                       when the display's GL is not on the job's GPU) */
 } Variant;
 
 static const Variant variants[] = {
-    {"interop", TRUE, TRUE, NW_GL_LIVE_IMAGE | NW_GL_LIVE_FIELD | NW_GL_LIVE_MESH, TRUE},
-    {"host", TRUE, FALSE, 0, TRUE},
-    {"publish-only", TRUE, TRUE, 0, FALSE},
-    {"draw-only", FALSE, FALSE, 0, TRUE},
-    {"interop-image", TRUE, TRUE, NW_GL_LIVE_IMAGE, TRUE},
-    {"interop-image-field", TRUE, TRUE, NW_GL_LIVE_IMAGE | NW_GL_LIVE_FIELD, TRUE},
-    {"host-no-draw", TRUE, FALSE, 0, FALSE},
+    {"interop", TRUE, TRUE, NW_GL_LIVE_IMAGE | NW_GL_LIVE_FIELD | NW_GL_LIVE_MESH, TRUE, TRUE},
+    {"host", TRUE, FALSE, 0, TRUE, TRUE},
+    {"publish-only", TRUE, TRUE, 0, FALSE, FALSE},
+    {"draw-only", FALSE, FALSE, 0, TRUE, TRUE},
+    {"interop-image", TRUE, TRUE, NW_GL_LIVE_IMAGE, TRUE, TRUE},
+    {"interop-image-field", TRUE, TRUE, NW_GL_LIVE_IMAGE | NW_GL_LIVE_FIELD, TRUE, TRUE},
+    {"host-no-draw", TRUE, FALSE, 0, FALSE, TRUE},
+    {"host-to-memory", TRUE, FALSE, 0, FALSE, FALSE},
 };
 
 /* Host path: textures the source's take callback uploads into (display thread). */
 typedef struct {
   NwGlVolume *img, *field;
   int shown;
+  gboolean upload; /* FALSE: the frame stops in host memory */
 } HostTextures;
 
 static void upload(NwGlVolume **tex, const NwVolume *v)
@@ -221,9 +225,11 @@ static void upload(NwGlVolume **tex, const NwVolume *v)
 static void take_host(NwFrame *f, gpointer data)
 {
   HostTextures *h = data;
-  upload(&h->img, f->image);
-  if (f->field != NULL)
-    upload(&h->field, f->field);
+  if (h->upload) {
+    upload(&h->img, f->image);
+    if (f->field != NULL)
+      upload(&h->field, f->field);
+  }
   h->shown = f->iteration;
   nw_frame_clear(f);
   g_free(f);
@@ -295,7 +301,7 @@ static void run_variant(const NwMethodInputs *in, NwRenderer *r, const Variant *
 {
   g_autoptr(GError) error = NULL;
   const NwMethodOps *ops = nw_method_lookup("demons", NW_DEVICE_CUDA, &error);
-  HostTextures host = {.shown = -1};
+  HostTextures host = {.shown = -1, .upload = var->upload};
   NwLiveSource *src =
       var->frames ? nw_live_source_new(ops, var->interop, 0, NULL, take_host, &host) : NULL;
   if (src != NULL && (nw_live_source_path(src) == NW_LIVE_PATH_INTEROP) != var->interop)

@@ -282,8 +282,10 @@ gboolean nw_live_source_begin_frame(NwLiveSource *s, guint64 frame_counter, gint
     s->st.shown = s->arrived_device;
     fresh = TRUE;
   }
-  if (fresh)
+  if (fresh) {
     s->st.taken++;
+    s->st.lag = s->job != NULL ? MAX(nw_job_get_iteration(s->job) - s->st.shown, 0) : 0;
+  }
   update_fps(s, g_get_monotonic_time());
   g_mutex_unlock(&s->lock);
   if (host != NULL) {

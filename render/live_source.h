@@ -86,6 +86,7 @@ typedef struct {
   guint64 host_bytes;   /* image + field bytes of host frames that arrived */
   int reduce;           /* factor of the last reduced host frame (1: full size) */
   int shown;            /* iteration of the last frame taken (-1: none) */
+  int lag;              /* the job's completed iterations when it was taken, minus shown */
   double fps;           /* frames taken per second, over about the last second */
   double arrival_ms;    /* mean time from asking to arrival */
 } NwLiveStats;

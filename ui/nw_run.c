@@ -635,7 +635,12 @@ void nw_run_get_live_stats(NwRun *r, NwLiveStats *out)
     nw_live_source_stats(r->live, out);
   else
     *out = r->live_stats;
-  out->shown = nw_run_get_shown_iteration(r);
+  const int shown = nw_run_get_shown_iteration(r);
+  if (r->live == NULL) /* the job has ended: its result is shown */
+    out->lag = MAX(nw_run_get_iteration(r) - shown, 0);
+  else if (shown > out->shown) /* an interop frame drawn after the source's take */
+    out->lag = MAX(out->lag - (shown - out->shown), 0);
+  out->shown = shown;
 }
 
 guint64 nw_run_get_live_frames(NwRun *r)

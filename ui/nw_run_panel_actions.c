@@ -62,8 +62,9 @@ static void append_frames(GString *s, NwRun *r)
     g_string_append_printf(s, " (1/%d per axis)", st.reduce);
   if (!nw_run_get_live_view(r))
     g_string_append(s, " · live view off");
+  /* lag: iterations the worker was ahead when the frame was taken for drawing */
   g_string_append_printf(s, " · %.0f fps · shown %d (lag %d)", st.fps, st.shown,
-                         st.shown >= 0 ? done - st.shown : done);
+                         st.shown >= 0 ? st.lag : done);
 }
 
 void nw_run_panel_update_readouts(NwRunPanel *p)

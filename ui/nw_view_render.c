@@ -6,6 +6,7 @@
 #include "nw_view_render.h"
 
 #include <cairo.h>
+#include <math.h>
 #include <string.h>
 
 #include "field_renderer.h"
@@ -339,15 +340,20 @@ static void draw_fields(NwViewGpu *gpu, NwScene *scene, const NwSliceGeometry *g
     if (f == NULL)
       continue;
     float rgba[4] = {l->color[0], l->color[1], l->color[2], l->style.opacity};
+    /* the step is in voxels of the layer's grid; a live texture may be reduced (gl_live.h):
+     * the same millimetres in its voxels */
+    int step = l->grid_step_vox;
+    if (l->volume != NULL && f->nx < l->volume->nx)
+      step = MAX(1, (int)lround((double)step * f->nx / l->volume->nx));
     /* arrows: the longest one spans 90 % of the gap to its neighbour */
-    double step_mm = nw_field_grid_step_mm(f, 0, l->grid_step_vox);
+    double step_mm = nw_field_grid_step_mm(f, 0, step);
     float arrow_scale = l->data_max > 0.0f ? (float)(0.9 * step_mm / l->data_max) : 1.0f;
     switch (l->field_show) {
     case NW_FIELD_SHOW_GRID:
-      nw_render_field_grid(gpu->r, g, f, l->grid_step_vox, 1.0f, rgba);
+      nw_render_field_grid(gpu->r, g, f, step, 1.0f, rgba);
       break;
     case NW_FIELD_SHOW_ARROWS:
-      nw_render_field_arrows(gpu->r, g, f, l->grid_step_vox, arrow_scale, 0.05f, rgba);
+      nw_render_field_arrows(gpu->r, g, f, step, arrow_scale, 0.05f, rgba);
       break;
     case NW_FIELD_SHOW_MAGNITUDE:
       nw_render_field_heat(gpu->r, mvp, quad, f, NW_FIELD_HEAT_MAGNITUDE, &l->style);

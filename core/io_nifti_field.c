@@ -6,38 +6,13 @@
 #include <string.h>
 
 #include "io_nifti_private.h"
+#include "mat3.h"
 #include "nw_error.h"
-
-/* R: the 3x3 linear part of vox_to_ras (row-major). mm = R * u for u in voxel units. */
-static void linear_part(const NwVolume *v, double r[9])
-{
-  for (int i = 0; i < 3; i++)
-    for (int k = 0; k < 3; k++)
-      r[i * 3 + k] = v->vox_to_ras[i * 4 + k];
-}
 
 static void mat3_apply(const double m[9], const double x[3], double y[3])
 {
   for (int i = 0; i < 3; i++)
     y[i] = m[i * 3] * x[0] + m[i * 3 + 1] * x[1] + m[i * 3 + 2] * x[2];
-}
-
-static gboolean mat3_inverse(const double m[9], double inv[9])
-{
-  double det = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
-               m[2] * (m[3] * m[7] - m[4] * m[6]);
-  if (fabs(det) < 1e-12)
-    return FALSE;
-  inv[0] = (m[4] * m[8] - m[5] * m[7]) / det;
-  inv[1] = (m[2] * m[7] - m[1] * m[8]) / det;
-  inv[2] = (m[1] * m[5] - m[2] * m[4]) / det;
-  inv[3] = (m[5] * m[6] - m[3] * m[8]) / det;
-  inv[4] = (m[0] * m[8] - m[2] * m[6]) / det;
-  inv[5] = (m[2] * m[3] - m[0] * m[5]) / det;
-  inv[6] = (m[3] * m[7] - m[4] * m[6]) / det;
-  inv[7] = (m[1] * m[6] - m[0] * m[7]) / det;
-  inv[8] = (m[0] * m[4] - m[1] * m[3]) / det;
-  return TRUE;
 }
 
 gboolean nw_nifti_write_field_to(NwOutputs *o, const char *path, const NwVolume *field,
@@ -56,7 +31,7 @@ gboolean nw_nifti_write_field_to(NwOutputs *o, const char *path, const NwVolume 
     return FALSE;
   }
   double r[9];
-  linear_part(field, r);
+  nw_mat3_from_affine(field->vox_to_ras, r); /* mm = R u, u in voxels */
   /* ITK/ANTs: LPS mm = diag(-1,-1,1) R u. NIfTI DISPVECT: RAS mm = R u. */
   const double flip = conv == NW_FIELD_ITK ? -1.0 : 1.0;
   for (size_t i = 0; i < n3; i++) {
@@ -141,9 +116,8 @@ static gboolean field_kind(const char *path, const nifti_image *nim, int ndim, i
 static void fsl_to_voxel(const nifti_image *nim, const NwVolume *f, double s[3])
 {
   double r[9];
-  linear_part(f, r);
-  double det = r[0] * (r[4] * r[8] - r[5] * r[7]) - r[1] * (r[3] * r[8] - r[5] * r[6]) +
-               r[2] * (r[3] * r[7] - r[4] * r[6]);
+  nw_mat3_from_affine(f->vox_to_ras, r);
+  const double det = nw_mat3_det(r);
   gboolean has_xform = nim->sform_code > 0 || nim->qform_code > 0;
   double px[3] = {fabs(nim->dx), fabs(nim->dy), fabs(nim->dz)};
   for (int i = 0; i < 3; i++)
@@ -165,8 +139,8 @@ NwVolume *nw_nifti_read_field(const char *path, GError **error)
     return NULL;
   }
   double r[9], rinv[9], fsl[3] = {1, 1, 1};
-  linear_part(f, r);
-  if (!mat3_inverse(r, rinv)) {
+  nw_mat3_from_affine(f->vox_to_ras, r);
+  if (fabs(nw_mat3_inverse(r, rinv)) < 1e-12) {
     g_set_error(error, NW_ERROR, NW_ERROR_FORMAT,
                 "%s: singular affine: cannot convert the "
                 "field to voxel units",

@@ -3,10 +3,15 @@
 
 #include <string.h>
 
+double nw_mat3_det(const double m[9])
+{
+  return m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
+         m[2] * (m[3] * m[7] - m[4] * m[6]);
+}
+
 double nw_mat3_inverse(const double m[9], double inv[9])
 {
-  const double det = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
-                     m[2] * (m[3] * m[7] - m[4] * m[6]);
+  const double det = nw_mat3_det(m);
   if (det == 0.0) {
     memset(inv, 0, 9 * sizeof(double));
     return det;

@@ -1,5 +1,5 @@
 /* mat3.h — the 3x3 matrix arithmetic of the affines' linear parts (voxel <-> world), written
- * once: the inverse (field conversions between voxel and mm units, core/io_nifti.c) and the
+ * once: the inverse (field conversions between voxel and mm units, core/io_nifti_field.c) and the
  * inverse-transpose that maps voxel-space gradients to world normals (marching cubes). Row-major
  * m[r * 3 + c]. Any thread. */
 #ifndef NW_MAT3_H
@@ -9,6 +9,8 @@
 
 G_BEGIN_DECLS
 
+/* The determinant (the cofactor expansion along the first row). */
+double nw_mat3_det(const double m[9]);
 /* inv = m^-1 by cofactors over the determinant, which it returns; inv is all zeros when the
  * determinant is 0 (callers decide what is too close to singular for them). */
 double nw_mat3_inverse(const double m[9], double inv[9]);

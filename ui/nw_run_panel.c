@@ -116,9 +116,7 @@ static void on_params_changed(NwParamPanel *pp, gpointer data);
 
 static NwParams *method_params(const char *method)
 {
-  const NwMethodOps *ops = nw_method_lookup(method, NW_DEVICE_CPU, NULL);
-  if (ops == NULL)
-    ops = nw_method_lookup(method, NW_DEVICE_AUTO, NULL);
+  const NwMethodOps *ops = nw_method_lookup_table(method, NULL);
   return ops != NULL ? nw_params_new(ops->params, ops->n_params) : NULL;
 }
 

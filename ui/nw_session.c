@@ -116,13 +116,10 @@ static gboolean read_device(GKeyFile *kf, const char *path, const char *key, NwD
   return TRUE;
 }
 
-/* The method's parameter table from the registry: the CPU twin always exists when the
- * method does; fall back to whatever AUTO gives. */
+/* The method's parameter table from the registry, whatever the device. */
 static const NwMethodOps *lookup_method(const char *name, const char *path, GError **error)
 {
-  const NwMethodOps *ops = nw_method_lookup(name, NW_DEVICE_CPU, NULL);
-  if (ops == NULL)
-    ops = nw_method_lookup(name, NW_DEVICE_AUTO, error);
+  const NwMethodOps *ops = nw_method_lookup_table(name, error);
   if (ops == NULL)
     g_prefix_error(error, "%s: [session] method=%s: ", path, name);
   return ops;

@@ -34,17 +34,24 @@ endif()
 # GUI: GTK 3, GLEW, OpenGL (and EGL for offscreen render tests), giftiio for GIFTI meshes.
 # render/ (GL only, drawn offscreen through EGL in tests and benchmarks) needs GLEW, EGL and
 # OpenGL, not GTK: NW_HAVE_RENDER is on whenever those are found and NW_GUI is not OFF, so
-# a GPU host without GTK still builds and tests the interop path.
+# a GPU host without GTK still builds and tests the interop path. scene/ (layers, runs,
+# drawing a scene: GLib, no GTK) needs render/ and cairo (the views' letter sprites):
+# NW_HAVE_SCENE; the GTK application needs scene/ too.
 set(_nw_gui_found OFF)
 set(NW_HAVE_RENDER OFF)
+set(NW_HAVE_SCENE OFF)
 if(NOT NW_GUI STREQUAL "OFF")
   pkg_check_modules(GTK3 IMPORTED_TARGET gtk+-3.0)
   pkg_check_modules(GLEWPC IMPORTED_TARGET glew)
   pkg_check_modules(EGLPC IMPORTED_TARGET egl)
+  pkg_check_modules(CAIRO IMPORTED_TARGET cairo)
   find_package(OpenGL COMPONENTS OpenGL)
   if(GLEWPC_FOUND AND EGLPC_FOUND AND OpenGL_OpenGL_FOUND)
     set(NW_HAVE_RENDER ON)
-    if(GTK3_FOUND)
+    if(CAIRO_FOUND)
+      set(NW_HAVE_SCENE ON)
+    endif()
+    if(GTK3_FOUND AND NW_HAVE_SCENE)
       set(_nw_gui_found ON)
     endif()
   endif()

@@ -65,7 +65,7 @@ gboolean nw_job_set_params(NwJob *job, const NwParams *params, GError **error);
 void nw_job_request_frame(NwJob *job);
 /* Live display, set before nw_job_start. Frames are made only when the display asks
  * (nw_job_want_live_frame), never per iteration for nobody: with device_front (an
- * NwLiveFront*, cuda/nw_live.h) and a method that has publish_device_frame, the frame is
+ * NwLiveFront*, cuda/interop/nw_live.h) and a method that has publish_device_frame, the frame is
  * copied device-to-device into it and on_frame gets one with on_device set and no volumes;
  * otherwise a host frame. The front must outlive the job. */
 void nw_job_set_live(NwJob *job, void *device_front);

@@ -7,7 +7,7 @@
 #include "nw_error.h"
 
 static GPtrArray *registry; /* const NwMethodOps* */
-static NwCudaProbe cuda_probe;
+static const NwCudaProbe *cuda_probe;
 
 const char *nw_device_name(NwDevice d)
 {
@@ -92,19 +92,26 @@ void nw_method_register(const NwMethodOps *ops)
   g_ptr_array_add(registry, (gpointer)ops);
 }
 
-void nw_method_set_cuda_probe(NwCudaProbe probe)
+void nw_method_set_cuda_probe(const NwCudaProbe *probe)
 {
   cuda_probe = probe;
 }
 
 gboolean nw_method_cuda_available(char *name, size_t name_len)
 {
-  if (cuda_probe == NULL) {
+  if (cuda_probe == NULL || cuda_probe->available == NULL) {
     if (name != NULL && name_len > 0)
       g_strlcpy(name, "this build has no CUDA", name_len);
     return FALSE;
   }
-  return cuda_probe(name, name_len);
+  return cuda_probe->available(name, name_len);
+}
+
+gboolean nw_method_cuda_mem_info(size_t *free_bytes, size_t *total_bytes)
+{
+  if (cuda_probe == NULL || cuda_probe->mem_info == NULL)
+    return FALSE;
+  return cuda_probe->mem_info(free_bytes, total_bytes);
 }
 
 static const NwMethodOps *find(const char *name, NwDevice device)

@@ -52,7 +52,7 @@ void nw_report_add(NwIterationReport *r, const char *name, double value);
 /* A frame for display or for tests: host copies of what is displayable now, on the grid of
  * the current level (its dims and affine: coarse levels are smaller). A CUDA method in a
  * live job instead copies the same things device-to-device into the job's front buffer
- * (cuda/nw_live.h); the frame then only says so (on_device, no volumes). */
+ * (cuda/interop/nw_live.h); the frame then only says so (on_device, no volumes). */
 typedef struct {
   int iteration;
   NwVolume *image;    /* the current warped/smoothed image; owned by the frame */
@@ -91,14 +91,15 @@ struct NwMethodOps {
   /* Host copy of the displayable state into frame (which the caller clears). */
   gboolean (*publish_frame)(void *state, NwFrame *frame, GError **error);
   /* Optional (CUDA methods): the same state copied device-to-device into front, an
-   * NwLiveFront* (cuda/nw_live.h), with nw_live_front_publish on the method's stream. */
+   * NwLiveFront* (cuda/interop/nw_live.h), with nw_live_front_publish on the method's stream. */
   gboolean (*publish_device_frame)(void *state, void *front, GError **error);
   /* Outputs of the job so far. */
   NwMethodResult *(*result)(void *state, GError **error);
   void (*destroy)(void *state);
 };
 
-/* Registry: methods register once at start-up (nw_methods_register_builtin in app/). */
+/* Registry: methods register once at start-up: each program's main() calls
+ * nw_methods_register_builtin (app/method_table.h); libraries only read the registry. */
 void nw_method_register(const NwMethodOps *ops);
 /* The pair for name and device. AUTO picks CUDA when a CUDA implementation is registered and
  * nw_method_cuda_available() says a device is present, else CPU. Errors name the method and
@@ -110,11 +111,19 @@ const NwMethodOps *nw_method_lookup_table(const char *name, GError **error);
 /* Names of registered methods (unique, registration order); free the array only. */
 GPtrArray *nw_method_names(void);
 
-/* Set by the CUDA back end at registration: reports whether a usable device exists and its
- * name (for messages). NULL means no CUDA in this build. */
-typedef gboolean (*NwCudaProbe)(char *name, size_t name_len);
-void nw_method_set_cuda_probe(NwCudaProbe probe);
+/* What the CUDA back end tells the registry about its device when it registers its methods
+ * (nw_cuda_register_methods): the one way libraries above core (scene/, ui/) learn about
+ * devices. available: whether a usable device exists, and its name (or why not) for
+ * messages. mem_info: free and total device memory in bytes (FALSE when unknown). The table
+ * is borrowed for the process's life; NULL (the default) means no CUDA in this build. */
+typedef struct {
+  gboolean (*available)(char *name, size_t name_len);
+  gboolean (*mem_info)(size_t *free_bytes, size_t *total_bytes);
+} NwCudaProbe;
+void nw_method_set_cuda_probe(const NwCudaProbe *probe);
 gboolean nw_method_cuda_available(char *name, size_t name_len);
+/* FALSE without a probe, or when the back end cannot tell. */
+gboolean nw_method_cuda_mem_info(size_t *free_bytes, size_t *total_bytes);
 
 G_END_DECLS
 

@@ -88,5 +88,6 @@ extern "C" void nw_cuda_register_methods(void)
 {
   nw_method_register(&nw_smooth_cuda_ops);
   nw_method_register(&nw_demons_cuda_ops);
-  nw_method_set_cuda_probe(nw_cuda_probe);
+  static const NwCudaProbe probe = {.available = nw_cuda_probe, .mem_info = nw_cuda_mem_info};
+  nw_method_set_cuda_probe(&probe);
 }

@@ -1,6 +1,6 @@
 /* gl_live.h — the GL side of the live view: 3D textures (image GL_R32F, field GL_RGBA32F)
  * and a vertex buffer (iso-surface triangle soup) registered with CUDA and refilled from a
- * live job's front buffer (cuda/nw_live.h) device-to-device, through nw_cuda_gl.h. The
+ * live job's front buffer (cuda/interop/nw_live.h) device-to-device, through nw_cuda_gl.h. The
  * textures are re-made (and re-registered) when the front's grid changes, i.e. at a new
  * pyramid level. One NwGlLive per live job and group of GL contexts that share objects
  * (the views of a window): one map, fill and unmap per frame for all its parts.

@@ -2,7 +2,7 @@
  * one (at most one per display frame; none while nobody draws), and carried to the display
  * by the cheapest path (DESIGN.md, "Threads and live display"):
  *
- *   interop     a CUDA job publishes device-to-device into its front (cuda/nw_live.h); the
+ *   interop     a CUDA job publishes device-to-device into its front (cuda/interop/nw_live.h); the
  *               views fill their GL objects from the front (gl_live.h). Nothing crosses to
  *               the host.
  *   host, CUDA  the job's publish reduces its frame on the GPU to at most max_voxels voxels

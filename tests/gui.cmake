@@ -15,10 +15,6 @@ if(NW_HAVE_RENDER)
                  "ASAN_OPTIONS=detect_leaks=0")
   endif()
 endif()
-if(NW_HAVE_GUI)
-  # the application's data side (layers, scene, loader): no display needed
-  nw_add_test(test_gui_layer SOURCES test_gui_layer.c LIBS nw_ui LABELS gui)
-endif()
 
 # The application under X: needs DISPLAY (scripts/test.sh runs ctest inside xvfb-run). One
 # ctest entry per test case, so that they run in parallel and each stays short.

@@ -3,7 +3,6 @@
 
 #include <stdio.h>
 
-#include "method_table.h"
 #include "nw_script.h"
 #include "nw_window.h"
 
@@ -117,7 +116,6 @@ static void nw_application_startup(GApplication *gapp)
 {
   G_APPLICATION_CLASS(nw_application_parent_class)->startup(gapp);
   g_set_application_name("neurowarp");
-  nw_methods_register_builtin(); /* the run panel's method picker reads the registry */
   const GActionEntry entries[] = {
       {"open", open_action, NULL, NULL, NULL, {0}},
       {"quit", quit_action, NULL, NULL, NULL, {0}},

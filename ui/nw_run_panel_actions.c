@@ -7,9 +7,6 @@
 #include "nw_error.h"
 #include "nw_run_panel_private.h"
 #include "nw_session.h"
-#ifdef NW_HAVE_CUDA_GL
-#include "nw_cuda.h"
-#endif
 
 /* ---- readouts and actions ---- */
 
@@ -17,12 +14,10 @@ static char *device_text(NwRunPanel *p, NwRun *r)
 {
   const NwMethodOps *ops = r != NULL ? nw_run_get_ops(r) : NULL;
   if (ops != NULL && ops->device == NW_DEVICE_CUDA) {
-#ifdef NW_HAVE_CUDA_GL
-    size_t free_b = 0, total_b = 0;
-    if (nw_cuda_mem_info(&free_b, &total_b))
+    size_t free_b = 0, total_b = 0; /* the CUDA back end's probe, through the registry */
+    if (nw_method_cuda_mem_info(&free_b, &total_b))
       return g_strdup_printf("%s · %.0f of %.0f MiB in use", p->cuda_name ? p->cuda_name : "CUDA",
                              (double)(total_b - free_b) / 1048576.0, (double)total_b / 1048576.0);
-#endif
     return g_strdup(p->cuda_name != NULL ? p->cuda_name : "CUDA");
   }
   return g_strdup_printf("CPU · %u threads", g_get_num_processors());

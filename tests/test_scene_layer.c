@@ -1,4 +1,4 @@
-/* test_gui_layer.c — the GUI's data side without a display: layer defaults and ranges,
+/* test_scene_layer.c — the scene layer (scene/) without a display: layer defaults and ranges,
  * window presets, values under a point, the scene's compare pair and bounds, and what the
  * loader makes of each kind of file (image, label map, displacement field, mesh, junk). */
 #include <math.h>

@@ -455,7 +455,13 @@ static gboolean tick(gpointer data)
     }
     return G_SOURCE_CONTINUE;
   }
-  s->load_failed |= nw_window_get_load_failures(s->win) > 0;
+  if (!s->load_failed && nw_window_get_load_failures(s->win) > 0) {
+    /* The exit status now, not only when the script ends: "quit" closes the window, and the
+     * application may leave its main loop before the next tick could set it. */
+    s->load_failed = TRUE;
+    if (*s->status == 0)
+      *s->status = 1;
+  }
   if (g_get_monotonic_time() < s->resume_at)
     return G_SOURCE_CONTINUE;
   if (s->lines[s->pos] == NULL) {

@@ -81,6 +81,9 @@ struct NwMethodOps {
   const NwParamSpec *params; /* the parameter table; CPU and CUDA twins share one */
   int n_params;
   gboolean needs_moving;     /* registration methods need fixed and moving */
+  /* The figures of its reports that the live plot shows, one panel each, top to bottom:
+   * NULL-terminated names as step reports them; NULL: none. CPU and CUDA twins share one. */
+  const char *const *plot_figures;
 
   /* Allocate everything the job needs; validate inputs (sizes, finiteness, memory). */
   void *(*create)(const NwMethodInputs *in, const NwParams *p, GError **error);

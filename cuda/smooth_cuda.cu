@@ -300,6 +300,7 @@ extern "C" const NwMethodOps nw_smooth_cuda_ops = {
     .params = nw_smooth_param_specs, /* shared with the CPU twin */
     .n_params = NW_SMOOTH_N_PARAMS,
     .needs_moving = FALSE,
+    .plot_figures = nw_smooth_plot_figures,
     .create = cuda_smooth_create,
     .step = cuda_smooth_step,
     .set_params = cuda_smooth_set_params,

@@ -1,12 +1,40 @@
-/* nw_layer.c — layers and their display defaults (see nw_layer.h). Created on any thread,
- * changed on the main thread only. */
+/* nw_layer.c — layers, their display defaults and rules (see nw_layer.h). Created on any
+ * thread, changed on the main thread only (once handed over). The only file that writes a
+ * layer's fields. */
 #include "nw_layer.h"
 
 #include <math.h>
 #include <stdlib.h>
 
+#include "field.h"
 #include "nw_mat4.h"
 #include "resample.h"
+
+struct _NwLayer {
+  GObject parent;
+  NwLayerKind kind;
+  char *name;
+  char *path;
+  NwVolume *volume;   /* image / labels (nc 1) or field (nc 3, voxel units); owned */
+  NwSurface *surface; /* surfaces; owned, with normals */
+  gboolean visible;
+  NwLayerStyle style;
+  float color[3];
+  NwFieldShow field_show;
+  int grid_step_vox;
+  float data_min, data_max;   /* finite values (fields: |u| in mm; surfaces: scalars) */
+  float robust_lo, robust_hi; /* the "auto" window: 0.5 and 99.5 percentiles of the
+                                 foreground */
+  guint generation;
+  NwLiveSource *live; /* borrowed from the run */
+  float live_iso;
+  int live_shown;
+};
+
+G_DEFINE_TYPE(NwLayer, nw_layer, G_TYPE_OBJECT)
+
+enum { SIG_CHANGED, N_SIGNALS };
+static guint signals[N_SIGNALS];
 
 static const char *const show_names[NW_FIELD_SHOW_COUNT] = {"grid", "arrows", "magnitude",
                                                             "log-jacobian"};
@@ -91,17 +119,43 @@ static void compute_ranges(NwLayer *l)
   g_array_free(s, TRUE);
 }
 
-NwLayer *nw_layer_new_volume(NwLayerKind kind, const char *name, NwVolume *volume)
+static void nw_layer_finalize(GObject *obj)
 {
-  NwLayer *l = g_new0(NwLayer, 1);
-  l->live_shown = -1;
-  l->ref = 1;
-  l->kind = kind;
-  l->name = g_strdup(name);
-  l->volume = volume;
+  NwLayer *l = NW_LAYER(obj);
+  g_free(l->name);
+  g_free(l->path);
+  nw_volume_free(l->volume);
+  nw_surface_free(l->surface);
+  G_OBJECT_CLASS(nw_layer_parent_class)->finalize(obj);
+}
+
+static void nw_layer_class_init(NwLayerClass *klass)
+{
+  G_OBJECT_CLASS(klass)->finalize = nw_layer_finalize;
+  signals[SIG_CHANGED] = g_signal_new("changed", NW_TYPE_LAYER, G_SIGNAL_RUN_LAST, 0, NULL, NULL,
+                                      NULL, G_TYPE_NONE, 0);
+}
+
+/* What every layer starts with; the constructors set what depends on the kind. */
+static void nw_layer_init(NwLayer *l)
+{
   l->visible = TRUE;
   l->style.opacity = 1.0f;
   l->grid_step_vox = 4;
+  l->live_shown = -1;
+}
+
+static void changed(NwLayer *l)
+{
+  g_signal_emit(l, signals[SIG_CHANGED], 0);
+}
+
+NwLayer *nw_layer_new_volume(NwLayerKind kind, const char *name, NwVolume *volume)
+{
+  NwLayer *l = g_object_new(NW_TYPE_LAYER, NULL);
+  l->kind = kind;
+  l->name = g_strdup(name);
+  l->volume = volume;
   l->color[0] = 1.0f, l->color[1] = 0.85f, l->color[2] = 0.2f;
   compute_ranges(l);
   l->style.lo = l->robust_lo;
@@ -127,17 +181,13 @@ NwLayer *nw_layer_new_volume(NwLayerKind kind, const char *name, NwVolume *volum
 
 NwLayer *nw_layer_new_surface(const char *name, NwSurface *surface)
 {
-  NwLayer *l = g_new0(NwLayer, 1);
-  l->live_shown = -1;
-  l->ref = 1;
+  NwLayer *l = g_object_new(NW_TYPE_LAYER, NULL);
   l->kind = NW_LAYER_SURFACE;
   l->name = g_strdup(name);
   l->surface = surface;
   if (surface->normals == NULL)
     nw_surface_compute_normals(surface);
-  l->visible = TRUE;
   l->style.colormap = NW_COLORMAP_TURBO;
-  l->style.opacity = 1.0f;
   l->color[0] = 0.95f, l->color[1] = 0.75f, l->color[2] = 0.55f;
   if (surface->scalars != NULL && surface->n_vertices > 0) {
     l->data_min = l->data_max = surface->scalars[0];
@@ -151,24 +201,230 @@ NwLayer *nw_layer_new_surface(const char *name, NwSurface *surface)
   return l;
 }
 
-NwLayer *nw_layer_ref(NwLayer *l)
+/* ---- what it is ---- */
+
+NwLayerKind nw_layer_get_kind(NwLayer *l)
 {
-  g_atomic_int_inc(&l->ref);
-  return l;
+  return l->kind;
 }
 
-void nw_layer_unref(NwLayer *l)
+const char *nw_layer_get_name(NwLayer *l)
 {
-  if (l == NULL || !g_atomic_int_dec_and_test(&l->ref))
-    return;
-  g_free(l->name);
+  return l->name;
+}
+
+const char *nw_layer_get_path(NwLayer *l)
+{
+  return l->path;
+}
+
+void nw_layer_set_path(NwLayer *l, const char *path)
+{
+  char *copy = g_strdup(path);
   g_free(l->path);
-  nw_volume_free(l->volume);
-  nw_surface_free(l->surface);
-  g_free(l);
+  l->path = copy;
 }
 
-gboolean nw_layer_value_at(const NwLayer *l, const double ras[3], double *value)
+const NwVolume *nw_layer_get_volume(NwLayer *l)
+{
+  return l->volume;
+}
+
+const NwSurface *nw_layer_get_surface(NwLayer *l)
+{
+  return l->surface;
+}
+
+void nw_layer_get_data_range(NwLayer *l, float *min, float *max)
+{
+  *min = l->data_min;
+  *max = l->data_max;
+}
+
+guint nw_layer_get_generation(NwLayer *l)
+{
+  return l->generation;
+}
+
+/* ---- new data ---- */
+
+void nw_layer_take_volume(NwLayer *l, NwVolume *volume)
+{
+  nw_volume_free(l->volume);
+  l->volume = volume;
+  l->generation++;
+}
+
+void nw_layer_take_surface(NwLayer *l, NwSurface *surface)
+{
+  if (surface->normals == NULL)
+    nw_surface_compute_normals(surface);
+  nw_surface_free(l->surface);
+  l->surface = surface;
+  l->generation++;
+}
+
+/* ---- display settings ---- */
+
+gboolean nw_layer_get_visible(NwLayer *l)
+{
+  return l->visible;
+}
+
+void nw_layer_set_visible(NwLayer *l, gboolean visible)
+{
+  visible = !!visible;
+  if (l->visible != visible) {
+    l->visible = visible;
+    changed(l);
+  }
+}
+
+const NwLayerStyle *nw_layer_get_style(NwLayer *l)
+{
+  return &l->style;
+}
+
+static gboolean style_equal(const NwLayerStyle *a, const NwLayerStyle *b)
+{
+  return a->colormap == b->colormap && a->lo == b->lo && a->hi == b->hi &&
+         a->opacity == b->opacity && a->clear_below == b->clear_below;
+}
+
+void nw_layer_set_style(NwLayer *l, const NwLayerStyle *style)
+{
+  if (!style_equal(&l->style, style)) {
+    l->style = *style;
+    changed(l);
+  }
+}
+
+void nw_layer_set_colormap(NwLayer *l, NwColormap colormap)
+{
+  NwLayerStyle st = l->style;
+  st.colormap = colormap;
+  nw_layer_set_style(l, &st);
+}
+
+void nw_layer_set_range(NwLayer *l, float lo, float hi)
+{
+  NwLayerStyle st = l->style;
+  st.lo = lo;
+  st.hi = hi;
+  nw_layer_set_style(l, &st);
+}
+
+void nw_layer_set_opacity(NwLayer *l, float opacity)
+{
+  NwLayerStyle st = l->style;
+  st.opacity = opacity;
+  nw_layer_set_style(l, &st);
+}
+
+void nw_layer_get_auto_window(NwLayer *l, float *lo, float *hi)
+{
+  *lo = l->robust_lo;
+  *hi = l->robust_hi;
+}
+
+void nw_layer_set_auto_window(NwLayer *l, float lo, float hi)
+{
+  l->robust_lo = lo;
+  l->robust_hi = hi;
+}
+
+const float *nw_layer_get_color(NwLayer *l)
+{
+  return l->color;
+}
+
+/* Half the symmetric log-Jacobian range of a field: holds its log det J, a round number in
+ * steps of 0.05 between 0.05 and 2; 0.5 when the determinant map cannot be made. */
+static float log_jacobian_range(const NwVolume *field)
+{
+  double r = 0.5;
+  g_autoptr(NwVolume) det = field != NULL ? nw_volume_new_like(field, 1, NULL) : NULL;
+  if (det != NULL) {
+    NwJacobianStats st;
+    nw_field_jacobian_det(det, field);
+    nw_jacobian_stats(det, &st);
+    r = MAX(fabs(log(MAX(st.min, 1e-3))), fabs(log(MAX(st.max, 1e-3))));
+    r = CLAMP(ceil(r * 20.0) / 20.0, 0.05, 2.0);
+  }
+  return (float)r;
+}
+
+NwFieldShow nw_layer_get_field_show(NwLayer *l)
+{
+  return l->field_show;
+}
+
+void nw_layer_set_field_show(NwLayer *l, NwFieldShow show)
+{
+  g_return_if_fail(show < NW_FIELD_SHOW_COUNT);
+  NwLayerStyle st = l->style;
+  if (show == NW_FIELD_SHOW_LOG_JACOBIAN) {
+    const float r = log_jacobian_range(l->volume);
+    st.colormap = NW_COLORMAP_DIVERGING;
+    st.lo = -r;
+    st.hi = r;
+  } else if (show == NW_FIELD_SHOW_MAGNITUDE) {
+    st.colormap = NW_COLORMAP_HOT;
+    st.lo = 0.0f;
+    st.hi = MAX(l->data_max, 1e-3f);
+  }
+  const gboolean same = l->field_show == show && style_equal(&st, &l->style);
+  l->field_show = show;
+  l->style = st;
+  if (!same)
+    changed(l);
+}
+
+int nw_layer_get_grid_step(NwLayer *l)
+{
+  return l->grid_step_vox;
+}
+
+void nw_layer_set_grid_step(NwLayer *l, int step_vox)
+{
+  step_vox = MAX(step_vox, 1);
+  if (l->grid_step_vox != step_vox) {
+    l->grid_step_vox = step_vox;
+    changed(l);
+  }
+}
+
+/* ---- live layers ---- */
+
+void nw_layer_set_live(NwLayer *l, NwLiveSource *live, float iso)
+{
+  l->live = live;
+  l->live_iso = iso;
+}
+
+NwLiveSource *nw_layer_get_live(NwLayer *l)
+{
+  return l->live;
+}
+
+float nw_layer_get_live_iso(NwLayer *l)
+{
+  return l->live_iso;
+}
+
+int nw_layer_get_live_shown(NwLayer *l)
+{
+  return l->live_shown;
+}
+
+void nw_layer_note_live_shown(NwLayer *l, int iteration)
+{
+  l->live_shown = MAX(l->live_shown, iteration);
+}
+
+/* ---- reading ---- */
+
+gboolean nw_layer_value_at(NwLayer *l, const double ras[3], double *value)
 {
   const NwVolume *v = l->volume;
   if (v == NULL)
@@ -196,11 +452,10 @@ void nw_layer_set_window_level(NwLayer *l, double window, double level)
 {
   double span = MAX(fabs((double)l->data_max - l->data_min), 1e-6);
   window = MAX(window, span * 1e-4);
-  l->style.lo = (float)(level - 0.5 * window);
-  l->style.hi = (float)(level + 0.5 * window);
+  nw_layer_set_range(l, (float)(level - 0.5 * window), (float)(level + 0.5 * window));
 }
 
-float nw_layer_surface_iso(const NwLayer *image)
+float nw_layer_surface_iso(NwLayer *image)
 {
   return 0.4f * image->robust_hi;
 }
@@ -208,11 +463,10 @@ float nw_layer_surface_iso(const NwLayer *image)
 gboolean nw_layer_apply_window_preset(NwLayer *l, const char *preset)
 {
   if (g_strcmp0(preset, "auto") == 0) {
-    l->style.lo = l->robust_lo;
-    l->style.hi = l->robust_hi;
+    nw_layer_set_range(l, l->robust_lo, l->robust_hi);
   } else if (g_strcmp0(preset, "full") == 0) {
-    l->style.lo = l->data_min;
-    l->style.hi = l->data_max > l->data_min ? l->data_max : l->data_min + 1.0f;
+    nw_layer_set_range(l, l->data_min,
+                       l->data_max > l->data_min ? l->data_max : l->data_min + 1.0f);
   } else if (g_strcmp0(preset, "ct-brain") == 0) {
     nw_layer_set_window_level(l, 80, 40);
   } else if (g_strcmp0(preset, "ct-bone") == 0) {

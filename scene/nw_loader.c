@@ -4,8 +4,6 @@
 
 #include <string.h>
 
-#include <math.h>
-
 #include "demo.h"
 #include "field.h"
 #include "io_image.h"
@@ -19,7 +17,7 @@
 
 static GPtrArray *layer_array(void)
 {
-  return g_ptr_array_new_with_free_func((GDestroyNotify)nw_layer_unref);
+  return g_ptr_array_new_with_free_func(g_object_unref);
 }
 
 /* The field itself as a grid, and a second, hidden layer with its log-Jacobian map. */
@@ -27,28 +25,15 @@ static void add_field_layers(GPtrArray *out, const char *name, NwVolume *field, 
 {
   NwVolume *copy = nw_volume_copy(field);
   NwLayer *grid = nw_layer_new_volume(NW_LAYER_FIELD, name, field);
-  grid->field_show = NW_FIELD_SHOW_GRID;
-  grid->path = g_strdup(path);
+  nw_layer_set_field_show(grid, NW_FIELD_SHOW_GRID);
+  nw_layer_set_path(grid, path);
   g_ptr_array_add(out, grid);
   g_autofree char *jname = g_strdup_printf("%s: log-Jacobian", name);
   NwLayer *jac = nw_layer_new_volume(NW_LAYER_FIELD, jname, copy);
-  jac->field_show = NW_FIELD_SHOW_LOG_JACOBIAN;
-  jac->style.colormap = NW_COLORMAP_DIVERGING;
-  /* symmetric range around 0 (no volume change) that holds the field's log det */
-  double r = 0.5;
-  g_autoptr(NwVolume) det = nw_volume_new_like(copy, 1, NULL);
-  if (det != NULL) {
-    NwJacobianStats st;
-    nw_field_jacobian_det(det, copy);
-    nw_jacobian_stats(det, &st);
-    r = MAX(fabs(log(MAX(st.min, 1e-3))), fabs(log(MAX(st.max, 1e-3))));
-    r = CLAMP(ceil(r * 20.0) / 20.0, 0.05, 2.0); /* a round number, 0.05 steps */
-  }
-  jac->style.lo = (float)-r;
-  jac->style.hi = (float)r;
-  jac->style.opacity = 0.75f;
-  jac->visible = FALSE;
-  jac->path = g_strdup(path);
+  nw_layer_set_field_show(jac, NW_FIELD_SHOW_LOG_JACOBIAN);
+  nw_layer_set_opacity(jac, 0.75f);
+  nw_layer_set_visible(jac, FALSE);
+  nw_layer_set_path(jac, path);
   g_ptr_array_add(out, jac);
 }
 
@@ -84,7 +69,7 @@ GPtrArray *nw_load_file(const char *path, GError **error)
     if (s == NULL)
       return NULL;
     NwLayer *l = nw_layer_new_surface(base, s);
-    l->path = g_strdup(path);
+    nw_layer_set_path(l, path);
     g_ptr_array_add(out, l);
     return g_steal_pointer(&out);
   }
@@ -103,7 +88,7 @@ GPtrArray *nw_load_file(const char *path, GError **error)
   NwLayerKind kind = name_suggests_labels(base) && nw_volume_looks_like_labels(v) ? NW_LAYER_LABELS
                                                                                   : NW_LAYER_IMAGE;
   NwLayer *l = nw_layer_new_volume(kind, base, v);
-  l->path = g_strdup(path);
+  nw_layer_set_path(l, path);
   g_ptr_array_add(out, l);
   return g_steal_pointer(&out);
 }
@@ -141,21 +126,20 @@ GPtrArray *nw_load_demo(double spacing_mm, GError **error)
   NwLayer *fixed = nw_layer_new_volume(NW_LAYER_IMAGE, "fixed", g_steal_pointer(&c.fixed));
   NwLayer *moving = nw_layer_new_volume(NW_LAYER_IMAGE, "moving", g_steal_pointer(&c.moving));
   /* one window for both, so that blend and difference compare like with like */
-  moving->style = fixed->style;
+  nw_layer_set_style(moving, nw_layer_get_style(fixed));
   NwLayer *w = nw_layer_new_volume(NW_LAYER_IMAGE, "warped (true field)", warped);
-  w->style = fixed->style;
-  w->visible = FALSE;
+  nw_layer_set_style(w, nw_layer_get_style(fixed));
+  nw_layer_set_visible(w, FALSE);
   NwLayer *labels =
       nw_layer_new_volume(NW_LAYER_LABELS, "labels", g_steal_pointer(&c.fixed_labels));
-  labels->visible = FALSE;
+  nw_layer_set_visible(labels, FALSE);
   g_ptr_array_add(out, fixed);
   g_ptr_array_add(out, moving);
   g_ptr_array_add(out, w);
   g_ptr_array_add(out, labels);
   add_field_layers(out, "true field", g_steal_pointer(&c.true_field), NULL);
-  NwLayer *grid = g_ptr_array_index(out, out->len - 2);
-  grid->visible = FALSE;
-  NwLayer *surf = brain_surface(fixed->volume, nw_layer_surface_iso(fixed), error);
+  nw_layer_set_visible(g_ptr_array_index(out, out->len - 2), FALSE); /* the field's grid */
+  NwLayer *surf = brain_surface(nw_layer_get_volume(fixed), nw_layer_surface_iso(fixed), error);
   nw_demo_case_clear(&c);
   if (surf == NULL) {
     nw_error_prefix(error, "demo brain surface");

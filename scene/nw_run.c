@@ -78,9 +78,9 @@ static void remove_layer(NwRun *r, NwLayer **l)
 {
   if (*l == NULL)
     return;
-  (*l)->live = NULL;
+  nw_layer_set_live(*l, NULL, r->iso);
   nw_scene_remove_layer(r->scene, *l);
-  g_clear_pointer(l, nw_layer_unref);
+  g_clear_object(l);
 }
 
 /* Point the run's layers (those that exist) at the frame source, or back to their host data
@@ -89,10 +89,8 @@ static void set_live(NwRun *r, NwLiveSource *live)
 {
   NwLayer *layers[3] = {r->warped, r->field, r->surface};
   for (int i = 0; i < 3; i++)
-    if (layers[i] != NULL) {
-      layers[i]->live = live;
-      layers[i]->live_iso = r->iso;
-    }
+    if (layers[i] != NULL)
+      nw_layer_set_live(layers[i], live, r->iso);
 }
 
 /* Ends and frees the job (main thread; waits for the worker), then the frame source: the
@@ -221,29 +219,18 @@ static void on_iteration(NwJob *job, const NwIterationReport *report, double ms,
   post(m, iteration_main);
 }
 
-/* Replace a layer's volume with v (taken); the views re-upload on the generation bump. */
-static void layer_take_volume(NwLayer *l, NwVolume *v)
-{
-  nw_volume_free(l->volume);
-  l->volume = v;
-  l->generation++;
-}
-
+/* The surface layer gets s (taken), made on its first surface; the views re-upload on the
+ * generation bump. */
 static void layer_take_surface(NwRun *r, NwSurface *s)
 {
-  if (s->normals == NULL)
-    nw_surface_compute_normals(s);
   if (r->surface == NULL) {
     g_autofree char *name = g_strdup_printf("surface · %s", r->label);
     r->surface = nw_layer_new_surface(name, s);
-    r->surface->live = r->live;
-    r->surface->live_iso = r->iso;
+    nw_layer_set_live(r->surface, r->live, r->iso);
     nw_scene_add_layer(r->scene, r->surface);
     return;
   }
-  nw_surface_free(r->surface->surface);
-  r->surface->surface = s;
-  r->surface->generation++;
+  nw_layer_take_surface(r->surface, s);
 }
 
 /* ---- iso-surfaces on a worker (GTask) ---- */
@@ -338,9 +325,9 @@ static void on_live_take(NwFrame *f, gpointer data)
   NwRun *r = data;
   if (r->warped != NULL && f->image != NULL) {
     start_surface(r, f->image, FALSE);
-    layer_take_volume(r->warped, g_steal_pointer(&f->image));
+    nw_layer_take_volume(r->warped, g_steal_pointer(&f->image));
     if (f->field != NULL && r->field != NULL)
-      layer_take_volume(r->field, g_steal_pointer(&f->field));
+      nw_layer_take_volume(r->field, g_steal_pointer(&f->field));
     r->shown = MAX(r->shown, f->iteration);
   }
   nw_frame_clear(f);
@@ -361,9 +348,9 @@ static void show_result(NwRun *r)
   const NwVolume *w = nw_method_result_get(r->result, "warped");
   const NwVolume *u = nw_method_result_get(r->result, "forward");
   if (w != NULL && r->warped != NULL)
-    layer_take_volume(r->warped, nw_volume_copy(w));
+    nw_layer_take_volume(r->warped, nw_volume_copy(w));
   if (u != NULL && r->field != NULL)
-    layer_take_volume(r->field, nw_volume_copy(u));
+    nw_layer_take_volume(r->field, nw_volume_copy(u));
   if (w != NULL && r->warped != NULL)
     start_surface(r, w, TRUE);
 }
@@ -410,22 +397,25 @@ static void on_done(NwJob *job, NwJobState state, const GError *error, gpointer 
 static gboolean take_inputs(NwRun *r, NwLayer **fixed_out, GError **error)
 {
   NwLayer *a = nw_scene_get_compare_a(r->scene), *b = nw_scene_get_compare_b(r->scene);
-  if (a == NULL || b == NULL || a->volume == NULL || b->volume == NULL) {
+  const NwVolume *va = a != NULL ? nw_layer_get_volume(a) : NULL;
+  const NwVolume *vb = b != NULL ? nw_layer_get_volume(b) : NULL;
+  if (va == NULL || vb == NULL) {
     g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
                 "run %s: no pair of images to register (open a fixed and a moving image, or "
                 "the demo)", r->label);
     return FALSE;
   }
-  if (!nw_volume_check_same_grid(a->volume, a->name, b->volume, b->name, error))
+  if (!nw_volume_check_same_grid(va, nw_layer_get_name(a), vb, nw_layer_get_name(b), error))
     return FALSE;
   for (int i = 0; i < 3; i++)
     g_clear_pointer(&r->inputs[i], nw_volume_free);
-  r->inputs[0] = nw_volume_copy(a->volume);
-  r->inputs[1] = nw_volume_copy(b->volume);
+  r->inputs[0] = nw_volume_copy(va);
+  r->inputs[1] = nw_volume_copy(vb);
   for (guint i = 0; i < nw_scene_n_layers(r->scene); i++) {
     NwLayer *l = nw_scene_get_layer(r->scene, i);
-    if (l->kind == NW_LAYER_LABELS && l->volume != NULL && nw_volume_same_grid(a->volume, l->volume)) {
-      r->inputs[2] = nw_volume_copy(l->volume);
+    const NwVolume *v = nw_layer_get_volume(l);
+    if (nw_layer_get_kind(l) == NW_LAYER_LABELS && v != NULL && nw_volume_same_grid(va, v)) {
+      r->inputs[2] = nw_volume_copy(v);
       break;
     }
   }
@@ -446,11 +436,12 @@ static gboolean make_layers(NwRun *r, NwLayer *fixed, GError **error)
   g_autofree char *wname = g_strdup_printf("warped · %s", r->label);
   g_autofree char *fname = g_strdup_printf("deformation · %s", r->label);
   r->warped = nw_layer_new_volume(NW_LAYER_IMAGE, wname, nw_volume_copy(r->inputs[1]));
-  r->warped->style = fixed->style;
-  r->warped->robust_lo = fixed->robust_lo;
-  r->warped->robust_hi = fixed->robust_hi;
+  nw_layer_set_style(r->warped, nw_layer_get_style(fixed));
+  float lo, hi;
+  nw_layer_get_auto_window(fixed, &lo, &hi);
+  nw_layer_set_auto_window(r->warped, lo, hi);
   r->field = nw_layer_new_volume(NW_LAYER_FIELD, fname, u);
-  r->field->field_show = NW_FIELD_SHOW_GRID;
+  nw_layer_set_field_show(r->field, NW_FIELD_SHOW_GRID);
   r->iso = nw_layer_surface_iso(fixed);
   if (r->path == NW_LIVE_PATH_INTEROP) { /* the 3D view draws the live mesh of this layer */
     g_autofree char *sname = g_strdup_printf("surface · %s", r->label);
@@ -601,9 +592,9 @@ int nw_run_get_shown_iteration(NwRun *r)
   int shown = r->shown;
   if (r->live != NULL && r->path == NW_LIVE_PATH_INTEROP) {
     if (r->warped != NULL)
-      shown = MAX(shown, r->warped->live_shown);
+      shown = MAX(shown, nw_layer_get_live_shown(r->warped));
     if (r->field != NULL)
-      shown = MAX(shown, r->field->live_shown);
+      shown = MAX(shown, nw_layer_get_live_shown(r->field));
   }
   return shown;
 }
@@ -678,6 +669,21 @@ const NwMethodOps *nw_run_get_ops(NwRun *r)
   return r->ops;
 }
 
+NwLayer *nw_run_get_warped(NwRun *r)
+{
+  return r->warped;
+}
+
+NwLayer *nw_run_get_field(NwRun *r)
+{
+  return r->field;
+}
+
+NwLayer *nw_run_get_surface(NwRun *r)
+{
+  return r->surface;
+}
+
 const GError *nw_run_get_error(NwRun *r)
 {
   return r->error;
@@ -702,7 +708,8 @@ gboolean nw_run_save_results(NwRun *r, const char *prefix, GPtrArray *written, G
   /* the surface layer holds the result's iso-surface once its task is done (show_result);
    * until then, or when it could not be made, it is made here */
   g_autoptr(NwSurface) made = NULL;
-  const NwSurface *s = r->surface != NULL && r->surface_is_result ? r->surface->surface : NULL;
+  const NwSurface *s =
+      r->surface != NULL && r->surface_is_result ? nw_layer_get_surface(r->surface) : NULL;
   if (s == NULL &&
       (s = made = nw_marching_cubes(nw_method_result_get(r->result, "warped"), r->iso, error)) ==
           NULL)

@@ -4,7 +4,8 @@
  * first label layer on the fixed grid, if any, as fixed labels (for Dice). The job runs on a
  * worker thread (core/job.h) in live mode; its state appears as layers of the scene, named
  * with the run's label: "warped · LABEL" (image), "deformation · LABEL" (field, shown as a
- * warped grid) and "surface · LABEL" (iso-surface of the warped image in the 3D view).
+ * warped grid) and "surface · LABEL" (iso-surface of the warped image in the 3D view); the
+ * run hands them out (nw_run_get_warped, _field, _surface).
  *
  * Frames are pulled by the views at the display's pace through the run's frame source
  * (render/live_source.h: at most one per display frame, none while nobody draws):
@@ -79,6 +80,12 @@ const char *nw_run_get_label(NwRun *r);
 /* The error of a FAILED job (NULL otherwise), valid until the next start. */
 const GError *nw_run_get_error(NwRun *r);
 const NwMethodOps *nw_run_get_ops(NwRun *r);
+/* The run's layers in the scene (NULL before the first start; the surface also until the
+ * first iso-surface is made on the host path): warped image, deformation field, iso-surface.
+ * Borrowed: they go when the run is disposed or starts again. */
+NwLayer *nw_run_get_warped(NwRun *r);
+NwLayer *nw_run_get_field(NwRun *r);
+NwLayer *nw_run_get_surface(NwRun *r);
 
 /* The results of the ended job, as the CLI writes them: PREFIX_warped.nii.gz,
  * PREFIX_forward.nii.gz, ... (core/result_io.h), and PREFIX_surface.gii (the iso-surface of

@@ -18,12 +18,14 @@ struct _NwScene {
 
 G_DEFINE_TYPE(NwScene, nw_scene, G_TYPE_OBJECT)
 
-enum { SIG_CHANGED, SIG_LAYERS_CHANGED, SIG_CROSSHAIR_MOVED, N_SIGNALS };
+enum { SIG_CHANGED, SIG_LAYERS_CHANGED, SIG_LAYER_CHANGED, SIG_CROSSHAIR_MOVED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 static void nw_scene_finalize(GObject *obj)
 {
   NwScene *s = NW_SCENE(obj);
+  for (guint i = 0; i < s->layers->len; i++)
+    g_signal_handlers_disconnect_by_data(g_ptr_array_index(s->layers, i), s);
   g_ptr_array_unref(s->layers);
   g_free(s->interop_why);
   G_OBJECT_CLASS(nw_scene_parent_class)->finalize(obj);
@@ -36,13 +38,15 @@ static void nw_scene_class_init(NwSceneClass *klass)
                                       NULL, G_TYPE_NONE, 0);
   signals[SIG_LAYERS_CHANGED] = g_signal_new("layers-changed", NW_TYPE_SCENE, G_SIGNAL_RUN_LAST, 0,
                                              NULL, NULL, NULL, G_TYPE_NONE, 0);
+  signals[SIG_LAYER_CHANGED] = g_signal_new("layer-changed", NW_TYPE_SCENE, G_SIGNAL_RUN_LAST, 0,
+                                            NULL, NULL, NULL, G_TYPE_NONE, 1, NW_TYPE_LAYER);
   signals[SIG_CROSSHAIR_MOVED] = g_signal_new("crosshair-moved", NW_TYPE_SCENE, G_SIGNAL_RUN_LAST,
                                               0, NULL, NULL, NULL, G_TYPE_NONE, 0);
 }
 
 static void nw_scene_init(NwScene *s)
 {
-  s->layers = g_ptr_array_new_with_free_func((GDestroyNotify)nw_layer_unref);
+  s->layers = g_ptr_array_new_with_free_func(g_object_unref);
   nw_compare_style_init(&s->compare);
 }
 
@@ -56,18 +60,28 @@ void nw_scene_changed(NwScene *s)
   g_signal_emit(s, signals[SIG_CHANGED], 0);
 }
 
+/* A layer's display setting changed: the list shows it, the views draw it. */
+static void on_layer_changed(NwLayer *layer, NwScene *s)
+{
+  g_signal_emit(s, signals[SIG_LAYER_CHANGED], 0, layer);
+  nw_scene_changed(s);
+}
+
 void nw_scene_add_layer(NwScene *s, NwLayer *layer)
 {
-  g_ptr_array_add(s->layers, nw_layer_ref(layer));
-  if (layer->kind == NW_LAYER_IMAGE) {
+  g_ptr_array_add(s->layers, g_object_ref(layer));
+  g_signal_connect(layer, "changed", G_CALLBACK(on_layer_changed), s);
+  const NwLayerKind kind = nw_layer_get_kind(layer);
+  if (kind == NW_LAYER_IMAGE) {
     if (s->compare_a == NULL)
       s->compare_a = layer;
     else if (s->compare_b == NULL)
       s->compare_b = layer;
   }
-  if (s->active == NULL && layer->kind != NW_LAYER_SURFACE)
+  if (s->active == NULL && kind != NW_LAYER_SURFACE)
     s->active = layer;
-  if (!s->crosshair_set && (layer->volume != NULL || layer->surface != NULL)) {
+  if (!s->crosshair_set &&
+      (nw_layer_get_volume(layer) != NULL || nw_layer_get_surface(layer) != NULL)) {
     /* start at the centre of the first volume (or surface) */
     double lo[3], hi[3];
     nw_scene_get_bounds(s, lo, hi);
@@ -88,6 +102,8 @@ void nw_scene_remove_layer(NwScene *s, NwLayer *layer)
     s->compare_a = NULL;
   if (s->compare_b == layer)
     s->compare_b = NULL;
+  if (g_ptr_array_find(s->layers, layer, NULL))
+    g_signal_handlers_disconnect_by_data(layer, s);
   g_ptr_array_remove(s->layers, layer);
   g_signal_emit(s, signals[SIG_LAYERS_CHANGED], 0);
   nw_scene_changed(s);
@@ -107,7 +123,7 @@ NwLayer *nw_scene_find_layer(NwScene *s, const char *name)
 {
   for (guint i = 0; i < s->layers->len; i++) {
     NwLayer *l = g_ptr_array_index(s->layers, i);
-    if (g_strcmp0(l->name, name) == 0)
+    if (g_strcmp0(nw_layer_get_name(l), name) == 0)
       return l;
   }
   return NULL;
@@ -138,27 +154,37 @@ NwLayer *nw_scene_get_compare_b(NwScene *s)
 
 void nw_scene_set_compare_pair(NwScene *s, NwLayer *a, NwLayer *b)
 {
+  if (s->compare_a == a && s->compare_b == b)
+    return;
   s->compare_a = a;
   s->compare_b = b;
+  g_signal_emit(s, signals[SIG_LAYERS_CHANGED], 0);
   nw_scene_changed(s);
 }
 
-NwCompareStyle *nw_scene_get_compare(NwScene *s)
+const NwCompareStyle *nw_scene_get_compare(NwScene *s)
 {
   return &s->compare;
+}
+
+void nw_scene_set_compare(NwScene *s, const NwCompareStyle *compare)
+{
+  s->compare = *compare;
+  nw_scene_changed(s);
 }
 
 void nw_scene_set_compare_mode(NwScene *s, NwCompareMode mode)
 {
   s->compare.mode = mode;
   s->compare.show_b = FALSE;
+  g_signal_emit(s, signals[SIG_LAYERS_CHANGED], 0); /* the comparison bar names the mode */
   nw_scene_changed(s);
 }
 
 gboolean nw_scene_comparing(NwScene *s)
 {
   return s->compare.mode != NW_COMPARE_NONE && s->compare_a != NULL && s->compare_b != NULL &&
-         s->compare_a->visible && s->compare_b->visible;
+         nw_layer_get_visible(s->compare_a) && nw_layer_get_visible(s->compare_b);
 }
 
 void nw_scene_get_crosshair(NwScene *s, double ras[3])
@@ -182,12 +208,14 @@ void nw_scene_get_bounds(NwScene *s, double lo[3], double hi[3])
   for (int pass = 0; pass < 2 && !any; pass++)
     for (guint i = 0; i < s->layers->len; i++) {
       NwLayer *l = g_ptr_array_index(s->layers, i);
+      const NwVolume *v = nw_layer_get_volume(l);
+      const NwSurface *surf = nw_layer_get_surface(l);
       double a[3], b[3];
-      if (pass == 0 && l->volume != NULL) {
-        nw_volume_world_bounds(l->volume, a, b);
-      } else if (pass == 1 && l->surface != NULL && l->surface->n_vertices > 0) {
+      if (pass == 0 && v != NULL) {
+        nw_volume_world_bounds(v, a, b);
+      } else if (pass == 1 && surf != NULL && surf->n_vertices > 0) {
         float fa[3], fb[3];
-        nw_surface_bounds(l->surface, fa, fb);
+        nw_surface_bounds(surf, fa, fb);
         for (int k = 0; k < 3; k++)
           a[k] = fa[k], b[k] = fb[k];
       } else {
@@ -207,16 +235,16 @@ void nw_scene_get_bounds(NwScene *s, double lo[3], double hi[3])
 double nw_scene_slice_step(NwScene *s, int axis)
 {
   for (guint i = 0; i < s->layers->len; i++) {
-    NwLayer *l = g_ptr_array_index(s->layers, i);
-    if (l->volume != NULL) {
+    const NwVolume *v = nw_layer_get_volume(g_ptr_array_index(s->layers, i));
+    if (v != NULL) {
       /* the column of vox_to_ras that points most along the world axis */
       double best = 0.0, step = 1.0;
       for (int c = 0; c < 3; c++) {
         double n = 0.0;
         for (int r = 0; r < 3; r++)
-          n += l->volume->vox_to_ras[r * 4 + c] * l->volume->vox_to_ras[r * 4 + c];
+          n += v->vox_to_ras[r * 4 + c] * v->vox_to_ras[r * 4 + c];
         n = sqrt(n);
-        double along = n > 0 ? fabs(l->volume->vox_to_ras[axis * 4 + c]) / n : 0.0;
+        double along = n > 0 ? fabs(v->vox_to_ras[axis * 4 + c]) / n : 0.0;
         if (along > best)
           best = along, step = n;
       }

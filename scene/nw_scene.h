@@ -2,9 +2,15 @@
  * (world RAS mm), the pair of images being compared and how, and the active layer (the one
  * window/level drags change). Every view draws the same scene. Main thread only.
  *
- * Signals:
+ * The scene is the one place that emits its signals: its setters do, and it passes on the
+ * "changed" of each layer it holds (nw_layer.h), so that whoever changes a setting of a
+ * layer or of the scene only calls the setter.
  *   "changed"         something visible changed: views redraw
- *   "layers-changed"  layers were added or removed, or the active layer changed
+ *   "layers-changed"  layers were added or removed, or the active layer, the compared pair
+ *                     or the comparison mode changed (the layer list is rebuilt, the
+ *                     comparison bar follows)
+ *   "layer-changed"   (NwLayer *layer) a display setting of that layer changed (the layer
+ *                     list shows the new values)
  *   "crosshair-moved" the crosshair moved (the status bar follows) */
 #ifndef NW_SCENE_H
 #define NW_SCENE_H
@@ -33,12 +39,14 @@ NwLayer *nw_scene_find_layer(NwScene *s, const char *name);
 NwLayer *nw_scene_get_active(NwScene *s);
 void nw_scene_set_active(NwScene *s, NwLayer *layer);
 
-/* Compared images (may be NULL) and the comparison settings (mutable: call
- * nw_scene_changed after changing them). */
+/* Compared images (may be NULL) and the comparison settings. */
 NwLayer *nw_scene_get_compare_a(NwScene *s);
 NwLayer *nw_scene_get_compare_b(NwScene *s);
 void nw_scene_set_compare_pair(NwScene *s, NwLayer *a, NwLayer *b);
-NwCompareStyle *nw_scene_get_compare(NwScene *s);
+const NwCompareStyle *nw_scene_get_compare(NwScene *s);
+/* Every comparison setting at once (blend, tile, curtain, colours, flicker phase). */
+void nw_scene_set_compare(NwScene *s, const NwCompareStyle *compare);
+/* The mode, back to image A in flicker. */
 void nw_scene_set_compare_mode(NwScene *s, NwCompareMode mode);
 /* TRUE when A and B exist, are visible and a comparison mode is on. */
 gboolean nw_scene_comparing(NwScene *s);
@@ -51,7 +59,8 @@ void nw_scene_get_bounds(NwScene *s, double lo[3], double hi[3]);
 /* Voxel size (mm) of the first volume layer along world axis `axis`, for slice steps. */
 double nw_scene_slice_step(NwScene *s, int axis);
 
-/* Emit "changed". */
+/* Ask the views to redraw: new data in the layers (a run's frames and results, which
+ * nw_layer_take_volume does not announce). Settings announce themselves. */
 void nw_scene_changed(NwScene *s);
 
 /* Whether the views' GL contexts can take live CUDA frames by interop, as the axial view

@@ -71,7 +71,7 @@ static void entry_free(gpointer p)
   for (int a = 0; a < 3; a++)
     if (e->contour[a] != NULL)
       g_array_free(e->contour[a], TRUE);
-  nw_layer_unref(e->layer);
+  g_object_unref(e->layer);
   g_free(e);
 }
 
@@ -161,7 +161,7 @@ void nw_view_render_begin_frame(NwScene *scene, guint64 frame_counter, gint64 wa
   NwLiveSource *sources[8];
   int n = 0;
   for (guint i = 0; i < nw_scene_n_layers(scene) && n < 8; i++) {
-    NwLiveSource *src = nw_scene_get_layer(scene, i)->live;
+    NwLiveSource *src = nw_layer_get_live(nw_scene_get_layer(scene, i));
     gboolean seen = src == NULL;
     for (int k = 0; k < n && !seen; k++)
       seen = sources[k] == src;
@@ -180,31 +180,33 @@ void nw_view_render_begin_frame(NwScene *scene, guint64 frame_counter, gint64 wa
 static void update_live(NwViewGpu *gpu, GpuEntry *e, NwLayer *l)
 {
   e->live = NULL;
-  if (l->live == NULL || nw_live_source_path(l->live) != NW_LIVE_PATH_INTEROP)
+  NwLiveSource *live = nw_layer_get_live(l);
+  if (live == NULL || nw_live_source_path(live) != NW_LIVE_PATH_INTEROP)
     return;
-  const guint64 id = nw_live_source_id(l->live);
+  const guint64 id = nw_live_source_id(live);
   LiveEntry *le = g_hash_table_lookup(gpu->lives, &id);
   if (le == NULL) {
     le = g_new0(LiveEntry, 1);
-    le->gl = nw_gl_live_new(0, l->live_iso);
+    le->gl = nw_gl_live_new(0, nw_layer_get_live_iso(l));
     g_hash_table_insert(gpu->lives, g_memdup2(&id, sizeof id), le);
   }
   if (le->failed)
     return;
-  nw_gl_live_add_parts(le->gl, l->kind == NW_LAYER_FIELD     ? NW_GL_LIVE_FIELD
-                               : l->kind == NW_LAYER_SURFACE ? NW_GL_LIVE_MESH
-                                                             : NW_GL_LIVE_IMAGE);
-  if (l->kind == NW_LAYER_SURFACE)
-    nw_gl_live_set_iso(le->gl, l->live_iso);
+  const NwLayerKind kind = nw_layer_get_kind(l);
+  nw_gl_live_add_parts(le->gl, kind == NW_LAYER_FIELD     ? NW_GL_LIVE_FIELD
+                               : kind == NW_LAYER_SURFACE ? NW_GL_LIVE_MESH
+                                                          : NW_GL_LIVE_IMAGE);
+  if (kind == NW_LAYER_SURFACE)
+    nw_gl_live_set_iso(le->gl, nw_layer_get_live_iso(l));
   g_autoptr(GError) error = NULL;
-  if (!nw_gl_live_update(le->gl, nw_live_source_front(l->live), &error)) {
-    g_warning("%s: live view through CUDA-GL interop failed, showing host frames: %s", l->name,
-              error->message);
+  if (!nw_gl_live_update(le->gl, nw_live_source_front(live), &error)) {
+    g_warning("%s: live view through CUDA-GL interop failed, showing host frames: %s",
+              nw_layer_get_name(l), error->message);
     le->failed = TRUE;
     return;
   }
   e->live = le->gl;
-  l->live_shown = MAX(l->live_shown, nw_gl_live_iteration(le->gl));
+  nw_layer_note_live_shown(l, nw_gl_live_iteration(le->gl));
 }
 
 /* The GL objects of a layer, (re)made when missing or stale; NULL when the GPU refuses
@@ -212,13 +214,15 @@ static void update_live(NwViewGpu *gpu, GpuEntry *e, NwLayer *l)
 static GpuEntry *entry_for(NwViewGpu *gpu, NwLayer *l)
 {
   GpuEntry *e = g_hash_table_lookup(gpu->entries, l);
-  if (e != NULL && e->generation != l->generation) {
+  const NwVolume *v = nw_layer_get_volume(l);
+  const NwSurface *surf = nw_layer_get_surface(l);
+  const guint generation = nw_layer_get_generation(l);
+  if (e != NULL && e->generation != generation) {
     /* new voxels on the same grid (a live job's frames): refill the texture in place */
-    const NwVolume *v = l->volume;
     if (e->vol != NULL && v != NULL && v->nx == e->vol->nx && v->ny == e->vol->ny &&
         v->nz == e->vol->nz && v->nc == e->vol->nc) {
       nw_gl_volume_update(e->vol, v);
-      e->generation = l->generation;
+      e->generation = generation;
     } else {
       g_hash_table_remove(gpu->entries, l);
       e = NULL;
@@ -226,15 +230,15 @@ static GpuEntry *entry_for(NwViewGpu *gpu, NwLayer *l)
   }
   if (e == NULL) {
     e = g_new0(GpuEntry, 1);
-    e->layer = nw_layer_ref(l);
-    e->generation = l->generation;
+    e->layer = g_object_ref(l);
+    e->generation = generation;
     g_autoptr(GError) error = NULL;
-    if (l->volume != NULL)
-      e->vol = nw_gl_volume_new(l->volume, l->kind == NW_LAYER_LABELS, &error);
-    else if (l->surface != NULL && l->surface->n_triangles > 0)
-      e->mesh = nw_gl_mesh_new(l->surface, &error);
+    if (v != NULL)
+      e->vol = nw_gl_volume_new(v, nw_layer_get_kind(l) == NW_LAYER_LABELS, &error);
+    else if (surf != NULL && surf->n_triangles > 0)
+      e->mesh = nw_gl_mesh_new(surf, &error);
     if (error != NULL)
-      g_warning("%s: %s", l->name, error->message);
+      g_warning("%s: %s", nw_layer_get_name(l), error->message);
     g_hash_table_insert(gpu->entries, l, e);
   }
   e->used = TRUE;
@@ -246,8 +250,9 @@ static GpuEntry *entry_for(NwViewGpu *gpu, NwLayer *l)
 static const NwGlVolume *entry_volume(const GpuEntry *e)
 {
   if (e->live != NULL) {
-    const NwGlVolume *v = e->layer->kind == NW_LAYER_FIELD ? nw_gl_live_field(e->live)
-                                                           : nw_gl_live_image(e->live);
+    const NwGlVolume *v = nw_layer_get_kind(e->layer) == NW_LAYER_FIELD
+                              ? nw_gl_live_field(e->live)
+                              : nw_gl_live_image(e->live);
     if (v != NULL)
       return v;
   }
@@ -277,7 +282,7 @@ static void prune(NwViewGpu *gpu, NwScene *scene)
   while (g_hash_table_iter_next(&it, &key, &value)) {
     gboolean present = FALSE;
     for (guint i = 0; i < nw_scene_n_layers(scene) && !present; i++) {
-      NwLiveSource *src = nw_scene_get_layer(scene, i)->live;
+      NwLiveSource *src = nw_layer_get_live(nw_scene_get_layer(scene, i));
       present = src != NULL && nw_live_source_id(src) == *(const guint64 *)key;
     }
     if (!present)
@@ -305,7 +310,8 @@ static void draw_volumes(NwViewGpu *gpu, NwScene *scene, const double mvp[16], c
   NwLayer *a = nw_scene_get_compare_a(scene), *b = nw_scene_get_compare_b(scene);
   for (guint i = 0; i < nw_scene_n_layers(scene); i++) {
     NwLayer *l = nw_scene_get_layer(scene, i);
-    if (!l->visible || (l->kind != NW_LAYER_IMAGE && l->kind != NW_LAYER_LABELS))
+    const NwLayerKind kind = nw_layer_get_kind(l);
+    if (!nw_layer_get_visible(l) || (kind != NW_LAYER_IMAGE && kind != NW_LAYER_LABELS))
       continue;
     if (comparing && l == b)
       continue;
@@ -314,11 +320,11 @@ static void draw_volumes(NwViewGpu *gpu, NwScene *scene, const double mvp[16], c
     if (vol == NULL)
       continue;
     /* in 3D the empty background of a slice is see-through, so planes hide less */
-    NwLayerStyle st = l->style;
+    NwLayerStyle st = *nw_layer_get_style(l);
     st.clear_below = st.clear_below || clear_background;
     if (comparing && l == a) {
       const NwGlVolume *vb = entry_volume(entry_for(gpu, b));
-      NwLayerStyle sb = b->style;
+      NwLayerStyle sb = *nw_layer_get_style(b);
       sb.clear_below = sb.clear_below || clear_background;
       if (vb != NULL)
         nw_render_slice_compare(gpu->r, mvp, quad, vol, &st, vb, &sb,
@@ -334,21 +340,26 @@ static void draw_fields(NwViewGpu *gpu, NwScene *scene, const NwSliceGeometry *g
 {
   for (guint i = 0; i < nw_scene_n_layers(scene); i++) {
     NwLayer *l = nw_scene_get_layer(scene, i);
-    if (!l->visible || l->kind != NW_LAYER_FIELD)
+    if (!nw_layer_get_visible(l) || nw_layer_get_kind(l) != NW_LAYER_FIELD)
       continue;
     const NwGlVolume *f = entry_volume(entry_for(gpu, l));
     if (f == NULL)
       continue;
-    float rgba[4] = {l->color[0], l->color[1], l->color[2], l->style.opacity};
+    const NwLayerStyle *style = nw_layer_get_style(l);
+    const float *color = nw_layer_get_color(l);
+    float rgba[4] = {color[0], color[1], color[2], style->opacity};
     /* the step is in voxels of the layer's grid; a live texture may be reduced (gl_live.h):
      * the same millimetres in its voxels */
-    int step = l->grid_step_vox;
-    if (l->volume != NULL && f->nx < l->volume->nx)
-      step = MAX(1, (int)lround((double)step * f->nx / l->volume->nx));
+    const NwVolume *v = nw_layer_get_volume(l);
+    int step = nw_layer_get_grid_step(l);
+    if (v != NULL && f->nx < v->nx)
+      step = MAX(1, (int)lround((double)step * f->nx / v->nx));
     /* arrows: the longest one spans 90 % of the gap to its neighbour */
     double step_mm = nw_field_grid_step_mm(f, 0, step);
-    float arrow_scale = l->data_max > 0.0f ? (float)(0.9 * step_mm / l->data_max) : 1.0f;
-    switch (l->field_show) {
+    float data_min, data_max;
+    nw_layer_get_data_range(l, &data_min, &data_max);
+    float arrow_scale = data_max > 0.0f ? (float)(0.9 * step_mm / data_max) : 1.0f;
+    switch (nw_layer_get_field_show(l)) {
     case NW_FIELD_SHOW_GRID:
       nw_render_field_grid(gpu->r, g, f, step, 1.0f, rgba);
       break;
@@ -356,10 +367,10 @@ static void draw_fields(NwViewGpu *gpu, NwScene *scene, const NwSliceGeometry *g
       nw_render_field_arrows(gpu->r, g, f, step, arrow_scale, 0.05f, rgba);
       break;
     case NW_FIELD_SHOW_MAGNITUDE:
-      nw_render_field_heat(gpu->r, mvp, quad, f, NW_FIELD_HEAT_MAGNITUDE, &l->style);
+      nw_render_field_heat(gpu->r, mvp, quad, f, NW_FIELD_HEAT_MAGNITUDE, style);
       break;
     default:
-      nw_render_field_heat(gpu->r, mvp, quad, f, NW_FIELD_HEAT_LOG_JACOBIAN, &l->style);
+      nw_render_field_heat(gpu->r, mvp, quad, f, NW_FIELD_HEAT_LOG_JACOBIAN, style);
       break;
     }
   }
@@ -373,17 +384,19 @@ static void draw_contours(NwViewGpu *gpu, NwScene *scene, const NwSliceGeometry 
   double depth = g->center_ras[n];
   for (guint i = 0; i < nw_scene_n_layers(scene); i++) {
     NwLayer *l = nw_scene_get_layer(scene, i);
-    if (!l->visible || l->kind != NW_LAYER_SURFACE || l->surface == NULL)
+    const NwSurface *surf = nw_layer_get_surface(l);
+    if (!nw_layer_get_visible(l) || nw_layer_get_kind(l) != NW_LAYER_SURFACE || surf == NULL)
       continue;
     GpuEntry *e = entry_for(gpu, l);
     if (e->contour[n] == NULL || e->contour_depth[n] != depth) {
       if (e->contour[n] == NULL)
         e->contour[n] = g_array_new(FALSE, FALSE, sizeof(float));
       g_array_set_size(e->contour[n], 0);
-      nw_surface_plane_contour(l->surface, n, depth, e->contour[n]);
+      nw_surface_plane_contour(surf, n, depth, e->contour[n]);
       e->contour_depth[n] = depth;
     }
-    float rgba[4] = {l->color[0], l->color[1], l->color[2], l->style.opacity};
+    const float *color = nw_layer_get_color(l);
+    float rgba[4] = {color[0], color[1], color[2], nw_layer_get_style(l)->opacity};
     nw_render_lines(gpu->r, mvp, (const float *)(void *)e->contour[n]->data,
                     (int)(e->contour[n]->len / 3), rgba);
   }
@@ -473,17 +486,20 @@ void nw_view_render_3d(NwViewGpu *gpu, NwScene *scene, const NwOrbitCamera *cam)
   }
   for (guint i = 0; i < nw_scene_n_layers(scene); i++) {
     NwLayer *l = nw_scene_get_layer(scene, i);
-    if (!l->visible || l->kind != NW_LAYER_SURFACE)
+    if (!nw_layer_get_visible(l) || nw_layer_get_kind(l) != NW_LAYER_SURFACE)
       continue;
     const NwGlMesh *mesh = entry_mesh(entry_for(gpu, l));
     if (mesh == NULL || mesh->n_triangles == 0)
       continue;
-    NwMeshStyle st = {.color = {l->color[0], l->color[1], l->color[2], 1.0f},
-                      .use_scalars = l->surface != NULL && l->surface->scalars != NULL,
-                      .colormap = l->style.colormap,
-                      .lo = l->style.lo,
-                      .hi = l->style.hi,
-                      .opacity = l->style.opacity,
+    const NwSurface *surf = nw_layer_get_surface(l);
+    const NwLayerStyle *style = nw_layer_get_style(l);
+    const float *color = nw_layer_get_color(l);
+    NwMeshStyle st = {.color = {color[0], color[1], color[2], 1.0f},
+                      .use_scalars = surf != NULL && surf->scalars != NULL,
+                      .colormap = style->colormap,
+                      .lo = style->lo,
+                      .hi = style->hi,
+                      .opacity = style->opacity,
                       .cut = TRUE};
     /* open the octant facing the eye so the slice planes show inside the surface */
     for (int a = 0; a < 3; a++) {

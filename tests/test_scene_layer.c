@@ -28,22 +28,26 @@ static NwVolume *ramp(void)
 static void test_layer_ranges_and_presets(void)
 {
   g_autoptr(NwLayer) l = nw_layer_new_volume(NW_LAYER_IMAGE, "ramp", ramp());
-  g_assert_cmpfloat(l->data_min, ==, 0.0f);
-  g_assert_cmpfloat(l->data_max, ==, 27.0f);
+  const NwLayerStyle *st = nw_layer_get_style(l);
+  float lo, hi;
+  nw_layer_get_data_range(l, &lo, &hi);
+  g_assert_cmpfloat(lo, ==, 0.0f);
+  g_assert_cmpfloat(hi, ==, 27.0f);
   /* auto range: percentiles of the non-zero voxels, with the background kept black */
-  g_assert_cmpfloat(l->robust_lo, ==, 0.0f);
-  g_assert_cmpfloat(l->robust_hi, ==, 27.0f);
-  g_assert_cmpfloat(l->style.hi, ==, l->robust_hi);
-  g_assert_cmpint(l->style.colormap, ==, NW_COLORMAP_GREY);
+  nw_layer_get_auto_window(l, &lo, &hi);
+  g_assert_cmpfloat(lo, ==, 0.0f);
+  g_assert_cmpfloat(hi, ==, 27.0f);
+  g_assert_cmpfloat(st->hi, ==, hi);
+  g_assert_cmpint(st->colormap, ==, NW_COLORMAP_GREY);
   g_assert_true(nw_layer_apply_window_preset(l, "ct-brain"));
-  g_assert_cmpfloat(l->style.lo, ==, 0.0f);
-  g_assert_cmpfloat(l->style.hi, ==, 80.0f);
+  g_assert_cmpfloat(st->lo, ==, 0.0f);
+  g_assert_cmpfloat(st->hi, ==, 80.0f);
   g_assert_true(nw_layer_apply_window_preset(l, "full"));
-  g_assert_cmpfloat(l->style.hi, ==, 27.0f);
+  g_assert_cmpfloat(st->hi, ==, 27.0f);
   g_assert_false(nw_layer_apply_window_preset(l, "lung"));
   nw_layer_set_window_level(l, 10.0, 20.0);
-  g_assert_cmpfloat(l->style.lo, ==, 15.0f);
-  g_assert_cmpfloat(l->style.hi, ==, 25.0f);
+  g_assert_cmpfloat(st->lo, ==, 15.0f);
+  g_assert_cmpfloat(st->hi, ==, 25.0f);
   /* trilinear value at a voxel centre and between two */
   double v, ras[3] = {5.0, 5.0, 5.0};
   g_assert_true(nw_layer_value_at(l, ras, &v));
@@ -61,8 +65,8 @@ static void test_constant_and_field_layers(void)
   for (size_t i = 0; i < nw_volume_n_voxels(c); i++)
     c->data[i] = 100.0f;
   g_autoptr(NwLayer) lc = nw_layer_new_volume(NW_LAYER_IMAGE, "c", c);
-  g_assert_cmpfloat(lc->style.lo, ==, 0.0f); /* shown white against zero */
-  g_assert_cmpfloat(lc->style.hi, ==, 100.0f);
+  g_assert_cmpfloat(nw_layer_get_style(lc)->lo, ==, 0.0f); /* shown white against zero */
+  g_assert_cmpfloat(nw_layer_get_style(lc)->hi, ==, 100.0f);
 
   NwVolume *u = nw_volume_new(4, 4, 4, 3, NULL);
   nw_volume_set_spacing(u, 2, 2, 2);
@@ -70,7 +74,9 @@ static void test_constant_and_field_layers(void)
     u->data[i * 3] = 3.0f, u->data[i * 3 + 1] = 4.0f;
   g_autoptr(NwLayer) lf = nw_layer_new_volume(NW_LAYER_FIELD, "u", u);
   /* |u| in mm: (3, 4) voxels of 2 mm = 10 mm */
-  g_assert_cmpfloat_with_epsilon(lf->data_max, 10.0, 1e-4);
+  float lo, hi;
+  nw_layer_get_data_range(lf, &lo, &hi);
+  g_assert_cmpfloat_with_epsilon(hi, 10.0, 1e-4);
   double v, ras[3] = {2, 2, 2};
   g_assert_true(nw_layer_value_at(lf, ras, &v));
   g_assert_cmpfloat_with_epsilon(v, 10.0, 1e-4);
@@ -98,7 +104,7 @@ static void test_scene(void)
   g_assert_true(nw_scene_get_compare_b(s) == b);
   g_assert_true(nw_scene_get_active(s) == a);
   g_assert_true(nw_scene_comparing(s));
-  b->visible = FALSE;
+  nw_layer_set_visible(b, FALSE);
   g_assert_false(nw_scene_comparing(s));
   g_assert_true(nw_scene_find_layer(s, "lab") == lab);
   /* the crosshair starts at the first volume's centre; bounds are the union */
@@ -127,15 +133,16 @@ static void test_loader_kinds(void)
   g_assert_no_error(error);
   g_assert_cmpuint(l1->len, ==, 1);
   NwLayer *ll = g_ptr_array_index(l1, 0);
-  g_assert_cmpint(ll->kind, ==, NW_LAYER_LABELS);
-  g_assert_cmpint(ll->style.colormap, ==, NW_COLORMAP_LABEL);
-  g_assert_cmpstr(ll->name, ==, "aseg_labels.nii.gz");
+  g_assert_cmpint(nw_layer_get_kind(ll), ==, NW_LAYER_LABELS);
+  g_assert_cmpint(nw_layer_get_style(ll)->colormap, ==, NW_COLORMAP_LABEL);
+  g_assert_cmpstr(nw_layer_get_name(ll), ==, "aseg_labels.nii.gz");
+  g_assert_cmpstr(nw_layer_get_path(ll), ==, lpath);
 
   /* the same numbers under a plain name are an image */
   g_autofree char *ipath = nw_test_path("t1.nii.gz");
   g_assert_true(nw_nifti_write(ipath, labels, NW_DT_INT16, FALSE, &error));
   g_autoptr(GPtrArray) l2 = nw_load_file(ipath, &error);
-  g_assert_cmpint(((NwLayer *)g_ptr_array_index(l2, 0))->kind, ==, NW_LAYER_IMAGE);
+  g_assert_cmpint(nw_layer_get_kind(g_ptr_array_index(l2, 0)), ==, NW_LAYER_IMAGE);
 
   /* a displacement field: grid layer plus a hidden log-Jacobian layer */
   g_autoptr(NwVolume) u = nw_volume_new(8, 8, 8, 3, NULL);
@@ -147,12 +154,19 @@ static void test_loader_kinds(void)
   g_assert_no_error(error);
   g_assert_cmpuint(l3->len, ==, 2);
   NwLayer *grid = g_ptr_array_index(l3, 0), *jac = g_ptr_array_index(l3, 1);
-  g_assert_cmpint(grid->kind, ==, NW_LAYER_FIELD);
-  g_assert_cmpint(grid->field_show, ==, NW_FIELD_SHOW_GRID);
-  g_assert_cmpint(jac->field_show, ==, NW_FIELD_SHOW_LOG_JACOBIAN);
-  g_assert_false(jac->visible);
-  g_assert_cmpfloat_with_epsilon(grid->data_max, 0.5, 1e-4);
-  g_assert_cmpstr(jac->name, ==, "warp.nii.gz: log-Jacobian");
+  g_assert_cmpint(nw_layer_get_kind(grid), ==, NW_LAYER_FIELD);
+  g_assert_cmpint(nw_layer_get_field_show(grid), ==, NW_FIELD_SHOW_GRID);
+  g_assert_cmpint(nw_layer_get_field_show(jac), ==, NW_FIELD_SHOW_LOG_JACOBIAN);
+  g_assert_false(nw_layer_get_visible(jac));
+  float lo, hi;
+  nw_layer_get_data_range(grid, &lo, &hi);
+  g_assert_cmpfloat_with_epsilon(hi, 0.5, 1e-4);
+  g_assert_cmpstr(nw_layer_get_name(jac), ==, "warp.nii.gz: log-Jacobian");
+  /* a translation: log det J = 0 everywhere, shown on the smallest symmetric range */
+  g_assert_cmpint(nw_layer_get_style(jac)->colormap, ==, NW_COLORMAP_DIVERGING);
+  g_assert_cmpfloat(nw_layer_get_style(jac)->lo, ==, -0.05f);
+  g_assert_cmpfloat(nw_layer_get_style(jac)->hi, ==, 0.05f);
+  g_assert_cmpfloat(nw_layer_get_style(jac)->opacity, ==, 0.75f);
 
   /* a mesh */
   g_autoptr(NwSurface) s = nw_surface_new(3, 1, NULL);
@@ -165,8 +179,8 @@ static void test_loader_kinds(void)
   g_autoptr(GPtrArray) l4 = nw_load_file(mpath, &error);
   g_assert_no_error(error);
   NwLayer *ml = g_ptr_array_index(l4, 0);
-  g_assert_cmpint(ml->kind, ==, NW_LAYER_SURFACE);
-  g_assert_nonnull(ml->surface->normals);
+  g_assert_cmpint(nw_layer_get_kind(ml), ==, NW_LAYER_SURFACE);
+  g_assert_nonnull(nw_layer_get_surface(ml)->normals);
 
   /* junk and missing files: errors naming the file, no layers */
   g_autofree char *junk = nw_test_path("junk.nii");
@@ -185,9 +199,9 @@ static void test_loader_kinds(void)
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
-  g_test_add_func("/gui-layer/ranges-presets", test_layer_ranges_and_presets);
-  g_test_add_func("/gui-layer/constant-and-field", test_constant_and_field_layers);
-  g_test_add_func("/gui-layer/scene", test_scene);
-  g_test_add_func("/gui-layer/loader-kinds", test_loader_kinds);
+  g_test_add_func("/scene-layer/ranges-presets", test_layer_ranges_and_presets);
+  g_test_add_func("/scene-layer/constant-and-field", test_constant_and_field_layers);
+  g_test_add_func("/scene-layer/scene", test_scene);
+  g_test_add_func("/scene-layer/loader-kinds", test_loader_kinds);
   return g_test_run();
 }

@@ -1,7 +1,9 @@
 /* nw_layer_list.h — the layer list beside the views: per layer a visibility switch,
  * opacity, colour map, value range and (fields) how the field is drawn; clicking a row makes
  * that layer the active one (window/level drags and presets act on it). Rebuilt when the
- * scene's layers change. Main thread only. */
+ * scene's layers change ("layers-changed"); a row takes its layer's new values when a
+ * setting changes elsewhere ("layer-changed": a script, a drag, a preset). Edits go through
+ * the layer's setters (nw_layer.h). Main thread only. */
 #ifndef NW_LAYER_LIST_H
 #define NW_LAYER_LIST_H
 

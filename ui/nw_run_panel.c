@@ -13,6 +13,22 @@
 
 G_DEFINE_TYPE(NwRunPanel, nw_run_panel, GTK_TYPE_BOX)
 
+enum { SIG_ERROR, SIG_OPEN_FILE, SIG_OPEN_DEMO, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+void nw_run_panel_error(NwRunPanel *p, const char *message)
+{
+  g_signal_emit(p, signals[SIG_ERROR], 0, message);
+}
+
+void nw_run_panel_request_open(NwRunPanel *p, const char *path)
+{
+  if (path != NULL)
+    g_signal_emit(p, signals[SIG_OPEN_FILE], 0, path);
+  else
+    g_signal_emit(p, signals[SIG_OPEN_DEMO], 0);
+}
+
 gboolean nw_run_panel_second_on(NwRunPanel *p)
 {
   return gtk_toggle_button_get_active(p->second_check);
@@ -28,11 +44,19 @@ static void nw_run_panel_dispose(GObject *obj)
       g_object_run_dispose(G_OBJECT(p->runs[j])); /* now, even while messages hold refs */
     }
     g_clear_object(&p->runs[j]);
-    g_clear_pointer(&p->pair[j], nw_layer_unref);
+    g_clear_object(&p->pair[j]);
   }
   if (p->scene != NULL)
     g_signal_handlers_disconnect_by_data(p->scene, p);
   g_clear_object(&p->scene);
+  /* the window's map may hold the actions a while longer: they do nothing from now on */
+  for (int a = 0; a < N_ACTIONS; a++) {
+    if (p->actions[a] != NULL) {
+      g_simple_action_set_enabled(p->actions[a], FALSE);
+      g_signal_handlers_disconnect_by_data(p->actions[a], p);
+    }
+    g_clear_object(&p->actions[a]);
+  }
   g_clear_pointer(&p->preset_paths, g_ptr_array_unref);
   G_OBJECT_CLASS(nw_run_panel_parent_class)->dispose(obj);
 }
@@ -49,6 +73,12 @@ static void nw_run_panel_class_init(NwRunPanelClass *klass)
 {
   G_OBJECT_CLASS(klass)->dispose = nw_run_panel_dispose;
   G_OBJECT_CLASS(klass)->finalize = nw_run_panel_finalize;
+  signals[SIG_ERROR] = g_signal_new("error", NW_TYPE_RUN_PANEL, G_SIGNAL_RUN_LAST, 0, NULL, NULL,
+                                    NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
+  signals[SIG_OPEN_FILE] = g_signal_new("open-file", NW_TYPE_RUN_PANEL, G_SIGNAL_RUN_LAST, 0,
+                                        NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
+  signals[SIG_OPEN_DEMO] = g_signal_new("open-demo", NW_TYPE_RUN_PANEL, G_SIGNAL_RUN_LAST, 0,
+                                        NULL, NULL, NULL, G_TYPE_NONE, 0);
 }
 
 static void nw_run_panel_init(NwRunPanel *p)
@@ -95,18 +125,15 @@ static GtkComboBoxText *device_combo(NwRunPanel *p)
   return c;
 }
 
-static const char *metric_of(const char *method)
-{
-  return strcmp(method, "demons") == 0 ? "ncc" : "mse";
-}
-
-/* The plot's panels follow the method: energy, its metric, min_jac. */
+/* The plot's panels: the figures the method's table names (none when it names none). */
 static void make_plot(NwRunPanel *p)
 {
   if (p->plot != NULL)
     gtk_widget_destroy(GTK_WIDGET(p->plot));
-  const char *q[] = {"energy", metric_of(p->method), "min_jac", NULL};
-  p->plot = NW_PLOT(nw_plot_new(q));
+  static const char *const none[] = {NULL};
+  const NwMethodOps *ops = nw_method_lookup_table(p->method, NULL);
+  p->plot = NW_PLOT(nw_plot_new(ops != NULL && ops->plot_figures != NULL ? ops->plot_figures
+                                                                          : none));
   gtk_widget_set_size_request(GTK_WIDGET(p->plot), -1, 260);
   gtk_widget_show(GTK_WIDGET(p->plot));
   gtk_box_pack_start(p->plot_box, GTK_WIDGET(p->plot), TRUE, TRUE, 0);
@@ -202,7 +229,7 @@ static void on_params_changed(NwParamPanel *pp, gpointer data)
   g_autoptr(NwParams) params = nw_param_panel_get_params(pp);
   g_autoptr(GError) error = NULL;
   if (!push_params(p, job, params, &error))
-    nw_window_show_error(p->win, error->message);
+    nw_run_panel_error(p, error->message);
 }
 
 gboolean nw_run_panel_set_param(NwRunPanel *p, int job, const char *name, const char *value,
@@ -276,7 +303,7 @@ static void on_method_changed(GtkComboBox *c, gpointer data)
     return;
   g_autoptr(GError) error = NULL;
   if (!nw_run_panel_set_method(p, id, &error))
-    nw_window_show_error(p->win, error->message);
+    nw_run_panel_error(p, error->message);
 }
 
 static void on_device_changed(GtkComboBox *c, gpointer data)
@@ -300,7 +327,7 @@ static void on_preset_changed(GtkComboBox *c, gpointer data)
     for (int j = 0; j < 2 && params != NULL; j++)
       nw_param_panel_set_params(p->params[j], params);
   } else if (!nw_run_panel_apply_preset(p, id, &error)) {
-    nw_window_show_error(p->win, error->message);
+    nw_run_panel_error(p, error->message);
   }
 }
 
@@ -339,7 +366,7 @@ static void on_run_state(NwRun *r, int state, gpointer data)
   if (state == NW_JOB_FAILED && nw_run_get_error(r) != NULL) {
     g_autofree char *msg = g_strdup_printf("run %s failed: %s", nw_run_get_label(r),
                                            nw_run_get_error(r)->message);
-    nw_window_show_error(p->win, msg);
+    nw_run_panel_error(p, msg);
   }
   nw_run_panel_sync_actions(p);
   nw_run_panel_update_readouts(p);
@@ -351,11 +378,8 @@ static NwRun *ensure_run(NwRunPanel *p, int j)
     p->runs[j] = nw_run_new(p->scene, j == 0 ? "1" : "2");
     g_signal_connect(p->runs[j], "iteration", G_CALLBACK(on_run_iteration), p);
     g_signal_connect(p->runs[j], "state-changed", G_CALLBACK(on_run_state), p);
-    GAction *live = g_action_map_lookup_action(G_ACTION_MAP(p->win), "live-view");
-    if (live != NULL) {
-      g_autoptr(GVariant) on = g_action_get_state(live);
-      nw_run_set_live_view(p->runs[j], g_variant_get_boolean(on));
-    }
+    g_autoptr(GVariant) on = g_action_get_state(G_ACTION(p->actions[ACT_LIVE_VIEW]));
+    nw_run_set_live_view(p->runs[j], g_variant_get_boolean(on));
   }
   return p->runs[j];
 }
@@ -373,9 +397,9 @@ void nw_run_panel_restore_pair(NwRunPanel *p)
     return;
   }
   for (int k = 0; k < 2; k++) {
-    g_clear_pointer(&p->pair[k], nw_layer_unref);
+    g_clear_object(&p->pair[k]);
     NwLayer *l = k == 0 ? nw_scene_get_compare_a(p->scene) : nw_scene_get_compare_b(p->scene);
-    p->pair[k] = l != NULL ? nw_layer_ref(l) : NULL;
+    p->pair[k] = l != NULL ? g_object_ref(l) : NULL;
   }
 }
 
@@ -434,12 +458,10 @@ gboolean nw_run_panel_start(NwRunPanel *p, gboolean paused, GError **error)
   name_jobs(p, n_jobs);
   if (n_jobs == 2) {
     /* Teaching mode: the two results literally side by side in every view. */
-    nw_scene_set_compare_pair(p->scene, nw_scene_find_layer(p->scene, "warped · 1"),
-                              nw_scene_find_layer(p->scene, "warped · 2"));
+    nw_scene_set_compare_pair(p->scene, nw_run_get_warped(p->runs[0]),
+                              nw_run_get_warped(p->runs[1]));
     nw_scene_set_compare_mode(p->scene, NW_COMPARE_CURTAIN);
   }
-  nw_scene_changed(p->scene);
-  g_signal_emit_by_name(p->scene, "layers-changed");
   nw_run_panel_sync_actions(p);
   nw_run_panel_update_readouts(p);
   return TRUE;
@@ -587,16 +609,15 @@ static void on_method_tooltip(GtkComboBox *c, gpointer data)
   gtk_widget_set_tooltip_text(GTK_WIDGET(c), ops != NULL ? ops->description : NULL);
 }
 
-NwRunPanel *nw_run_panel_new(NwWindow *win)
+NwRunPanel *nw_run_panel_new(NwScene *scene)
 {
   NwRunPanel *p = g_object_new(NW_TYPE_RUN_PANEL, "orientation", GTK_ORIENTATION_VERTICAL,
                                "spacing", 4, "margin", 6, NULL);
-  p->win = win;
-  p->scene = g_object_ref(nw_window_get_scene(win));
-  char name[256] = "";
+  p->scene = g_object_ref(scene);
+  char name[256] = ""; /* the device, as the CUDA back end told the registry */
   if (nw_method_cuda_available(name, sizeof name))
     p->cuda_name = g_strdup(name[0] ? name : "CUDA");
-  nw_run_panel_install_actions(p);
+  nw_run_panel_make_actions(p);
   GtkBox *box = GTK_BOX(p);
   section(box, "Method");
   build_pickers(p, box);

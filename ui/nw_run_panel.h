@@ -1,15 +1,22 @@
 /* nw_run_panel.h — the "Run" page of the window's sidebar: method, device and preset
- * pickers, the parameter panel, Run / Pause / Step / Stop (win.run F5, win.pause F6,
- * win.step F10, win.stop Shift+F5), a progress bar, readouts (iteration, ms/iteration,
- * device, frame path and the lag of the shown iteration), the live plot of the job's
- * figures, Save results (win.save-results), session Save / Open (win.save-session,
- * win.open-session) and a "Second job" switch that runs a second job side by side with its
- * own device and parameters (runs "1" and "2"; the views then compare warped · 1 and
- * warped · 2 with a curtain).
+ * pickers, the parameter panel, Run / Pause / Step / Stop (actions run F5, pause F6,
+ * step F10, stop Shift+F5), a progress bar, readouts (iteration, ms/iteration, device,
+ * frame path and the lag of the shown iteration), the live plot of the figures the method
+ * names (NwMethodOps.plot_figures), Save results (save-results), session Save / Open
+ * (save-session, open-session) and a "Second job" switch that runs a second job side by
+ * side with its own device and parameters (runs "1" and "2"; the views then compare their
+ * warped images with a curtain).
  *
- * The panel owns the runs (nw_run.h) and installs the win.* actions above on its window.
- * Every function that may fail reports through GError; the script commands (nw_script.c)
- * call the same functions as the buttons. Main thread only. */
+ * The panel works on the scene it is given and owns the runs (nw_run.h). It knows no
+ * window: its actions go into the action map the window gives it (as win.*), and what only
+ * the window can do it asks for with signals. Every function that may fail reports through
+ * GError; the script commands (nw_script.c) call the same functions as the buttons. Main
+ * thread only.
+ *
+ * Signals:
+ *   "error"     (const char *message) a button's or a run's failure, for the error bar
+ *   "open-file" (const char *path)    a session opened on an empty scene names its images
+ *   "open-demo"                       ... or the demo case */
 #ifndef NW_RUN_PANEL_H
 #define NW_RUN_PANEL_H
 
@@ -17,15 +24,18 @@
 
 #include "nw_plot.h"
 #include "nw_run.h"
-#include "nw_window.h"
+#include "nw_scene.h"
 
 G_BEGIN_DECLS
 
 #define NW_TYPE_RUN_PANEL (nw_run_panel_get_type())
 G_DECLARE_FINAL_TYPE(NwRunPanel, nw_run_panel, NW, RUN_PANEL, GtkBox)
 
-/* Installs the win.* run actions on win. */
-NwRunPanel *nw_run_panel_new(NwWindow *win);
+/* A panel that runs jobs on scene's compared pair and shows their layers there. */
+NwRunPanel *nw_run_panel_new(NwScene *scene);
+/* Adds the panel's actions to map (the window's: win.run, win.pause, win.step, win.stop,
+ * win.save-results, win.save-session, win.open-session, win.live-view). */
+void nw_run_panel_add_actions(NwRunPanel *p, GActionMap *map);
 
 gboolean nw_run_panel_set_method(NwRunPanel *p, const char *name, GError **error);
 /* job: 0 or 1 (the second job). "cuda" without a device is an error naming the reason. */

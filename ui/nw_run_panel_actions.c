@@ -123,11 +123,9 @@ static void act_live_view(GSimpleAction *a, GVariant *state, gpointer data)
   nw_run_panel_update_readouts(p);
 }
 
-static void enable(NwRunPanel *p, const char *name, gboolean on)
+static void enable(NwRunPanel *p, int action, gboolean on)
 {
-  GAction *a = g_action_map_lookup_action(G_ACTION_MAP(p->win), name);
-  if (a != NULL)
-    g_simple_action_set_enabled(G_SIMPLE_ACTION(a), on);
+  g_simple_action_set_enabled(p->actions[action], on);
 }
 
 void nw_run_panel_sync_actions(NwRunPanel *p)
@@ -142,11 +140,11 @@ void nw_run_panel_sync_actions(NwRunPanel *p)
     NwJobState s = nw_run_get_state(r);
     ended |= j == 0 && (s == NW_JOB_FINISHED || s == NW_JOB_CANCELLED);
   }
-  enable(p, "run", p->method != NULL && (!active || !running));
-  enable(p, "pause", running);
-  enable(p, "step", active);
-  enable(p, "stop", active);
-  enable(p, "save-results", ended && !active);
+  enable(p, ACT_RUN, p->method != NULL && (!active || !running));
+  enable(p, ACT_PAUSE, running);
+  enable(p, ACT_STEP, active);
+  enable(p, ACT_STOP, active);
+  enable(p, ACT_SAVE_RESULTS, ended && !active);
   for (int j = 0; j < 2; j++)
     if (p->params[j] != NULL)
       nw_param_panel_set_running(p->params[j], active);
@@ -159,8 +157,15 @@ void nw_run_panel_sync_actions(NwRunPanel *p)
 static void report(NwRunPanel *p, GError *error)
 {
   if (error != NULL)
-    nw_window_show_error(p->win, error->message);
+    nw_run_panel_error(p, error->message);
   g_clear_error(&error);
+}
+
+/* The window the panel is in, for dialogs (NULL while it is in none). */
+static GtkWindow *parent_window(NwRunPanel *p)
+{
+  GtkWidget *top = gtk_widget_get_toplevel(GTK_WIDGET(p));
+  return GTK_IS_WINDOW(top) ? GTK_WINDOW(top) : NULL;
 }
 
 /* Run (F5): start, or resume paused jobs. */
@@ -199,7 +204,7 @@ typedef gboolean (*PathFn)(NwRunPanel *p, const char *path, GError **error);
 static void choose_path(NwRunPanel *p, const char *title, GtkFileChooserAction mode,
                         const char *suggest, PathFn fn)
 {
-  GtkFileChooserNative *fc = gtk_file_chooser_native_new(title, GTK_WINDOW(p->win), mode, NULL,
+  GtkFileChooserNative *fc = gtk_file_chooser_native_new(title, parent_window(p), mode, NULL,
                                                          NULL);
   if (suggest != NULL)
     gtk_file_chooser_set_current_name(GTK_FILE_CHOOSER(fc), suggest);
@@ -220,7 +225,7 @@ static gboolean save_results_asking(NwRunPanel *p, const char *prefix, GError **
   if (existing->len > 0) {
     g_autofree char *first = g_path_get_basename(g_ptr_array_index(existing, 0));
     GtkWidget *d = gtk_message_dialog_new(
-        GTK_WINDOW(p->win), GTK_DIALOG_MODAL, GTK_MESSAGE_QUESTION, GTK_BUTTONS_NONE,
+        parent_window(p), GTK_DIALOG_MODAL, GTK_MESSAGE_QUESTION, GTK_BUTTONS_NONE,
         "Replace %u files of an earlier save (%s%s)?", existing->len, first,
         existing->len > 1 ? ", …" : "");
     gtk_dialog_add_buttons(GTK_DIALOG(d), "_Cancel", GTK_RESPONSE_CANCEL, "_Replace",
@@ -322,9 +327,9 @@ gboolean nw_run_panel_save_session(NwRunPanel *p, const char *path, GError **err
   NwSession s = {0};
   s.method = g_strdup(p->method);
   s.device = p->device[0];
-  s.fixed_path = p->pair[0] != NULL ? g_strdup(p->pair[0]->path) : NULL;
-  s.moving_path = p->pair[1] != NULL ? g_strdup(p->pair[1]->path) : NULL;
-  s.demo = p->pair[0] != NULL && p->pair[0]->path == NULL;
+  s.fixed_path = p->pair[0] != NULL ? g_strdup(nw_layer_get_path(p->pair[0])) : NULL;
+  s.moving_path = p->pair[1] != NULL ? g_strdup(nw_layer_get_path(p->pair[1])) : NULL;
+  s.demo = p->pair[0] != NULL && nw_layer_get_path(p->pair[0]) == NULL;
   s.params = nw_param_panel_get_params(p->params[0]);
   s.second_job = nw_run_panel_second_on(p);
   s.device2 = p->device[1];
@@ -337,12 +342,13 @@ gboolean nw_run_panel_save_session(NwRunPanel *p, const char *path, GError **err
 static gboolean scene_has_images(NwScene *scene)
 {
   for (guint i = 0; i < nw_scene_n_layers(scene); i++)
-    if (nw_scene_get_layer(scene, i)->kind == NW_LAYER_IMAGE)
+    if (nw_layer_get_kind(nw_scene_get_layer(scene, i)) == NW_LAYER_IMAGE)
       return TRUE;
   return FALSE;
 }
 
-/* The method, devices and parameters; the images too when none are open yet. */
+/* The method, devices and parameters; the images too when none are open yet (the window
+ * opens them: "open-demo", "open-file"). */
 gboolean nw_run_panel_open_session(NwRunPanel *p, const char *path, GError **error)
 {
   NwSession s = {0};
@@ -358,28 +364,42 @@ gboolean nw_run_panel_open_session(NwRunPanel *p, const char *path, GError **err
     nw_run_panel_set_second_job(p, s.second_job);
     if (!scene_has_images(p->scene)) {
       if (s.demo)
-        nw_window_open_demo(p->win);
+        nw_run_panel_request_open(p, NULL);
       if (s.fixed_path != NULL)
-        nw_window_open_file(p->win, s.fixed_path);
+        nw_run_panel_request_open(p, s.fixed_path);
       if (s.moving_path != NULL)
-        nw_window_open_file(p->win, s.moving_path);
+        nw_run_panel_request_open(p, s.moving_path);
     }
   }
   nw_session_clear(&s);
   return ok;
 }
 
-void nw_run_panel_install_actions(NwRunPanel *p)
+void nw_run_panel_make_actions(NwRunPanel *p)
 {
-  const GActionEntry entries[] = {
-      {"run", act_run, NULL, NULL, NULL, {0}},
-      {"pause", act_pause, NULL, NULL, NULL, {0}},
-      {"step", act_step, NULL, NULL, NULL, {0}},
-      {"stop", act_stop, NULL, NULL, NULL, {0}},
-      {"save-results", act_save_results, NULL, NULL, NULL, {0}},
-      {"save-session", act_save_session, NULL, NULL, NULL, {0}},
-      {"open-session", act_open_session, NULL, NULL, NULL, {0}},
-      {"live-view", NULL, NULL, "true", act_live_view, {0}},
+  static const struct {
+    const char *name;
+    GCallback activate;
+  } plain[] = {
+      [ACT_RUN] = {"run", G_CALLBACK(act_run)},
+      [ACT_PAUSE] = {"pause", G_CALLBACK(act_pause)},
+      [ACT_STEP] = {"step", G_CALLBACK(act_step)},
+      [ACT_STOP] = {"stop", G_CALLBACK(act_stop)},
+      [ACT_SAVE_RESULTS] = {"save-results", G_CALLBACK(act_save_results)},
+      [ACT_SAVE_SESSION] = {"save-session", G_CALLBACK(act_save_session)},
+      [ACT_OPEN_SESSION] = {"open-session", G_CALLBACK(act_open_session)},
   };
-  g_action_map_add_action_entries(G_ACTION_MAP(p->win), entries, G_N_ELEMENTS(entries), p);
+  for (int a = 0; a < ACT_LIVE_VIEW; a++) {
+    p->actions[a] = g_simple_action_new(plain[a].name, NULL);
+    g_signal_connect(p->actions[a], "activate", plain[a].activate, p);
+  }
+  p->actions[ACT_LIVE_VIEW] =
+      g_simple_action_new_stateful("live-view", NULL, g_variant_new_boolean(TRUE));
+  g_signal_connect(p->actions[ACT_LIVE_VIEW], "change-state", G_CALLBACK(act_live_view), p);
+}
+
+void nw_run_panel_add_actions(NwRunPanel *p, GActionMap *map)
+{
+  for (int a = 0; a < N_ACTIONS; a++)
+    g_action_map_add_action(map, G_ACTION(p->actions[a]));
 }

@@ -7,10 +7,23 @@
 #include "nw_param_panel.h"
 #include "nw_run_panel.h"
 
+/* The panel's actions (nw_run_panel_make_actions), added to the window's map. */
+enum {
+  ACT_RUN,
+  ACT_PAUSE,
+  ACT_STEP,
+  ACT_STOP,
+  ACT_SAVE_RESULTS,
+  ACT_SAVE_SESSION,
+  ACT_OPEN_SESSION,
+  ACT_LIVE_VIEW,
+  N_ACTIONS
+};
+
 struct _NwRunPanel {
   GtkBox parent;
-  NwWindow *win; /* borrowed: the window owns the panel */
   NwScene *scene;
+  GSimpleAction *actions[N_ACTIONS];
   GtkComboBoxText *method_combo, *preset_combo, *device_combo[2];
   GtkBox *params_box[2];
   NwParamPanel *params[2];
@@ -35,6 +48,10 @@ gboolean nw_run_panel_second_on(NwRunPanel *p);
 void nw_run_panel_restore_pair(NwRunPanel *p);
 void nw_run_panel_sync_actions(NwRunPanel *p);
 void nw_run_panel_update_readouts(NwRunPanel *p);
-void nw_run_panel_install_actions(NwRunPanel *p);
+/* Makes the actions (p->actions), not yet in any map. */
+void nw_run_panel_make_actions(NwRunPanel *p);
+/* Emit "error" with message; "open-file" with path, or "open-demo" when path is NULL. */
+void nw_run_panel_error(NwRunPanel *p, const char *message);
+void nw_run_panel_request_open(NwRunPanel *p, const char *path);
 
 #endif

@@ -82,12 +82,6 @@ static gboolean parse_double(const char *s, double *out)
   return end != s && *end == '\0';
 }
 
-static void layers_edited(NwWindow *w)
-{
-  g_signal_emit_by_name(nw_window_get_scene(w), "layers-changed");
-  nw_scene_changed(nw_window_get_scene(w));
-}
-
 static gboolean run_window(NwWindow *w, char **t, int n, const char *line, GError **error)
 {
   double win, lev;
@@ -103,11 +97,10 @@ static gboolean run_window(NwWindow *w, char **t, int n, const char *line, GErro
   } else {
     for (guint i = 0; i < nw_scene_n_layers(scene); i++) {
       NwLayer *l = nw_scene_get_layer(scene, i);
-      if (l->kind == NW_LAYER_IMAGE)
+      if (nw_layer_get_kind(l) == NW_LAYER_IMAGE)
         nw_layer_set_window_level(l, win, lev);
     }
   }
-  layers_edited(w);
   return TRUE;
 }
 
@@ -121,29 +114,28 @@ static gboolean run_layer_setting(NwWindow *w, char **t, int n, const char *line
   if (l == NULL)
     return FALSE;
   double x;
+  NwFieldShow show;
+  NwColormap map;
   if (strcmp(t[0], "field") == 0) {
-    if (l->kind != NW_LAYER_FIELD || !nw_field_show_from_name(t[1], &l->field_show))
+    if (nw_layer_get_kind(l) != NW_LAYER_FIELD || !nw_field_show_from_name(t[1], &show))
       return bad(error, line, "not a field layer, or an unknown style");
-    if (l->field_show == NW_FIELD_SHOW_LOG_JACOBIAN)
-      l->style.colormap = NW_COLORMAP_DIVERGING, l->style.lo = -0.2f, l->style.hi = 0.2f;
-    else if (l->field_show == NW_FIELD_SHOW_MAGNITUDE)
-      l->style.colormap = NW_COLORMAP_HOT, l->style.lo = 0.0f, l->style.hi = l->data_max;
+    nw_layer_set_field_show(l, show); /* with the colours and range of that drawing */
   } else if (strcmp(t[0], "colormap") == 0) {
-    if (!nw_colormap_from_name(t[1], &l->style.colormap))
+    if (!nw_colormap_from_name(t[1], &map))
       return bad(error, line, "unknown colour map");
+    nw_layer_set_colormap(l, map);
   } else if (strcmp(t[0], "opacity") == 0) {
     if (!parse_double(t[1], &x) || x < 0 || x > 1)
       return bad(error, line, "opacity must be 0..1");
-    l->style.opacity = (float)x;
+    nw_layer_set_opacity(l, (float)x);
   } else if (strcmp(t[0], "step") == 0) {
     if (!parse_double(t[1], &x) || x < 1)
       return bad(error, line, "step must be >= 1 voxel");
-    l->grid_step_vox = (int)x;
+    nw_layer_set_grid_step(l, (int)x);
   } else if (strcmp(t[0], "preset") == 0) {
     if (!nw_layer_apply_window_preset(l, t[1]))
       return bad(error, line, "unknown preset");
   }
-  layers_edited(w);
   return TRUE;
 }
 
@@ -152,14 +144,15 @@ static gboolean run_compare_setting(NwWindow *w, char **t, int n, const char *li
   double x;
   if (n != 2 || !parse_double(t[1], &x))
     return bad(error, line, "expected one number");
-  NwCompareStyle *c = nw_scene_get_compare(nw_window_get_scene(w));
+  NwScene *scene = nw_window_get_scene(w);
+  NwCompareStyle c = *nw_scene_get_compare(scene);
   if (strcmp(t[0], "blend") == 0)
-    c->blend = (float)CLAMP(x, 0.0, 1.0);
+    c.blend = (float)CLAMP(x, 0.0, 1.0);
   else if (strcmp(t[0], "tile") == 0)
-    c->tile_mm = (float)MAX(x, 0.5);
+    c.tile_mm = (float)MAX(x, 0.5);
   else
-    c->curtain = (float)CLAMP(x, 0.0, 1.0);
-  nw_scene_changed(nw_window_get_scene(w));
+    c.curtain = (float)CLAMP(x, 0.0, 1.0);
+  nw_scene_set_compare(scene, &c);
   return TRUE;
 }
 
@@ -174,8 +167,7 @@ static gboolean run_visibility(NwWindow *w, char **t, int n, const char *line, G
   if (strcmp(t[0], "active") == 0)
     nw_scene_set_active(nw_window_get_scene(w), l);
   else
-    l->visible = strcmp(t[0], "show") == 0;
-  layers_edited(w);
+    nw_layer_set_visible(l, strcmp(t[0], "show") == 0);
   return TRUE;
 }
 

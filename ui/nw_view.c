@@ -188,10 +188,7 @@ static gboolean on_button_press(GtkWidget *w, GdkEventButton *ev)
 
 static gboolean on_button_release(GtkWidget *w, GdkEventButton *ev)
 {
-  NwView *v = NW_VIEW(w);
-  if (v->drag_button == 3) /* the layer list shows the new range once the drag ends */
-    g_signal_emit_by_name(v->scene, "layers-changed");
-  v->drag_button = 0;
+  NW_VIEW(w)->drag_button = 0;
   return TRUE;
 }
 
@@ -200,13 +197,13 @@ static gboolean on_button_release(GtkWidget *w, GdkEventButton *ev)
 static void drag_window_level(NwView *v, double dx, double dy)
 {
   NwLayer *l = nw_scene_get_active(v->scene);
-  if (l == NULL || l->kind == NW_LAYER_SURFACE)
+  if (l == NULL || nw_layer_get_kind(l) == NW_LAYER_SURFACE)
     return;
-  double window = l->style.hi - l->style.lo, level = 0.5 * (l->style.hi + l->style.lo);
+  const NwLayerStyle *st = nw_layer_get_style(l);
+  double window = st->hi - st->lo, level = 0.5 * (st->hi + st->lo);
   window *= exp(dx * 0.005);
   level -= dy * window * 0.004;
-  nw_layer_set_window_level(l, window, level);
-  nw_scene_changed(v->scene);
+  nw_layer_set_window_level(l, window, level); /* the scene redraws, the list follows */
 }
 
 static void drag_pan(NwView *v, double dx, double dy)

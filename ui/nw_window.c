@@ -23,25 +23,27 @@ static void append_values(NwWindow *w, GString *s, const double ras[3])
   gboolean have_voxel = FALSE;
   for (guint i = 0; i < nw_scene_n_layers(scene); i++) {
     NwLayer *l = nw_scene_get_layer(scene, i);
-    if (l->volume == NULL)
+    const NwVolume *vol = nw_layer_get_volume(l);
+    if (vol == NULL)
       continue;
     if (!have_voxel) {
       double ijk[3];
-      nw_volume_world_to_voxel(l->volume, ras, ijk);
+      nw_volume_world_to_voxel(vol, ras, ijk);
       /* the voxel whose centre is nearest (halves round up, not to even) */
       g_string_append_printf(s, "   voxel (%.0f, %.0f, %.0f)", floor(ijk[0] + 0.5),
                              floor(ijk[1] + 0.5), floor(ijk[2] + 0.5));
       have_voxel = TRUE;
     }
     double v;
-    if (!l->visible || !nw_layer_value_at(l, ras, &v))
+    if (!nw_layer_get_visible(l) || !nw_layer_value_at(l, ras, &v))
       continue;
-    if (l->kind == NW_LAYER_FIELD)
-      g_string_append_printf(s, "   %s |u| %.2f mm", l->name, v);
-    else if (l->kind == NW_LAYER_LABELS)
-      g_string_append_printf(s, "   %s %.0f", l->name, v);
+    const char *name = nw_layer_get_name(l);
+    if (nw_layer_get_kind(l) == NW_LAYER_FIELD)
+      g_string_append_printf(s, "   %s |u| %.2f mm", name, v);
+    else if (nw_layer_get_kind(l) == NW_LAYER_LABELS)
+      g_string_append_printf(s, "   %s %.0f", name, v);
     else
-      g_string_append_printf(s, "   %s %.4g", l->name, v);
+      g_string_append_printf(s, "   %s %.4g", name, v);
   }
 }
 
@@ -313,22 +315,23 @@ gboolean nw_window_save_screenshot(NwWindow *w, const char *path, int cell, GErr
 
 static void on_compare_controls(GtkWidget *widget, NwWindow *w)
 {
-  NwCompareStyle *c = nw_scene_get_compare(w->scene);
-  c->blend = (float)gtk_range_get_value(GTK_RANGE(w->blend_scale));
-  c->curtain = (float)gtk_range_get_value(GTK_RANGE(w->curtain_scale));
-  c->tile_mm = (float)gtk_spin_button_get_value(w->tile_spin);
-  nw_scene_changed(w->scene);
+  NwCompareStyle c = *nw_scene_get_compare(w->scene);
+  c.blend = (float)gtk_range_get_value(GTK_RANGE(w->blend_scale));
+  c.curtain = (float)gtk_range_get_value(GTK_RANGE(w->curtain_scale));
+  c.tile_mm = (float)gtk_spin_button_get_value(w->tile_spin);
+  nw_scene_set_compare(w->scene, &c);
 }
 
 void nw_window_sync_compare_bar(NwWindow *w)
 {
-  NwCompareStyle *c = nw_scene_get_compare(w->scene);
-  gtk_range_set_value(GTK_RANGE(w->blend_scale), c->blend);
-  gtk_range_set_value(GTK_RANGE(w->curtain_scale), c->curtain);
-  gtk_spin_button_set_value(w->tile_spin, c->tile_mm);
+  const NwCompareStyle c = *nw_scene_get_compare(w->scene);
+  gtk_range_set_value(GTK_RANGE(w->blend_scale), c.blend);
+  gtk_range_set_value(GTK_RANGE(w->curtain_scale), c.curtain);
+  gtk_spin_button_set_value(w->tile_spin, c.tile_mm);
   NwLayer *a = nw_scene_get_compare_a(w->scene), *b = nw_scene_get_compare_b(w->scene);
-  g_autofree char *text = g_strdup_printf("%s: %s vs %s", nw_compare_mode_name(c->mode),
-                                          a ? a->name : "—", b ? b->name : "—");
+  g_autofree char *text =
+      g_strdup_printf("%s: %s vs %s", nw_compare_mode_name(c.mode),
+                      a ? nw_layer_get_name(a) : "—", b ? nw_layer_get_name(b) : "—");
   gtk_label_set_text(w->compare_label, text);
 }
 
@@ -339,8 +342,8 @@ static void on_layers_changed(NwScene *s, NwWindow *w)
   g_autoptr(GString) sub = g_string_new(NULL);
   for (guint i = 0; i < nw_scene_n_layers(s); i++) {
     NwLayer *l = nw_scene_get_layer(s, i);
-    if (l->kind == NW_LAYER_IMAGE)
-      g_string_append_printf(sub, "%s%s", sub->len ? " · " : "", l->name);
+    if (nw_layer_get_kind(l) == NW_LAYER_IMAGE)
+      g_string_append_printf(sub, "%s%s", sub->len ? " · " : "", nw_layer_get_name(l));
   }
   gtk_header_bar_set_subtitle(w->header, sub->len ? sub->str : NULL);
 }
@@ -422,9 +425,27 @@ static void setup_menus(NwWindow *w)
   fill_recent_menu(rm, w);
 }
 
+/* The run panel's requests: its errors go to the error bar; a session it opens may name
+ * files or the demo case. */
+static void on_panel_error(NwRunPanel *p, const char *message, NwWindow *w)
+{
+  nw_window_show_error(w, message);
+}
+
+static void on_panel_open_file(NwRunPanel *p, const char *path, NwWindow *w)
+{
+  nw_window_open_file(w, path);
+}
+
+static void on_panel_open_demo(NwRunPanel *p, NwWindow *w)
+{
+  nw_window_open_demo(w);
+}
+
 /* The sidebar: a stack "Layers | Run" under a switcher, inside the scrolled sidebar (the run
- * page is taller than the window at 1280x880). The run panel installs win.run, win.pause,
- * win.step, win.stop, win.save-results, win.save-session and win.open-session. */
+ * page is taller than the window at 1280x880). The run panel's actions become the window's
+ * win.run, win.pause, win.step, win.stop, win.save-results, win.save-session,
+ * win.open-session and win.live-view. */
 static void build_sidebar(NwWindow *w)
 {
   GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 2);
@@ -437,7 +458,11 @@ static void build_sidebar(NwWindow *w)
   gtk_box_pack_start(GTK_BOX(box), GTK_WIDGET(w->sidebar_stack), TRUE, TRUE, 0);
   GtkWidget *list = GTK_WIDGET(nw_layer_list_new(w->scene));
   gtk_stack_add_titled(w->sidebar_stack, list, "layers", "Layers");
-  w->run_panel = nw_run_panel_new(w);
+  w->run_panel = nw_run_panel_new(w->scene);
+  nw_run_panel_add_actions(w->run_panel, G_ACTION_MAP(w));
+  g_signal_connect(w->run_panel, "error", G_CALLBACK(on_panel_error), w);
+  g_signal_connect(w->run_panel, "open-file", G_CALLBACK(on_panel_open_file), w);
+  g_signal_connect(w->run_panel, "open-demo", G_CALLBACK(on_panel_open_demo), w);
   gtk_stack_add_titled(w->sidebar_stack, GTK_WIDGET(w->run_panel), "run", "Run");
   gtk_widget_show_all(box);
   gtk_container_add(GTK_CONTAINER(w->sidebar), box);

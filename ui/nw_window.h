@@ -9,6 +9,7 @@
 
 #include <gtk/gtk.h>
 
+#include "nw_run_panel.h"
 #include "nw_scene.h"
 #include "nw_view.h"
 
@@ -49,9 +50,8 @@ gboolean nw_window_save_screenshot(NwWindow *w, const char *path, int cell, GErr
 void nw_window_set_flicker_period(NwWindow *w, guint ms);
 void nw_window_flicker_step(NwWindow *w);
 
-/* The sidebar's run panel (nw_run_panel.h; a GtkBox subclass, declared there). */
-struct _NwRunPanel;
-struct _NwRunPanel *nw_window_get_run_panel(NwWindow *w);
+/* The sidebar's run panel. */
+NwRunPanel *nw_window_get_run_panel(NwWindow *w);
 /* Show the sidebar page "layers" or "run". */
 void nw_window_show_sidebar_page(NwWindow *w, const char *name);
 

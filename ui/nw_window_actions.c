@@ -72,9 +72,9 @@ static void remove_layer(GSimpleAction *a, GVariant *p, gpointer data)
 
 void nw_window_flicker_step(NwWindow *w)
 {
-  NwCompareStyle *c = nw_scene_get_compare(w->scene);
-  c->show_b = !c->show_b;
-  nw_scene_changed(w->scene);
+  NwCompareStyle c = *nw_scene_get_compare(w->scene);
+  c.show_b = !c.show_b;
+  nw_scene_set_compare(w->scene, &c);
 }
 
 static gboolean flicker_tick(gpointer data)
@@ -115,8 +115,9 @@ static void blend_colormaps(GSimpleAction *a, GVariant *p, gpointer data)
   NwWindow *w = NW_WINDOW(data);
   gboolean on = !g_variant_get_boolean(g_action_get_state(G_ACTION(a)));
   g_simple_action_set_state(a, g_variant_new_boolean(on));
-  nw_scene_get_compare(w->scene)->magenta_green = !on;
-  nw_scene_changed(w->scene);
+  NwCompareStyle c = *nw_scene_get_compare(w->scene);
+  c.magenta_green = !on;
+  nw_scene_set_compare(w->scene, &c);
 }
 
 static void swap_compare(GSimpleAction *a, GVariant *p, gpointer data)
@@ -124,7 +125,6 @@ static void swap_compare(GSimpleAction *a, GVariant *p, gpointer data)
   NwWindow *w = NW_WINDOW(data);
   nw_scene_set_compare_pair(w->scene, nw_scene_get_compare_b(w->scene),
                             nw_scene_get_compare_a(w->scene));
-  g_signal_emit_by_name(w->scene, "layers-changed");
 }
 
 static void maximize(GSimpleAction *a, GVariant *p, gpointer data)
@@ -163,12 +163,8 @@ static void window_preset(GSimpleAction *a, GVariant *p, gpointer data)
 {
   NwWindow *w = NW_WINDOW(data);
   NwLayer *l = nw_scene_get_active(w->scene);
-  if (l == NULL || l->kind == NW_LAYER_SURFACE)
-    return;
-  if (nw_layer_apply_window_preset(l, g_variant_get_string(p, NULL))) {
-    g_signal_emit_by_name(w->scene, "layers-changed");
-    nw_scene_changed(w->scene);
-  }
+  if (l != NULL && nw_layer_get_kind(l) != NW_LAYER_SURFACE)
+    nw_layer_apply_window_preset(l, g_variant_get_string(p, NULL));
 }
 
 void nw_window_install_actions(NwWindow *w)

@@ -19,6 +19,8 @@ static const char *const force_choices[] = {"symmetric", "fixed", "moving", NULL
 static const char *const similarity_choices[] = {"ssd", "lcc", NULL};
 static const char *const composition_choices[] = {"compose", "bch", NULL};
 
+const char *const nw_demons_plot_figures[] = {"energy", "ncc", "min_jac", NULL};
+
 const NwParamSpec nw_demons_param_specs[] = {
     {"levels", NW_PARAM_INT, 3, 1, 8, "",
      "Multi-resolution levels; each coarser level halves the size (more for large motion)", FALSE,

@@ -407,6 +407,7 @@ const NwMethodOps nw_demons_cpu_ops = {
     .params = nw_demons_param_specs,
     .n_params = NW_DEMONS_N_PARAMS,
     .needs_moving = TRUE,
+    .plot_figures = nw_demons_plot_figures,
     .create = demons_create,
     .step = demons_step,
     .set_params = demons_set_params,

@@ -182,6 +182,9 @@ void nw_demons_outputs_clear(NwDemonsOutputs *out);
  * The table is in demons_common.c, shared by both back ends. */
 #define NW_DEMONS_N_PARAMS 11
 extern const NwParamSpec nw_demons_param_specs[NW_DEMONS_N_PARAMS];
+/* The figures the live plot shows (NwMethodOps.plot_figures; demons_common.c): the energy,
+ * the NCC whatever the similarity, and the smallest Jacobian determinant (folds below 0). */
+extern const char *const nw_demons_plot_figures[];
 extern const int nw_demons_n_params;
 extern const NwMethodOps nw_demons_cpu_ops;
 /* In cuda/ when the build has CUDA. */

@@ -5,6 +5,8 @@
 
 #include "nw_error.h"
 
+const char *const nw_smooth_plot_figures[] = {"rms_change", "mean", NULL};
+
 const NwParamSpec nw_smooth_param_specs[] = {
     {"sigma", NW_PARAM_DOUBLE, 1.0, 0.0, 50.0, "mm",
      "Width of the Gaussian applied at every iteration; larger smooths faster.", TRUE, NULL},

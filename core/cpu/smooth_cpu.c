@@ -126,6 +126,7 @@ const NwMethodOps nw_smooth_cpu_ops = {
     .params = nw_smooth_param_specs,
     .n_params = NW_SMOOTH_N_PARAMS,
     .needs_moving = FALSE,
+    .plot_figures = nw_smooth_plot_figures,
     .create = smooth_create,
     .step = smooth_step,
     .set_params = smooth_set_params,

@@ -18,6 +18,9 @@ G_BEGIN_DECLS
 /* The parameter table (smooth_common.c), shared by both back ends. */
 #define NW_SMOOTH_N_PARAMS 2
 extern const NwParamSpec nw_smooth_param_specs[NW_SMOOTH_N_PARAMS];
+/* The figures the live plot shows (NwMethodOps.plot_figures; smooth_common.c): the RMS
+ * change per iteration and the mean. */
+extern const char *const nw_smooth_plot_figures[];
 extern const int nw_smooth_n_params;
 
 /* An input image is present and finite; the same message from both back ends. */

@@ -190,7 +190,10 @@ static void msg_free(gpointer data)
 
 static void post(RunMsg *m, GSourceFunc fn)
 {
-  g_main_context_invoke_full(NULL, G_PRIORITY_DEFAULT, fn, m, msg_free);
+  /* Always queued, never run on the calling thread: g_main_context_invoke would call fn
+   * right here on the worker when no thread owns the main context (a program or a test
+   * that iterates the main loop only now and then), and done_main joins the worker. */
+  g_idle_add_full(G_PRIORITY_DEFAULT, fn, m, msg_free);
 }
 
 static gboolean iteration_main(gpointer data)

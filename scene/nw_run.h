@@ -23,7 +23,8 @@
  * Signals (main thread):
  *   "iteration" (gpointer report: const NwIterationReport*, gdouble ms)
  *   "state-changed" (gint NwJobState)
- * Main thread only; worker callbacks are forwarded with g_main_context_invoke. */
+ * Main thread only (the thread that runs or iterates the default main context); worker
+ * callbacks are posted to it as idle sources (g_idle_add). */
 #ifndef NW_RUN_H
 #define NW_RUN_H
 

@@ -1,7 +1,10 @@
 # scene/ (layers, the scene, the loader, runs): GLib and render/, no GTK. These tests run
 # without a display (DISPLAY is unset for them) and without a GPU (label nodisplay).
 if(NW_HAVE_SCENE)
+  # layers, the scene and its signals, the loader
   nw_add_test(test_scene_layer SOURCES test_scene_layer.c LIBS nw_scene LABELS scene nodisplay)
-  set_property(TEST test_scene_layer PROPERTY ENVIRONMENT_MODIFICATION
+  # a CPU job through NwRun, frames pulled per simulated display frame, the result
+  nw_add_test(test_scene_run SOURCES test_scene_run.c LIBS nw_scene LABELS scene nodisplay live)
+  set_property(TEST test_scene_layer test_scene_run PROPERTY ENVIRONMENT_MODIFICATION
                DISPLAY=unset: WAYLAND_DISPLAY=unset:)
 endif()

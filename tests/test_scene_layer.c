@@ -1,6 +1,7 @@
 /* test_scene_layer.c — the scene layer (scene/) without a display: layer defaults and ranges,
- * window presets, values under a point, the scene's compare pair and bounds, and what the
- * loader makes of each kind of file (image, label map, displacement field, mesh, junk). */
+ * window presets, values under a point, the scene's compare pair and bounds, the setters and
+ * who emits what, the field display rule, and what the loader makes of each kind of file
+ * (image, label map, displacement field, mesh, junk). */
 #include <math.h>
 #include <string.h>
 
@@ -120,6 +121,129 @@ static void test_scene(void)
   g_assert_cmpuint(nw_scene_n_layers(s), ==, 2);
 }
 
+typedef struct {
+  int changed, layers_changed, layer_changed;
+  NwLayer *last;
+} Signals;
+
+static void on_changed(NwScene *s, Signals *n)
+{
+  n->changed++;
+}
+
+static void on_layers_changed(NwScene *s, Signals *n)
+{
+  n->layers_changed++;
+}
+
+static void on_layer_changed(NwScene *s, NwLayer *l, Signals *n)
+{
+  n->layer_changed++;
+  n->last = l;
+}
+
+/* One setter per setting: the layer announces a change (only a change), the scene passes it
+ * on; new data are not announced; the scene's own setters emit; a removed layer is no longer
+ * heard. */
+static void test_setters_and_signals(void)
+{
+  g_autoptr(NwScene) s = nw_scene_new();
+  g_autoptr(NwLayer) a = nw_layer_new_volume(NW_LAYER_IMAGE, "a", ramp());
+  g_autoptr(NwLayer) b = nw_layer_new_volume(NW_LAYER_IMAGE, "b", ramp());
+  nw_scene_add_layer(s, a);
+  nw_scene_add_layer(s, b);
+  Signals n = {0};
+  g_signal_connect(s, "changed", G_CALLBACK(on_changed), &n);
+  g_signal_connect(s, "layers-changed", G_CALLBACK(on_layers_changed), &n);
+  g_signal_connect(s, "layer-changed", G_CALLBACK(on_layer_changed), &n);
+
+  nw_layer_set_visible(b, FALSE);
+  g_assert_cmpint(n.layer_changed, ==, 1);
+  g_assert_true(n.last == b);
+  g_assert_cmpint(n.changed, ==, 1);
+  nw_layer_set_visible(b, FALSE); /* no change, no signal */
+  nw_layer_set_opacity(a, nw_layer_get_style(a)->opacity);
+  g_assert_cmpint(n.layer_changed, ==, 1);
+  nw_layer_set_opacity(a, 0.5f);
+  nw_layer_set_colormap(a, NW_COLORMAP_HOT);
+  nw_layer_set_range(a, 1.0f, 2.0f);
+  nw_layer_set_grid_step(a, 7);
+  g_assert_cmpint(n.layer_changed, ==, 5);
+  g_assert_true(n.last == a);
+  const NwLayerStyle *st = nw_layer_get_style(a);
+  g_assert_cmpfloat(st->opacity, ==, 0.5f);
+  g_assert_cmpint(st->colormap, ==, NW_COLORMAP_HOT);
+  g_assert_cmpfloat(st->lo, ==, 1.0f);
+  g_assert_cmpfloat(st->hi, ==, 2.0f);
+  g_assert_cmpint(nw_layer_get_grid_step(a), ==, 7);
+  g_assert_true(nw_layer_apply_window_preset(a, "auto"));
+  g_assert_cmpint(n.layer_changed, ==, 6);
+  g_assert_cmpint(n.changed, ==, 6);
+  g_assert_cmpint(n.layers_changed, ==, 0);
+
+  /* new data: the generation moves, nothing is emitted (the owner asks for the redraw) */
+  const guint gen = nw_layer_get_generation(a);
+  nw_layer_take_volume(a, ramp());
+  g_assert_cmpuint(nw_layer_get_generation(a), ==, gen + 1);
+  g_assert_cmpint(n.changed, ==, 6);
+
+  /* the scene's settings */
+  nw_scene_set_compare_pair(s, b, a);
+  g_assert_cmpint(n.layers_changed, ==, 1);
+  nw_scene_set_compare_pair(s, b, a);
+  g_assert_cmpint(n.layers_changed, ==, 1);
+  nw_scene_set_compare_mode(s, NW_COMPARE_CURTAIN);
+  g_assert_cmpint(n.layers_changed, ==, 2);
+  NwCompareStyle c = *nw_scene_get_compare(s);
+  c.curtain = 0.25f;
+  const int changed = n.changed;
+  nw_scene_set_compare(s, &c);
+  g_assert_cmpfloat(nw_scene_get_compare(s)->curtain, ==, 0.25f);
+  g_assert_cmpint(n.changed, ==, changed + 1);
+  g_assert_cmpint(nw_scene_get_compare(s)->mode, ==, NW_COMPARE_CURTAIN);
+
+  /* a removed layer is not heard any more */
+  nw_scene_remove_layer(s, b);
+  const int heard = n.layer_changed;
+  nw_layer_set_visible(b, TRUE);
+  g_assert_cmpint(n.layer_changed, ==, heard);
+}
+
+/* The one display rule of fields: magnitude in hot over 0..max |u|; the log-Jacobian in the
+ * diverging map over a symmetric range that holds log det J, rounded up to 0.05. */
+static void test_field_display_rule(void)
+{
+  /* u = 0.1 (x - c) in voxels: det J = 1.1^3 everywhere, log det J = 0.286 -> +-0.30 */
+  NwVolume *u = nw_volume_new(10, 10, 10, 3, NULL);
+  for (int k = 0; k < 10; k++)
+    for (int j = 0; j < 10; j++)
+      for (int i = 0; i < 10; i++) {
+        float *p = u->data + 3 * nw_volume_index(u, i, j, k);
+        p[0] = 0.1f * (i - 4.5f), p[1] = 0.1f * (j - 4.5f), p[2] = 0.1f * (k - 4.5f);
+      }
+  g_autoptr(NwLayer) f = nw_layer_new_volume(NW_LAYER_FIELD, "u", u);
+  float lo, hi;
+  nw_layer_get_data_range(f, &lo, &hi);
+  nw_layer_set_field_show(f, NW_FIELD_SHOW_MAGNITUDE);
+  g_assert_cmpint(nw_layer_get_style(f)->colormap, ==, NW_COLORMAP_HOT);
+  g_assert_cmpfloat(nw_layer_get_style(f)->lo, ==, 0.0f);
+  g_assert_cmpfloat(nw_layer_get_style(f)->hi, ==, hi);
+  nw_layer_set_field_show(f, NW_FIELD_SHOW_LOG_JACOBIAN);
+  g_assert_cmpint(nw_layer_get_field_show(f), ==, NW_FIELD_SHOW_LOG_JACOBIAN);
+  g_assert_cmpint(nw_layer_get_style(f)->colormap, ==, NW_COLORMAP_DIVERGING);
+  g_assert_cmpfloat_with_epsilon(nw_layer_get_style(f)->lo, -0.30, 1e-6);
+  g_assert_cmpfloat_with_epsilon(nw_layer_get_style(f)->hi, 0.30, 1e-6);
+  /* grid and arrows keep the colours and range */
+  nw_layer_set_field_show(f, NW_FIELD_SHOW_ARROWS);
+  g_assert_cmpint(nw_layer_get_style(f)->colormap, ==, NW_COLORMAP_DIVERGING);
+  /* a zero field: the magnitude range stays above zero */
+  g_autoptr(NwLayer) z = nw_layer_new_volume(NW_LAYER_FIELD, "zero", nw_volume_new(4, 4, 4, 3, NULL));
+  nw_layer_set_field_show(z, NW_FIELD_SHOW_MAGNITUDE);
+  g_assert_cmpfloat(nw_layer_get_style(z)->hi, ==, 1e-3f);
+  nw_layer_set_field_show(z, NW_FIELD_SHOW_LOG_JACOBIAN);
+  g_assert_cmpfloat(nw_layer_get_style(z)->hi, ==, 0.05f);
+}
+
 static void test_loader_kinds(void)
 {
   g_autoptr(GError) error = NULL;
@@ -202,6 +326,8 @@ int main(int argc, char **argv)
   g_test_add_func("/scene-layer/ranges-presets", test_layer_ranges_and_presets);
   g_test_add_func("/scene-layer/constant-and-field", test_constant_and_field_layers);
   g_test_add_func("/scene-layer/scene", test_scene);
+  g_test_add_func("/scene-layer/setters-and-signals", test_setters_and_signals);
+  g_test_add_func("/scene-layer/field-display-rule", test_field_display_rule);
   g_test_add_func("/scene-layer/loader-kinds", test_loader_kinds);
   return g_test_run();
 }

@@ -1,5 +1,9 @@
-# scene/ (layers, the scene, the loader, runs): GLib and render/, no GTK. These tests run
-# without a display (DISPLAY is unset for them) and without a GPU (label nodisplay).
+# scene/ (layers, the scene, the loader, runs, sessions): GLib and render/, no GTK. These
+# tests run without a display (DISPLAY is unset for them) and without a GPU (label nodisplay).
+# session files and presets (nw_session: GLib only, built without render/ too)
+nw_add_test(test_scene_session SOURCES test_scene_session.c LIBS nw_session LABELS scene nodisplay)
+set_property(TEST test_scene_session PROPERTY ENVIRONMENT_MODIFICATION
+             DISPLAY=unset: WAYLAND_DISPLAY=unset:)
 if(NW_HAVE_SCENE)
   # layers, the scene and its signals, the loader
   nw_add_test(test_scene_layer SOURCES test_scene_layer.c LIBS nw_scene LABELS scene nodisplay)

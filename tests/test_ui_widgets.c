@@ -1,16 +1,16 @@
 /* test_ui_widgets.c — the parameter panel (values, validation, running state, "changed"),
- * the live plot (curve and zero-line pixels where the layout of nw_plot.c puts them) and
- * session files / presets (round trip, exact error messages). Main thread; needs a display
- * for GTK (exits 77 without one); no GPU. */
+ * the live plot (curve and zero-line pixels where the layout of nw_plot.c puts them) and the
+ * layer list (rows follow their layers, edits go to them). Main thread; needs a display for
+ * GTK (exits 77 without one); no GPU. Sessions and presets: test_scene_session.c. */
 #include <gtk/gtk.h>
 #include <math.h>
 #include <string.h>
 
 #include "method_table.h"
-#include "nw_param_panel.h"
 #include "nw_error.h"
+#include "nw_layer_list.h"
+#include "nw_param_panel.h"
 #include "nw_plot.h"
-#include "nw_session.h"
 #include "testutil.h"
 
 /* ---- helpers ---- */
@@ -36,13 +36,6 @@ static void count_changed(GtkWidget *w, int *count)
 {
   (void)w;
   (*count)++;
-}
-
-static void write_text(const char *path, const char *text)
-{
-  g_autoptr(GError) error = NULL;
-  g_assert_true(g_file_set_contents(path, text, -1, &error));
-  g_assert_no_error(error);
 }
 
 /* ---- parameter panel ---- */
@@ -274,151 +267,84 @@ static void test_plot_degenerate(void)
   g_object_unref(w);
 }
 
-/* ---- sessions and presets ---- */
+/* ---- layer list ---- */
 
-static void test_session_round_trip(void)
+static void count_redraws(NwScene *scene, int *n)
 {
-  NwSession s = {0};
-  s.method = g_strdup("demons");
-  s.device = NW_DEVICE_CUDA;
-  s.fixed_path = g_strdup("/data/fixed.nii.gz");
-  s.moving_path = g_strdup("/data/moving dir/moving.nii.gz");
-  s.params = demons_defaults();
-  g_assert_true(nw_params_set_string(s.params, "sigma-diff", "2.5", NULL));
-  g_assert_true(nw_params_set_string(s.params, "similarity", "lcc", NULL));
-  s.second_job = TRUE;
-  s.device2 = NW_DEVICE_CPU;
-  s.params2 = demons_defaults();
-  g_assert_true(nw_params_set_string(s.params2, "levels", "2", NULL));
-  g_assert_true(nw_params_set_string(s.params2, "tolerance", "1e-6", NULL));
-  g_assert_true(nw_params_set_string(s.params2, "histogram-match", "yes", NULL));
+  (*n)++;
+}
 
-  g_autofree char *path = nw_test_path("session.ini");
-  g_autoptr(GError) error = NULL;
-  g_assert_true(nw_session_save(&s, path, &error));
-  g_assert_no_error(error);
-  NwSession r = {0};
-  g_assert_true(nw_session_load(&r, path, &error));
-  g_assert_no_error(error);
-  g_assert_cmpstr(r.method, ==, "demons");
-  g_assert_cmpint(r.device, ==, NW_DEVICE_CUDA);
-  g_assert_cmpstr(r.fixed_path, ==, s.fixed_path);
-  g_assert_cmpstr(r.moving_path, ==, s.moving_path);
-  g_assert_false(r.demo);
-  g_assert_true(r.second_job);
-  g_assert_cmpint(r.device2, ==, NW_DEVICE_CPU);
-  g_assert_nonnull(r.params2);
-  for (int i = 0; i < s.params->n; i++) {
-    g_assert_cmpfloat(r.params->values[i], ==, s.params->values[i]);
-    g_assert_cmpfloat(r.params2->values[i], ==, s.params2->values[i]);
+/* The first widget named name below w whose layer (set by the list on each row's widgets)
+ * is l. */
+static GtkWidget *find_layer_widget(GtkWidget *w, NwLayer *l, const char *name)
+{
+  if (g_strcmp0(gtk_widget_get_name(w), name) == 0 && g_object_get_data(G_OBJECT(w), "nw-layer") == l)
+    return w;
+  if (!GTK_IS_CONTAINER(w))
+    return NULL;
+  g_autoptr(GList) children = gtk_container_get_children(GTK_CONTAINER(w));
+  for (GList *c = children; c != NULL; c = c->next) {
+    GtkWidget *found = find_layer_widget(c->data, l, name);
+    if (found != NULL)
+      return found;
   }
-  /* a demo session with one job: no paths, no second table */
-  nw_session_clear(&s);
-  g_assert_null(s.method);
-  s.method = g_strdup("demons");
-  s.demo = TRUE;
-  s.params = demons_defaults();
-  g_assert_true(nw_session_save(&s, path, &error));
-  g_assert_true(nw_session_load(&r, path, &error));
-  g_assert_no_error(error);
-  g_assert_true(r.demo);
-  g_assert_null(r.fixed_path);
-  g_assert_null(r.moving_path);
-  g_assert_false(r.second_job);
-  g_assert_null(r.params2);
-  g_assert_cmpint(r.device, ==, NW_DEVICE_AUTO);
-  nw_session_clear(&s);
-  nw_session_clear(&r);
+  return NULL;
 }
 
-static void expect_load_error(const char *name, const char *text, const char *message)
+/* A row shows its layer's settings when they change elsewhere (a script, a drag, the field
+ * drawing that brings its colours), and an edit in the row goes to the layer. */
+static void test_layer_list_follows(void)
 {
-  g_autofree char *path = nw_test_path(name);
-  write_text(path, text);
-  NwSession s = {0};
-  g_autoptr(GError) error = NULL;
-  g_assert_false(nw_session_load(&s, path, &error));
-  g_assert_nonnull(error);
-  g_autofree char *expected = g_strdup_printf("%s: %s", path, message);
-  if (!g_str_has_prefix(error->message, expected))
-    g_error("expected '%s...', got '%s'", expected, error->message);
-  g_assert_null(s.method);
-  g_assert_null(s.params);
-}
+  g_autoptr(NwScene) scene = nw_scene_new();
+  NwVolume *v = nw_volume_new(8, 8, 8, 1, NULL);
+  for (size_t i = 0; i < nw_volume_n_voxels(v); i++)
+    v->data[i] = (float)(i % 50);
+  g_autoptr(NwLayer) image = nw_layer_new_volume(NW_LAYER_IMAGE, "image", v);
+  NwVolume *u = nw_volume_new(8, 8, 8, 3, NULL);
+  for (size_t i = 0; i < nw_volume_n_voxels(u); i++)
+    u->data[3 * i] = 0.5f;
+  g_autoptr(NwLayer) field = nw_layer_new_volume(NW_LAYER_FIELD, "field", u);
+  nw_scene_add_layer(scene, image);
+  nw_scene_add_layer(scene, field);
+  GtkWidget *list = g_object_ref_sink(GTK_WIDGET(nw_layer_list_new(scene)));
 
-static void test_session_errors(void)
-{
-  expect_load_error("unknown-key.ini",
-                    "[session]\nversion=1\nmethod=demons\n[demons]\nsigma-dif=2\n",
-                    "[demons]: unknown parameter(s) sigma-dif (known: ");
-  expect_load_error("range.ini", "[session]\nversion=1\nmethod=demons\n[demons]\nsigma-diff=50\n",
-                    "[demons]: sigma-diff: 50 is outside 0..20 voxel");
-  expect_load_error("range2.ini",
-                    "[session]\nversion=1\nmethod=demons\nsecond-job=true\n[demons@2]\nlevels=0\n",
-                    "[demons@2]: levels: 0 is outside 1..8");
-  expect_load_error("method.ini", "[session]\nversion=1\nmethod=warp-drive\n",
-                    "[session] method=warp-drive: unknown method 'warp-drive'");
-  expect_load_error("version.ini", "[session]\nversion=2\nmethod=demons\n",
-                    "[session] version=2 is not supported (this build reads version 1)");
-  expect_load_error("no-version.ini", "[session]\nmethod=demons\n", "[session] version is missing");
-  expect_load_error("session-key.ini", "[session]\nversion=1\nmethod=demons\ncolour=blue\n",
-                    "[session] unknown key colour=blue");
-  expect_load_error("device.ini", "[session]\nversion=1\nmethod=demons\ndevice=tpu\n",
-                    "[session] device=tpu: unknown device 'tpu'");
-  expect_load_error("bool.ini", "[session]\nversion=1\nmethod=demons\ndemo=maybe\n",
-                    "[session] demo=maybe is not true or false");
-  expect_load_error("group.ini", "[session]\nversion=1\nmethod=demons\n[smooth]\nsigma=1\n",
-                    "unknown group [smooth]");
-  expect_load_error("none.ini", "just text\n", "");
-  g_autofree char *missing = nw_test_path("missing.ini");
-  NwSession s = {0};
-  g_autoptr(GError) error = NULL;
-  g_assert_false(nw_session_load(&s, missing, &error));
-  g_assert_true(g_error_matches(error, NW_ERROR, NW_ERROR_IO));
-  g_assert_true(g_str_has_prefix(error->message, missing));
-}
+  GtkWidget *vis = find_layer_widget(list, image, "layer-visible");
+  GtkWidget *lo = find_layer_widget(list, image, "layer-lo");
+  GtkWidget *hi = find_layer_widget(list, image, "layer-hi");
+  GtkWidget *opacity = find_layer_widget(list, image, "layer-opacity");
+  GtkWidget *show = find_layer_widget(list, field, "layer-field-show");
+  GtkWidget *colours = find_layer_widget(list, field, "layer-colormap");
+  g_assert_true(GTK_IS_TOGGLE_BUTTON(vis) && GTK_IS_SPIN_BUTTON(lo) && GTK_IS_SPIN_BUTTON(hi));
+  g_assert_true(GTK_IS_RANGE(opacity) && GTK_IS_COMBO_BOX(show) && GTK_IS_COMBO_BOX(colours));
 
-static void test_presets(void)
-{
-  g_autoptr(NwParams) p = demons_defaults();
-  g_autoptr(GPtrArray) names = NULL, paths = NULL;
-  nw_presets_list("demons", &names, &paths);
-  g_assert_cmpuint(names->len, ==, paths->len);
-  int found = -1;
-  for (guint i = 0; i < names->len; i++)
-    if (g_strcmp0(g_ptr_array_index(names, i), "brain MRI") == 0)
-      found = (int)i;
-  g_assert_cmpint(found, >=, 0);
-  const char *path = g_ptr_array_index(paths, found);
-  g_assert_true(g_str_has_suffix(path, "demons-brain-mri.ini"));
+  /* settings changed elsewhere */
+  nw_layer_set_visible(image, FALSE);
+  g_assert_false(gtk_toggle_button_get_active(GTK_TOGGLE_BUTTON(vis)));
+  nw_layer_set_window_level(image, 20.0, 30.0);
+  g_assert_cmpfloat(gtk_spin_button_get_value(GTK_SPIN_BUTTON(lo)), ==, 20.0);
+  g_assert_cmpfloat(gtk_spin_button_get_value(GTK_SPIN_BUTTON(hi)), ==, 40.0);
+  nw_layer_set_field_show(field, NW_FIELD_SHOW_LOG_JACOBIAN);
+  g_assert_cmpstr(gtk_combo_box_get_active_id(GTK_COMBO_BOX(show)), ==, "log-jacobian");
+  g_assert_cmpstr(gtk_combo_box_get_active_id(GTK_COMBO_BOX(colours)), ==, "diverging");
+  GtkWidget *flo = find_layer_widget(list, field, "layer-lo");
+  g_assert_cmpfloat(gtk_spin_button_get_value(GTK_SPIN_BUTTON(flo)), ==,
+                    nw_layer_get_style(field)->lo);
 
-  g_autoptr(GError) error = NULL;
-  g_assert_true(nw_preset_apply(p, "demons", path, &error));
-  g_assert_no_error(error);
-  g_assert_cmpfloat(nw_params_get(p, "similarity"), ==, 1); /* lcc */
-  g_assert_cmpfloat(nw_params_get(p, "sigma-diff"), ==, 1.75);
-  g_assert_cmpfloat(nw_params_get(p, "tolerance"), ==, 1e-6);
-  g_assert_cmpfloat(nw_params_get(p, "levels"), ==, 3); /* not named: kept */
-
-  g_autoptr(GPtrArray) none_names = NULL, none_paths = NULL;
-  nw_presets_list("no-such-method", &none_names, &none_paths);
-  g_assert_cmpuint(none_names->len, ==, 0);
-
-  /* a file with one group of another name applies; a bad value names file and key */
-  g_autofree char *one = nw_test_path("one-group.ini");
-  write_text(one, "[mine]\nsigma-fluid=2\n");
-  g_assert_true(nw_preset_apply(p, "demons", one, &error));
-  g_assert_cmpfloat(nw_params_get(p, "sigma-fluid"), ==, 2);
-  write_text(one, "[mine]\nsigma-fluid=99\n");
-  g_assert_false(nw_preset_apply(p, "demons", one, &error));
-  g_autofree char *expected = g_strdup_printf("%s: [mine]: sigma-fluid: 99 is outside 0..20", one);
-  g_assert_true(g_str_has_prefix(error->message, expected));
-  g_clear_error(&error);
-  g_assert_cmpfloat(nw_params_get(p, "sigma-fluid"), ==, 2); /* unchanged */
-  write_text(one, "[a]\nx=1\n[b]\ny=2\n");
-  g_assert_false(nw_preset_apply(p, "demons", one, &error));
-  g_autofree char *expected2 = g_strdup_printf("%s: no group [demons] (groups: a, b)", one);
-  g_assert_cmpstr(error->message, ==, expected2);
+  /* edits in the row */
+  int changed = 0;
+  g_signal_connect(scene, "changed", G_CALLBACK(count_redraws), &changed);
+  gtk_toggle_button_set_active(GTK_TOGGLE_BUTTON(vis), TRUE);
+  g_assert_true(nw_layer_get_visible(image));
+  gtk_range_set_value(GTK_RANGE(opacity), 0.25);
+  g_assert_cmpfloat(nw_layer_get_style(image)->opacity, ==, 0.25f);
+  gtk_spin_button_set_value(GTK_SPIN_BUTTON(hi), 45.0);
+  g_assert_cmpfloat(nw_layer_get_style(image)->hi, ==, 45.0f);
+  g_assert_cmpfloat(nw_layer_get_style(image)->lo, ==, 20.0f);
+  gtk_combo_box_set_active_id(GTK_COMBO_BOX(show), "magnitude");
+  g_assert_cmpint(nw_layer_get_field_show(field), ==, NW_FIELD_SHOW_MAGNITUDE);
+  g_assert_cmpstr(gtk_combo_box_get_active_id(GTK_COMBO_BOX(colours)), ==, "hot");
+  g_assert_cmpint(changed, ==, 4); /* one redraw per edit */
+  g_object_unref(list);
 }
 
 int main(int argc, char **argv)
@@ -434,8 +360,6 @@ int main(int argc, char **argv)
   g_test_add_func("/widgets/panel/running", test_panel_running);
   g_test_add_func("/widgets/plot/png", test_plot_png);
   g_test_add_func("/widgets/plot/degenerate", test_plot_degenerate);
-  g_test_add_func("/widgets/session/round-trip", test_session_round_trip);
-  g_test_add_func("/widgets/session/errors", test_session_errors);
-  g_test_add_func("/widgets/presets", test_presets);
+  g_test_add_func("/widgets/layer-list/follows", test_layer_list_follows);
   return g_test_run();
 }

@@ -150,6 +150,7 @@ static GtkWidget *controls_row(NwLayerList *ll, NwLayer *l, Row *r)
   g_object_set(grid, "margin", 4, NULL);
 
   GtkWidget *vis = tagged(gtk_check_button_new(), l);
+  gtk_widget_set_name(vis, "layer-visible");
   gtk_toggle_button_set_active(GTK_TOGGLE_BUTTON(vis), nw_layer_get_visible(l));
   gtk_widget_set_tooltip_text(vis, "Show or hide this layer");
   g_signal_connect(vis, "toggled", G_CALLBACK(on_visible), ll);
@@ -169,6 +170,7 @@ static GtkWidget *controls_row(NwLayerList *ll, NwLayer *l, Row *r)
   gtk_grid_attach(GTK_GRID(grid), name, 1, 0, 3, 1);
 
   GtkWidget *op = tagged(gtk_scale_new_with_range(GTK_ORIENTATION_HORIZONTAL, 0, 1, 0.05), l);
+  gtk_widget_set_name(op, "layer-opacity");
   gtk_scale_set_draw_value(GTK_SCALE(op), FALSE);
   gtk_range_set_value(GTK_RANGE(op), st->opacity);
   gtk_widget_set_tooltip_text(op, "Opacity");
@@ -183,6 +185,7 @@ static GtkWidget *controls_row(NwLayerList *ll, NwLayer *l, Row *r)
   gboolean mapped = nw_layer_get_kind(l) != NW_LAYER_SURFACE || surf->scalars != NULL;
   if (mapped) {
     GtkWidget *cm = tagged(gtk_combo_box_text_new(), l);
+    gtk_widget_set_name(cm, "layer-colormap");
     for (int m = 0; m < NW_COLORMAP_COUNT; m++)
       gtk_combo_box_text_append(GTK_COMBO_BOX_TEXT(cm), nw_colormap_name(m), nw_colormap_name(m));
     gtk_combo_box_set_active_id(GTK_COMBO_BOX(cm), nw_colormap_name(st->colormap));
@@ -194,6 +197,7 @@ static GtkWidget *controls_row(NwLayerList *ll, NwLayer *l, Row *r)
   }
   if (nw_layer_get_kind(l) == NW_LAYER_FIELD) {
     GtkWidget *fs = tagged(gtk_combo_box_text_new(), l);
+    gtk_widget_set_name(fs, "layer-field-show");
     for (int s = 0; s < NW_FIELD_SHOW_COUNT; s++)
       gtk_combo_box_text_append(GTK_COMBO_BOX_TEXT(fs), nw_field_show_name(s),
                                 nw_field_show_name(s));
@@ -207,6 +211,8 @@ static GtkWidget *controls_row(NwLayerList *ll, NwLayer *l, Row *r)
   if (nw_layer_get_kind(l) != NW_LAYER_LABELS && mapped) {
     r->lo = range_spin(ll, l, st->lo, G_CALLBACK(on_lo));
     r->hi = range_spin(ll, l, st->hi, G_CALLBACK(on_hi));
+    gtk_widget_set_name(GTK_WIDGET(r->lo), "layer-lo");
+    gtk_widget_set_name(GTK_WIDGET(r->hi), "layer-hi");
     gtk_grid_attach(GTK_GRID(grid), caption("range", l), 0, row, 1, 1);
     gtk_grid_attach(GTK_GRID(grid), GTK_WIDGET(r->lo), 1, row, 1, 1);
     gtk_grid_attach(GTK_GRID(grid), GTK_WIDGET(r->hi), 2, row, 2, 1);

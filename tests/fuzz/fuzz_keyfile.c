@@ -1,6 +1,6 @@
 /* fuzz_keyfile.c — libFuzzer harness: parameter key files (the CLI's --params and the GUI's
  * presets: GKeyFile + core/params.h, against the demons and smooth tables) and, with
- * NW_FUZZ_SESSION, session files (ui/nw_session.h, compiled in: it needs no GTK). Every
+ * NW_FUZZ_SESSION, session files (scene/nw_session.h, library nw_session: GLib only). Every
  * input must be taken or refused with a message: never a crash, a leak or undefined
  * behaviour (a value that becomes an integer must be whole and in range). */
 #include <stdint.h>

@@ -285,6 +285,17 @@ static void zoom_about(NwView *v, double factor, double x, double y)
   gtk_gl_area_queue_render(GTK_GL_AREA(v));
 }
 
+/* A 2D view's slice moves by slices (the voxel size along its normal) times dir. */
+static void step_slice(NwView *v, double dir)
+{
+  int u, vv, n;
+  nw_plane_axes((NwPlane)v->kind, &u, &vv, &n);
+  double c[3];
+  nw_scene_get_crosshair(v->scene, c);
+  c[n] += dir * nw_scene_slice_step(v->scene, n);
+  nw_scene_set_crosshair(v->scene, c);
+}
+
 static gboolean on_scroll(GtkWidget *w, GdkEventScroll *ev)
 {
   NwView *v = NW_VIEW(w);
@@ -303,12 +314,7 @@ static gboolean on_scroll(GtkWidget *w, GdkEventScroll *ev)
   } else if (ev->state & GDK_CONTROL_MASK) {
     zoom_about(v, pow(1.15, dir), ev->x, ev->y);
   } else {
-    int u, vv, n;
-    nw_plane_axes((NwPlane)v->kind, &u, &vv, &n);
-    double c[3];
-    nw_scene_get_crosshair(v->scene, c);
-    c[n] += dir * nw_scene_slice_step(v->scene, n);
-    nw_scene_set_crosshair(v->scene, c);
+    step_slice(v, dir);
   }
   return TRUE;
 }
@@ -346,12 +352,7 @@ static gboolean on_key_press(GtkWidget *w, GdkEventKey *ev)
     gtk_gl_area_queue_render(GTK_GL_AREA(v));
     return TRUE;
   }
-  int u, vv, n;
-  nw_plane_axes((NwPlane)v->kind, &u, &vv, &n);
-  double c[3];
-  nw_scene_get_crosshair(v->scene, c);
-  c[n] += dir * nw_scene_slice_step(v->scene, n);
-  nw_scene_set_crosshair(v->scene, c);
+  step_slice(v, dir);
   return TRUE;
 }
 

@@ -1,6 +1,6 @@
-/* live_stub.c — the live-front and CUDA–GL interop API (cuda/interop/nw_live.h, cuda/interop/nw_cuda_gl.h)
- * in a build without CUDA: every call fails cleanly, so the application takes the host-frame
- * path. Any thread. */
+/* live_stub.c — the live-front and CUDA–GL interop API (cuda/interop/nw_live.h,
+ * cuda/interop/nw_cuda_gl.h) in a build without CUDA: every call fails cleanly, so the application
+ * takes the host-frame path. Any thread. */
 #include <stdio.h>
 
 #include "nw_cuda_gl.h"

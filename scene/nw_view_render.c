@@ -250,9 +250,8 @@ static GpuEntry *entry_for(NwViewGpu *gpu, NwLayer *l)
 static const NwGlVolume *entry_volume(const GpuEntry *e)
 {
   if (e->live != NULL) {
-    const NwGlVolume *v = nw_layer_get_kind(e->layer) == NW_LAYER_FIELD
-                              ? nw_gl_live_field(e->live)
-                              : nw_gl_live_image(e->live);
+    const NwGlVolume *v = nw_layer_get_kind(e->layer) == NW_LAYER_FIELD ? nw_gl_live_field(e->live)
+                                                                        : nw_gl_live_image(e->live);
     if (v != NULL)
       return v;
   }

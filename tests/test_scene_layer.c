@@ -237,7 +237,8 @@ static void test_field_display_rule(void)
   nw_layer_set_field_show(f, NW_FIELD_SHOW_ARROWS);
   g_assert_cmpint(nw_layer_get_style(f)->colormap, ==, NW_COLORMAP_DIVERGING);
   /* a zero field: the magnitude range stays above zero */
-  g_autoptr(NwLayer) z = nw_layer_new_volume(NW_LAYER_FIELD, "zero", nw_volume_new(4, 4, 4, 3, NULL));
+  g_autoptr(NwLayer) z =
+      nw_layer_new_volume(NW_LAYER_FIELD, "zero", nw_volume_new(4, 4, 4, 3, NULL));
   nw_layer_set_field_show(z, NW_FIELD_SHOW_MAGNITUDE);
   g_assert_cmpfloat(nw_layer_get_style(z)->hi, ==, 1e-3f);
   nw_layer_set_field_show(z, NW_FIELD_SHOW_LOG_JACOBIAN);

@@ -121,8 +121,8 @@ static void wait_result_surface(Rig *rig)
 {
   NwLayer *warped = nw_run_get_warped(rig->run);
   g_autoptr(GError) error = NULL;
-  g_autoptr(NwSurface) want = nw_marching_cubes(nw_layer_get_volume(warped),
-                                                nw_layer_surface_iso(rig->fixed), &error);
+  g_autoptr(NwSurface) want =
+      nw_marching_cubes(nw_layer_get_volume(warped), nw_layer_surface_iso(rig->fixed), &error);
   g_assert_no_error(error);
   g_assert_cmpint(want->n_triangles, >, 0);
   const gint64 until = g_get_monotonic_time() + 30 * G_USEC_PER_SEC;
@@ -208,9 +208,9 @@ static void test_run_live_and_result(void)
 
   NwLiveStats st;
   nw_run_get_live_stats(rig.run, &st);
-  g_test_message("%" G_GUINT64_FORMAT " display frames, %" G_GUINT64_FORMAT " asked, %"
-                 G_GUINT64_FORMAT " taken, %u seen by the layers", st.display_frames, st.wants,
-                 st.taken, taken_while_running);
+  g_test_message("%" G_GUINT64_FORMAT " display frames, %" G_GUINT64_FORMAT
+                 " asked, %" G_GUINT64_FORMAT " taken, %u seen by the layers",
+                 st.display_frames, st.wants, st.taken, taken_while_running);
   g_assert_cmpuint(st.display_frames, ==, display_frames);
   g_assert_cmpuint(st.taken, >=, taken_while_running);
   g_assert_cmpuint(st.taken, <=, st.display_frames);

@@ -278,7 +278,8 @@ static void count_redraws(NwScene *scene, int *n)
  * is l. */
 static GtkWidget *find_layer_widget(GtkWidget *w, NwLayer *l, const char *name)
 {
-  if (g_strcmp0(gtk_widget_get_name(w), name) == 0 && g_object_get_data(G_OBJECT(w), "nw-layer") == l)
+  if (g_strcmp0(gtk_widget_get_name(w), name) == 0 &&
+      g_object_get_data(G_OBJECT(w), "nw-layer") == l)
     return w;
   if (!GTK_IS_CONTAINER(w))
     return NULL;

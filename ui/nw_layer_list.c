@@ -157,11 +157,11 @@ static GtkWidget *controls_row(NwLayerList *ll, NwLayer *l, Row *r)
   gtk_widget_set_halign(vis, GTK_ALIGN_END);
   gtk_grid_attach(GTK_GRID(grid), vis, 0, 0, 1, 1);
   r->visible = GTK_TOGGLE_BUTTON(vis);
-  g_autofree char *markup = g_markup_printf_escaped(
-      "<b>%s</b> <small>%s%s</small>", nw_layer_get_name(l), kind_tag(l),
-      l == nw_scene_get_compare_a(ll->scene)   ? " · compare A"
-      : l == nw_scene_get_compare_b(ll->scene) ? " · compare B"
-                                               : "");
+  g_autofree char *markup =
+      g_markup_printf_escaped("<b>%s</b> <small>%s%s</small>", nw_layer_get_name(l), kind_tag(l),
+                              l == nw_scene_get_compare_a(ll->scene)   ? " · compare A"
+                              : l == nw_scene_get_compare_b(ll->scene) ? " · compare B"
+                                                                       : "");
   GtkWidget *name = tagged(gtk_label_new(NULL), l);
   gtk_label_set_markup(GTK_LABEL(name), markup);
   gtk_label_set_xalign(GTK_LABEL(name), 0.0f);

@@ -75,10 +75,10 @@ static void nw_run_panel_class_init(NwRunPanelClass *klass)
   G_OBJECT_CLASS(klass)->finalize = nw_run_panel_finalize;
   signals[SIG_ERROR] = g_signal_new("error", NW_TYPE_RUN_PANEL, G_SIGNAL_RUN_LAST, 0, NULL, NULL,
                                     NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
-  signals[SIG_OPEN_FILE] = g_signal_new("open-file", NW_TYPE_RUN_PANEL, G_SIGNAL_RUN_LAST, 0,
-                                        NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
-  signals[SIG_OPEN_DEMO] = g_signal_new("open-demo", NW_TYPE_RUN_PANEL, G_SIGNAL_RUN_LAST, 0,
-                                        NULL, NULL, NULL, G_TYPE_NONE, 0);
+  signals[SIG_OPEN_FILE] = g_signal_new("open-file", NW_TYPE_RUN_PANEL, G_SIGNAL_RUN_LAST, 0, NULL,
+                                        NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
+  signals[SIG_OPEN_DEMO] = g_signal_new("open-demo", NW_TYPE_RUN_PANEL, G_SIGNAL_RUN_LAST, 0, NULL,
+                                        NULL, NULL, G_TYPE_NONE, 0);
 }
 
 static void nw_run_panel_init(NwRunPanel *p)
@@ -132,8 +132,8 @@ static void make_plot(NwRunPanel *p)
     gtk_widget_destroy(GTK_WIDGET(p->plot));
   static const char *const none[] = {NULL};
   const NwMethodOps *ops = nw_method_lookup_table(p->method, NULL);
-  p->plot = NW_PLOT(nw_plot_new(ops != NULL && ops->plot_figures != NULL ? ops->plot_figures
-                                                                          : none));
+  p->plot =
+      NW_PLOT(nw_plot_new(ops != NULL && ops->plot_figures != NULL ? ops->plot_figures : none));
   gtk_widget_set_size_request(GTK_WIDGET(p->plot), -1, 260);
   gtk_widget_show(GTK_WIDGET(p->plot));
   gtk_box_pack_start(p->plot_box, GTK_WIDGET(p->plot), TRUE, TRUE, 0);

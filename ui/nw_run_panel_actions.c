@@ -204,8 +204,7 @@ typedef gboolean (*PathFn)(NwRunPanel *p, const char *path, GError **error);
 static void choose_path(NwRunPanel *p, const char *title, GtkFileChooserAction mode,
                         const char *suggest, PathFn fn)
 {
-  GtkFileChooserNative *fc = gtk_file_chooser_native_new(title, parent_window(p), mode, NULL,
-                                                         NULL);
+  GtkFileChooserNative *fc = gtk_file_chooser_native_new(title, parent_window(p), mode, NULL, NULL);
   if (suggest != NULL)
     gtk_file_chooser_set_current_name(GTK_FILE_CHOOSER(fc), suggest);
   if (gtk_native_dialog_run(GTK_NATIVE_DIALOG(fc)) == GTK_RESPONSE_ACCEPT) {
@@ -224,10 +223,10 @@ static gboolean save_results_asking(NwRunPanel *p, const char *prefix, GError **
   g_autoptr(GPtrArray) existing = nw_run_panel_existing_results(p, prefix);
   if (existing->len > 0) {
     g_autofree char *first = g_path_get_basename(g_ptr_array_index(existing, 0));
-    GtkWidget *d = gtk_message_dialog_new(
-        parent_window(p), GTK_DIALOG_MODAL, GTK_MESSAGE_QUESTION, GTK_BUTTONS_NONE,
-        "Replace %u files of an earlier save (%s%s)?", existing->len, first,
-        existing->len > 1 ? ", …" : "");
+    GtkWidget *d =
+        gtk_message_dialog_new(parent_window(p), GTK_DIALOG_MODAL, GTK_MESSAGE_QUESTION,
+                               GTK_BUTTONS_NONE, "Replace %u files of an earlier save (%s%s)?",
+                               existing->len, first, existing->len > 1 ? ", …" : "");
     gtk_dialog_add_buttons(GTK_DIALOG(d), "_Cancel", GTK_RESPONSE_CANCEL, "_Replace",
                            GTK_RESPONSE_ACCEPT, NULL);
     const int answer = gtk_dialog_run(GTK_DIALOG(d));

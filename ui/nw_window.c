@@ -330,8 +330,8 @@ void nw_window_sync_compare_bar(NwWindow *w)
   gtk_spin_button_set_value(w->tile_spin, c.tile_mm);
   NwLayer *a = nw_scene_get_compare_a(w->scene), *b = nw_scene_get_compare_b(w->scene);
   g_autofree char *text =
-      g_strdup_printf("%s: %s vs %s", nw_compare_mode_name(c.mode),
-                      a ? nw_layer_get_name(a) : "—", b ? nw_layer_get_name(b) : "—");
+      g_strdup_printf("%s: %s vs %s", nw_compare_mode_name(c.mode), a ? nw_layer_get_name(a) : "—",
+                      b ? nw_layer_get_name(b) : "—");
   gtk_label_set_text(w->compare_label, text);
 }
 

@@ -16,7 +16,9 @@
  * on the interop path the live iso-surface by GPU marching cubes in the fourth), glFinish per
  * display frame, either as fast as it can (--refresh 0) or paced like a display of HZ.
  * fps counts display frames that drew a new frame. Lag: the worker's completed iterations
- * read when the display frame has taken its frame, minus the iteration that frame shows.
+ * read when the frame is ready to draw (host frames uploaded, interop objects filled), minus
+ * the iteration that frame shows. Paced displays tick at fixed times (a vertical blank every
+ * 1/HZ s); a display frame whose work overruns a tick waits for the next one.
  *
  * GL: an EGL context on the GPU's own driver (EGL device platform: no X needed). Exits 77
  * without a CUDA device or when the GL context is not on a CUDA device. Main thread draws;
@@ -66,8 +68,12 @@ static gboolean egl_context(void)
   EGLConfig cfg;
   if (!eglBindAPI(EGL_OPENGL_API) || !eglChooseConfig(d, cfg_attr, &cfg, 1, &n) || n < 1)
     return FALSE;
-  const EGLint ctx_attr[] = {EGL_CONTEXT_MAJOR_VERSION,       3, EGL_CONTEXT_MINOR_VERSION, 3,
-                             EGL_CONTEXT_OPENGL_PROFILE_MASK, EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT,
+  const EGLint ctx_attr[] = {EGL_CONTEXT_MAJOR_VERSION,
+                             3,
+                             EGL_CONTEXT_MINOR_VERSION,
+                             3,
+                             EGL_CONTEXT_OPENGL_PROFILE_MASK,
+                             EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT,
                              EGL_NONE};
   EGLContext ctx = eglCreateContext(d, cfg, EGL_NO_CONTEXT, ctx_attr);
   return ctx != EGL_NO_CONTEXT && eglMakeCurrent(d, EGL_NO_SURFACE, EGL_NO_SURFACE, ctx);
@@ -96,7 +102,8 @@ static void make_pair(int n, NwVolume **fixed, NwVolume **moving)
         const size_t at = nw_volume_index(*fixed, i, j, k);
         (*fixed)->data[at] = blobs(i, j, k, n);
         const double w = 2.0 * G_PI / n;
-        (*moving)->data[at] = blobs(i + 4.0 * sin(w * j), j + 3.0 * cos(w * k), k + 2.0 * sin(w * i), n);
+        (*moving)->data[at] =
+            blobs(i + 4.0 * sin(w * j), j + 3.0 * cos(w * k), k + 2.0 * sin(w * i), n);
       }
 }
 
@@ -161,8 +168,8 @@ static double job_alone_ms(const NwMethodInputs *in, double seconds)
   const int i0 = nw_job_get_iteration(job);
   const gint64 t0 = g_get_monotonic_time();
   g_usleep((gulong)(seconds * G_USEC_PER_SEC));
-  const double ms = (double)(g_get_monotonic_time() - t0) / 1000.0 /
-                    MAX(nw_job_get_iteration(job) - i0, 1);
+  const double ms =
+      (double)(g_get_monotonic_time() - t0) / 1000.0 / MAX(nw_job_get_iteration(job) - i0, 1);
   stop_job(job, NULL);
   return ms;
 }
@@ -192,17 +199,21 @@ typedef struct {
   gboolean draw;    /* the views are drawn (else only the frames are taken) */
   gboolean upload;  /* host frames go into GL textures (else they stop in host memory, as
                        when the display's GL is not on the job's GPU) */
+  double max_fps;   /* frames asked for a second at most (0: every display frame) */
 } Variant;
 
 static const Variant variants[] = {
-    {"interop", TRUE, TRUE, NW_GL_LIVE_IMAGE | NW_GL_LIVE_FIELD | NW_GL_LIVE_MESH, TRUE, TRUE},
-    {"host", TRUE, FALSE, 0, TRUE, TRUE},
-    {"publish-only", TRUE, TRUE, 0, FALSE, FALSE},
-    {"draw-only", FALSE, FALSE, 0, TRUE, TRUE},
-    {"interop-image", TRUE, TRUE, NW_GL_LIVE_IMAGE, TRUE, TRUE},
-    {"interop-image-field", TRUE, TRUE, NW_GL_LIVE_IMAGE | NW_GL_LIVE_FIELD, TRUE, TRUE},
-    {"host-no-draw", TRUE, FALSE, 0, FALSE, TRUE},
-    {"host-to-memory", TRUE, FALSE, 0, FALSE, FALSE},
+    {"interop", TRUE, TRUE, NW_GL_LIVE_IMAGE | NW_GL_LIVE_FIELD | NW_GL_LIVE_MESH, TRUE, TRUE, 0.0},
+    {"host", TRUE, FALSE, 0, TRUE, TRUE, 0.0},
+    {"publish-only", TRUE, TRUE, 0, FALSE, FALSE, 0.0},
+    {"draw-only", FALSE, FALSE, 0, TRUE, TRUE, 0.0},
+    {"interop-image", TRUE, TRUE, NW_GL_LIVE_IMAGE, TRUE, TRUE, 0.0},
+    {"interop-image-field", TRUE, TRUE, NW_GL_LIVE_IMAGE | NW_GL_LIVE_FIELD, TRUE, TRUE, 0.0},
+    {"host-no-draw", TRUE, FALSE, 0, FALSE, TRUE, 0.0},
+    {"host-to-memory", TRUE, FALSE, 0, FALSE, FALSE, 0.0},
+    {"host-30", TRUE, FALSE, 0, TRUE, TRUE, 30.0},
+    {"interop-30", TRUE, TRUE, NW_GL_LIVE_IMAGE | NW_GL_LIVE_FIELD | NW_GL_LIVE_MESH, TRUE, TRUE,
+     30.0},
 };
 
 /* Host path: textures the source's take callback uploads into (display thread). */
@@ -296,8 +307,8 @@ static double ms_since(gint64 t)
   return (double)(g_get_monotonic_time() - t) / 1000.0;
 }
 
-static void run_variant(const NwMethodInputs *in, NwRenderer *r, const Variant *var,
-                        double seconds, int view, double refresh_hz, PathResult *res)
+static void run_variant(const NwMethodInputs *in, NwRenderer *r, const Variant *var, double seconds,
+                        int view, double refresh_hz, PathResult *res)
 {
   g_autoptr(GError) error = NULL;
   const NwMethodOps *ops = nw_method_lookup("demons", NW_DEVICE_CUDA, &error);
@@ -306,6 +317,8 @@ static void run_variant(const NwMethodInputs *in, NwRenderer *r, const Variant *
       var->frames ? nw_live_source_new(ops, var->interop, 0, NULL, take_host, &host) : NULL;
   if (src != NULL && (nw_live_source_path(src) == NW_LIVE_PATH_INTEROP) != var->interop)
     g_error("%s: the source took the other path", var->name);
+  if (src != NULL)
+    nw_live_source_set_max_fps(src, var->max_fps);
   if (src == NULL)
     static_textures(in, &host);
   NwJob *job = start_job(in, &src);
@@ -318,13 +331,13 @@ static void run_variant(const NwMethodInputs *in, NwRenderer *r, const Variant *
   const gint64 period = refresh_hz > 0 ? (gint64)(G_USEC_PER_SEC / refresh_hz) : 0;
   const int it0 = nw_job_get_iteration(job);
   const gint64 t0 = g_get_monotonic_time(), end = t0 + (gint64)(seconds * G_USEC_PER_SEC);
+  gint64 tick = t0; /* the display's next vertical blank when paced */
   int last_shown = -1;
   double begin_ms = 0, fill_ms = 0, draw_ms = 0;
   for (guint64 counter = 1; g_get_monotonic_time() < end; counter++) {
     const gint64 f0 = g_get_monotonic_time();
     if (src != NULL)
       nw_live_source_begin_frame(src, counter, WAIT_US);
-    const int worker = nw_job_get_iteration(job);
     begin_ms += ms_since(f0);
     const gint64 f1 = g_get_monotonic_time();
     int shown = host.shown;
@@ -344,6 +357,9 @@ static void run_variant(const NwMethodInputs *in, NwRenderer *r, const Variant *
       dm = nw_gl_live_mesh(live);
     }
     fill_ms += ms_since(f1);
+    /* the lag is counted when the frame is ready to draw: after the host path's upload (in
+     * the take callback) and after the interop fill */
+    const int worker = nw_job_get_iteration(job);
     if (di == NULL && var->draw) /* nothing to show yet: not a display frame */
       continue;
     const gint64 f2 = g_get_monotonic_time();
@@ -360,10 +376,13 @@ static void run_variant(const NwMethodInputs *in, NwRenderer *r, const Variant *
       res->lag_hist[MIN(lag, 3)]++;
       last_shown = shown;
     }
-    if (period > 0) { /* a display of refresh_hz: the next frame at the next tick */
-      const gint64 next = f0 + period, now = g_get_monotonic_time();
-      if (next > now)
-        g_usleep((gulong)(next - now));
+    if (period > 0) { /* a display of refresh_hz: the next frame at its next tick; ticks
+                         come at fixed times, late work skips to the following one */
+      const gint64 now = g_get_monotonic_time();
+      do
+        tick += period;
+      while (tick <= now);
+      g_usleep((gulong)(tick - now));
     }
   }
   res->seconds = (double)(g_get_monotonic_time() - t0) / G_USEC_PER_SEC;
@@ -457,7 +476,8 @@ int main(int argc, char **argv)
   g_autoptr(GError) error = NULL;
   if (!g_option_context_parse(ctx, &argc, &argv, &error) || size < 16 || view < 16 ||
       seconds <= 0 || refresh < 0) {
-    fprintf(stderr, "bench_live: %s\n", error ? error->message : "bad size, view, seconds or refresh");
+    fprintf(stderr, "bench_live: %s\n",
+            error ? error->message : "bad size, view, seconds or refresh");
     return 2;
   }
   nw_methods_register_builtin();
@@ -533,9 +553,9 @@ int main(int argc, char **argv)
             "  host bytes %" G_GUINT64_FORMAT " (1/%d per axis, %.2f ms to arrive)  job %.3f "
             "ms/iteration = %.3fx alone\n",
             p->path, p->fps, p->display_frames, p->ms_p50, p->ms_p95, p->begin_ms, p->fill_ms,
-            p->draw_ms, p->lag_max, p->lag_hist[0], p->lag_hist[1], p->lag_hist[2],
-            p->lag_hist[3], p->frames_made, p->host_bytes, p->reduce, p->arrival_ms,
-            p->worker_ms_per_iteration, p->worker_ms_per_iteration / alone_ms);
+            p->draw_ms, p->lag_max, p->lag_hist[0], p->lag_hist[1], p->lag_hist[2], p->lag_hist[3],
+            p->frames_made, p->host_bytes, p->reduce, p->arrival_ms, p->worker_ms_per_iteration,
+            p->worker_ms_per_iteration / alone_ms);
     json_path(jb, p, alone_ms);
   }
   json_builder_end_array(jb);

@@ -58,6 +58,18 @@ static inline cudaError_t nw_cuda_launched(cudaStream_t stream)
   return status;
 }
 
+/* A non-blocking stream for work a display waits on (live frames to GL or to host memory):
+ * created at the device's greatest priority, so its few small kernels are scheduled ahead of
+ * the blocks a running job keeps queued, and the frame is not late by a whole iteration. */
+static inline cudaError_t nw_cuda_display_stream(cudaStream_t *stream)
+{
+  int least = 0, greatest = 0;
+  cudaError_t status = cudaDeviceGetStreamPriorityRange(&least, &greatest);
+  if (status != cudaSuccess)
+    return status;
+  return cudaStreamCreateWithPriority(stream, cudaStreamNonBlocking, greatest);
+}
+
 /* TRUE when call returned cudaSuccess; else sets error (file, line, call text, reason). */
 #define NW_CUDA_CHECK(call, error) nw_cuda_check_impl((call), #call, __FILE__, __LINE__, (error))
 

@@ -35,7 +35,7 @@ static gboolean stream_for_thread(GError **error)
 {
   if (gl_stream != NULL)
     return TRUE;
-  return NW_CUDA_CHECK(cudaStreamCreateWithFlags(&gl_stream, cudaStreamNonBlocking), error);
+  return NW_CUDA_CHECK(nw_cuda_display_stream(&gl_stream), error);
 }
 
 extern "C" gboolean nw_cuda_gl_available(char *why, size_t why_len)
@@ -158,11 +158,10 @@ static gboolean mapped_array(NwCudaGl *tex, const int d[3], size_t elem, const c
 __global__ void reduce_field_kernel(cudaSurfaceObject_t out, const float4 *__restrict__ field,
                                     NwReduceGrid g)
 {
-  const size_t at = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-  if (at >= (size_t)g.d[0] * g.d[1] * g.d[2])
-    return;
+  size_t at;
   int i, j, k;
-  nw_reduce_ijk(g, at, &i, &j, &k);
+  if (!nw_reduce_thread(g, &at, &i, &j, &k))
+    return;
   const float3 u = nw_reduce_field_at(field, g, i, j, k);
   surf3Dwrite(make_float4(u.x, u.y, u.z, 0.0f), out, i * (int)sizeof(float4), j, k);
 }
@@ -171,11 +170,10 @@ __global__ void reduce_field_kernel(cudaSurfaceObject_t out, const float4 *__res
 __global__ void reduce_image_kernel(float *__restrict__ out, const float *__restrict__ image,
                                     NwReduceGrid g)
 {
-  const size_t at = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-  if (at >= (size_t)g.d[0] * g.d[1] * g.d[2])
-    return;
+  size_t at;
   int i, j, k;
-  nw_reduce_ijk(g, at, &i, &j, &k);
+  if (!nw_reduce_thread(g, &at, &i, &j, &k))
+    return;
   out[at] = nw_reduce_image_at(image, g, i, j, k);
 }
 

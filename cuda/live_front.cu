@@ -127,11 +127,10 @@ __global__ void publish_reduced_kernel(float *__restrict__ image_out, float4 *__
                                        const float *__restrict__ image,
                                        const float4 *__restrict__ field, NwReduceGrid g)
 {
-  const size_t at = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-  if (at >= (size_t)g.d[0] * g.d[1] * g.d[2])
-    return;
+  size_t at;
   int i, j, k;
-  nw_reduce_ijk(g, at, &i, &j, &k);
+  if (!nw_reduce_thread(g, &at, &i, &j, &k))
+    return;
   image_out[at] = nw_reduce_image_at(image, g, i, j, k);
   if (field != NULL) {
     const float3 u = nw_reduce_field_at(field, g, i, j, k);
@@ -245,11 +244,10 @@ __global__ void reduce_frame_kernel(float *__restrict__ out, const float *__rest
                                     const float4 *__restrict__ field, NwReduceGrid g)
 {
   const size_t n = (size_t)g.d[0] * g.d[1] * g.d[2];
-  const size_t at = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-  if (at >= n)
-    return;
+  size_t at;
   int i, j, k;
-  nw_reduce_ijk(g, at, &i, &j, &k);
+  if (!nw_reduce_thread(g, &at, &i, &j, &k))
+    return;
   out[at] = nw_reduce_image_at(image, g, i, j, k);
   if (field != NULL) {
     const float3 u = nw_reduce_field_at(field, g, i, j, k);
@@ -263,7 +261,7 @@ __global__ void reduce_frame_kernel(float *__restrict__ out, const float *__rest
 static gboolean fit_download(NwLiveFront *f, size_t floats, GError **error)
 {
   if (f->dl_stream == NULL)
-    if (!NW_CUDA_CHECK(cudaStreamCreateWithFlags(&f->dl_stream, cudaStreamNonBlocking), error))
+    if (!NW_CUDA_CHECK(nw_cuda_display_stream(&f->dl_stream), error))
       return FALSE;
   if (floats <= f->dl_cap)
     return TRUE;

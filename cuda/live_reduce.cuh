@@ -50,13 +50,18 @@ __device__ __forceinline__ float3 nw_reduce_field_at(const float4 *__restrict__ 
                      sz / count / (float)g.f[2]);
 }
 
-/* Reduced voxel `at` (x fastest) as (i, j, k). */
-__device__ __forceinline__ void nw_reduce_ijk(const NwReduceGrid &g, size_t at, int *i, int *j,
-                                              int *k)
+/* The reduced voxel of this thread in a one-thread-per-reduced-voxel launch: its index `at`
+ * (x fastest) and (i, j, k); false for the threads past the last voxel. */
+__device__ __forceinline__ bool nw_reduce_thread(const NwReduceGrid &g, size_t *at, int *i,
+                                                 int *j, int *k)
 {
-  *i = (int)(at % g.d[0]);
-  *j = (int)(at / g.d[0] % g.d[1]);
-  *k = (int)(at / ((size_t)g.d[0] * g.d[1]));
+  *at = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  if (*at >= (size_t)g.d[0] * g.d[1] * g.d[2])
+    return false;
+  *i = (int)(*at % g.d[0]);
+  *j = (int)(*at / g.d[0] % g.d[1]);
+  *k = (int)(*at / ((size_t)g.d[0] * g.d[1]));
+  return true;
 }
 
 #endif

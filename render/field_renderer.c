@@ -113,18 +113,36 @@ static void setup_lines_program(NwRenderer *r, const NwSliceGeometry *g, const N
   glBlendFuncSeparate(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA, GL_ONE, GL_ONE_MINUS_SRC_ALPHA);
 }
 
+/* Where the lines of a slice through the field go: the in-plane axes (u, v) and the normal
+ * n, the bounds of the voxel centres, the slice's depth along n and the spacing of the lines
+ * (every k_vox voxels, in mm). FALSE when the slice misses the field. */
+typedef struct {
+  int u, v, n;
+  double lo[3], hi[3];
+  double depth, step_u, step_v;
+} SliceLines;
+
+static gboolean slice_lines(const NwSliceGeometry *g, const NwGlVolume *field, int k_vox,
+                            SliceLines *s)
+{
+  nw_plane_axes(g->plane, &s->u, &s->v, &s->n);
+  centre_bounds(field, s->lo, s->hi);
+  s->depth = g->center_ras[s->n];
+  if (s->depth < s->lo[s->n] - 1e-6 || s->depth > s->hi[s->n] + 1e-6)
+    return FALSE;
+  s->step_u = nw_field_grid_step_mm(field, s->u, k_vox);
+  s->step_v = nw_field_grid_step_mm(field, s->v, k_vox);
+  return TRUE;
+}
+
 void nw_render_field_grid(NwRenderer *r, const NwSliceGeometry *g, const NwGlVolume *field,
                           int k_vox, float scale, const float rgba[4])
 {
-  int u, v, n;
-  nw_plane_axes(g->plane, &u, &v, &n);
-  double lo[3], hi[3];
-  centre_bounds(field, lo, hi);
-  double depth = g->center_ras[n];
-  if (depth < lo[n] - 1e-6 || depth > hi[n] + 1e-6)
+  SliceLines sl;
+  if (!slice_lines(g, field, k_vox, &sl))
     return; /* the slice misses the field */
-  double step_u = nw_field_grid_step_mm(field, u, k_vox);
-  double step_v = nw_field_grid_step_mm(field, v, k_vox);
+  const int u = sl.u, v = sl.v, n = sl.n;
+  const double *lo = sl.lo, *hi = sl.hi, depth = sl.depth, step_u = sl.step_u, step_v = sl.step_v;
   double fine_u = nw_field_grid_step_mm(field, u, 1) * 0.5; /* segment length: half a voxel */
   double fine_v = nw_field_grid_step_mm(field, v, 1) * 0.5;
   const int ax[3] = {u, v, n};
@@ -152,15 +170,11 @@ void nw_render_field_grid(NwRenderer *r, const NwSliceGeometry *g, const NwGlVol
 void nw_render_field_arrows(NwRenderer *r, const NwSliceGeometry *g, const NwGlVolume *field,
                             int k_vox, float scale, float min_mm, const float rgba[4])
 {
-  int u, v, n;
-  nw_plane_axes(g->plane, &u, &v, &n);
-  double lo[3], hi[3];
-  centre_bounds(field, lo, hi);
-  double depth = g->center_ras[n];
-  if (depth < lo[n] - 1e-6 || depth > hi[n] + 1e-6)
+  SliceLines sl;
+  if (!slice_lines(g, field, k_vox, &sl))
     return;
-  double step_u = nw_field_grid_step_mm(field, u, k_vox);
-  double step_v = nw_field_grid_step_mm(field, v, k_vox);
+  const int u = sl.u, v = sl.v, n = sl.n;
+  const double *lo = sl.lo, *hi = sl.hi, depth = sl.depth, step_u = sl.step_u, step_v = sl.step_v;
   const int ax[3] = {u, v, n};
   static const float roles[6] = {0, 1, 1, 2, 1, 3}; /* shaft, barb, barb */
   GArray *pts = g_array_new(FALSE, FALSE, sizeof(float));

@@ -27,19 +27,92 @@ static void set_geometry(NwGlVolume *g, const NwVolume *v)
   nw_mat4_mul(g->ras_to_tex, st, g->ras_to_vox);
 }
 
+/* Fields (nc 3 or 4) are stored as RGBA: drivers keep three-channel float textures padded to
+ * four and convert an RGB upload on the CPU, inside the GL call. Padding ourselves while
+ * filling the upload buffer makes the transfer a plain copy. */
 static GLenum internal_format(int nc)
 {
-  return nc == 4 ? GL_RGBA32F : nc == 3 ? GL_RGB32F : GL_R32F;
+  return nc == 1 ? GL_R32F : GL_RGBA32F;
 }
 
 static GLenum pixel_format(int nc)
 {
-  return nc == 4 ? GL_RGBA : nc == 3 ? GL_RGB : GL_RED;
+  return nc == 1 ? GL_RED : GL_RGBA;
 }
 
-/* A 3D texture of v's size and format with data (NULL: undefined contents). */
-static NwGlVolume *make_texture(const NwVolume *v, const float *data, gboolean nearest,
-                                GError **error)
+static size_t texel_floats(int nc)
+{
+  return nc == 1 ? 1 : 4;
+}
+
+/* Copy v's voxels into dst in the texture's layout (RGB fields padded with w = 0). */
+static void pack_texels(float *dst, const NwVolume *v)
+{
+  const size_t n = nw_volume_n_voxels(v);
+  if (v->nc != 3) {
+    memcpy(dst, v->data, n * (size_t)v->nc * sizeof(float));
+    return;
+  }
+  const float *src = v->data;
+  for (size_t i = 0; i < n; i++, dst += 4, src += 3) {
+    dst[0] = src[0];
+    dst[1] = src[1];
+    dst[2] = src[2];
+    dst[3] = 0.0f;
+  }
+}
+
+/* Fill the texture from client memory (the driver copies before returning). */
+static void upload_client(NwGlVolume *g, const NwVolume *v)
+{
+  glBindTexture(GL_TEXTURE_3D, g->tex);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+  if (v->nc != 3) {
+    glTexSubImage3D(GL_TEXTURE_3D, 0, 0, 0, 0, v->nx, v->ny, v->nz, pixel_format(v->nc), GL_FLOAT,
+                    v->data);
+    return;
+  }
+  float *texels = g_try_malloc_n(nw_volume_n_voxels(v), 4 * sizeof(float));
+  if (texels == NULL) { /* let GL pad it */
+    glTexSubImage3D(GL_TEXTURE_3D, 0, 0, 0, 0, v->nx, v->ny, v->nz, GL_RGB, GL_FLOAT, v->data);
+    return;
+  }
+  pack_texels(texels, v);
+  glTexSubImage3D(GL_TEXTURE_3D, 0, 0, 0, 0, v->nx, v->ny, v->nz, GL_RGBA, GL_FLOAT, texels);
+  g_free(texels);
+}
+
+/* Fill the texture from v through the volume's pixel-unpack buffer: the copy into the
+ * buffer is the only work on this thread; the transfer into the texture runs on the GPU
+ * after the call returns (a glTexSubImage3D from client memory would wait for it). The
+ * buffer is orphaned first, so a transfer still reading the last frame never stalls us. */
+static void upload_texels(NwGlVolume *g, const NwVolume *v)
+{
+  const GLsizeiptr bytes =
+      (GLsizeiptr)(nw_volume_n_voxels(v) * texel_floats(v->nc) * sizeof(float));
+  if (g->pbo == 0)
+    glGenBuffers(1, &g->pbo);
+  glBindBuffer(GL_PIXEL_UNPACK_BUFFER, g->pbo);
+  glBufferData(GL_PIXEL_UNPACK_BUFFER, bytes, NULL, GL_STREAM_DRAW);
+  float *dst = glMapBufferRange(GL_PIXEL_UNPACK_BUFFER, 0, bytes,
+                                GL_MAP_WRITE_BIT | GL_MAP_INVALIDATE_BUFFER_BIT);
+  if (dst != NULL) {
+    pack_texels(dst, v);
+    glUnmapBuffer(GL_PIXEL_UNPACK_BUFFER);
+  }
+  glBindTexture(GL_TEXTURE_3D, g->tex);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+  if (dst != NULL)
+    glTexSubImage3D(GL_TEXTURE_3D, 0, 0, 0, 0, v->nx, v->ny, v->nz, pixel_format(v->nc), GL_FLOAT,
+                    NULL);
+  glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+  if (dst == NULL) /* no buffer to be had: the slow way, through client memory */
+    upload_client(g, v);
+}
+
+/* A 3D texture of v's size and format, filled from v->data unless that is NULL (undefined
+ * contents). */
+static NwGlVolume *make_texture(const NwVolume *v, gboolean nearest, GError **error)
 {
   GLint max3d = 0;
   glGetIntegerv(GL_MAX_3D_TEXTURE_SIZE, &max3d);
@@ -63,7 +136,7 @@ static NwGlVolume *make_texture(const NwVolume *v, const float *data, gboolean n
   glTexParameteri(GL_TEXTURE_3D, GL_TEXTURE_WRAP_R, GL_CLAMP_TO_EDGE);
   glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
   glTexImage3D(GL_TEXTURE_3D, 0, (GLint)internal_format(v->nc), v->nx, v->ny, v->nz, 0,
-               pixel_format(v->nc), GL_FLOAT, data);
+               pixel_format(v->nc), GL_FLOAT, NULL);
   GLenum err = glGetError();
   if (err != GL_NO_ERROR) {
     g_set_error(error, NW_ERROR, NW_ERROR_NOMEM,
@@ -72,19 +145,22 @@ static NwGlVolume *make_texture(const NwVolume *v, const float *data, gboolean n
     nw_gl_volume_free(g);
     return NULL;
   }
-  glFlush(); /* the other views' contexts (one share group) see it once flushed */
+  if (v->data != NULL)
+    upload_client(g, v); /* once: no buffer kept for a volume that may never change */
+  glFlush();             /* the other views' contexts (one share group) see it once flushed */
   return g;
 }
 
 NwGlVolume *nw_gl_volume_new(const NwVolume *v, gboolean nearest, GError **error)
 {
   if (v->nc != 1 && v->nc != 3 && v->nc != 4) {
-    g_set_error(error, NW_ERROR, NW_ERROR_UNSUPPORTED,
-                "volume with %d components per voxel: only 1 (image) or 3 or 4 (field) can be shown",
-                v->nc);
+    g_set_error(
+        error, NW_ERROR, NW_ERROR_UNSUPPORTED,
+        "volume with %d components per voxel: only 1 (image) or 3 or 4 (field) can be shown",
+        v->nc);
     return NULL;
   }
-  return make_texture(v, v->data, nearest, error);
+  return make_texture(v, nearest, error);
 }
 
 NwGlVolume *nw_gl_volume_new_empty(int nx, int ny, int nz, int nc, const double vox_to_ras[16],
@@ -92,22 +168,19 @@ NwGlVolume *nw_gl_volume_new_empty(int nx, int ny, int nz, int nc, const double 
 {
   if ((nc != 1 && nc != 4) || nx < 1 || ny < 1 || nz < 1) {
     g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
-                "texture of %dx%dx%d voxels with %d components: expected 1 or 4 components",
-                nx, ny, nz, nc);
+                "texture of %dx%dx%d voxels with %d components: expected 1 or 4 components", nx, ny,
+                nz, nc);
     return NULL;
   }
-  NwVolume shape = {.nx = nx, .ny = ny, .nz = nz, .nc = nc};
+  NwVolume shape = {.nx = nx, .ny = ny, .nz = nz, .nc = nc}; /* no data */
   memcpy(shape.vox_to_ras, vox_to_ras, sizeof shape.vox_to_ras);
-  return make_texture(&shape, NULL, FALSE, error);
+  return make_texture(&shape, FALSE, error);
 }
 
 void nw_gl_volume_update(NwGlVolume *g, const NwVolume *v)
 {
   g_return_if_fail(v->nx == g->nx && v->ny == g->ny && v->nz == g->nz && v->nc == g->nc);
-  glBindTexture(GL_TEXTURE_3D, g->tex);
-  glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
-  glTexSubImage3D(GL_TEXTURE_3D, 0, 0, 0, 0, v->nx, v->ny, v->nz, pixel_format(v->nc), GL_FLOAT,
-                  v->data);
+  upload_texels(g, v);
   glFlush();
 }
 
@@ -126,5 +199,7 @@ void nw_gl_volume_free(NwGlVolume *g)
     return;
   if (g->owns_tex && g->tex != 0)
     glDeleteTextures(1, &g->tex);
+  if (g->pbo != 0)
+    glDeleteBuffers(1, &g->pbo);
   g_free(g);
 }

@@ -1,9 +1,9 @@
 /* gl_volume.h — a volume as a 3D texture plus the mapping from world RAS mm to its texture
  * coordinates: the input of the slice, compare and field renderers.
  *
- * Scalar volumes become GL_R32F textures, vector fields (nc = 3, voxel units) GL_RGB32F;
- * fields filled by CUDA interop are GL_RGBA32F (nc = 4, w unused: CUDA arrays have no
- * three-channel formats). The field renderer reads xyz of either.
+ * Scalar volumes become GL_R32F textures, vector fields (nc = 3, voxel units) GL_RGBA32F
+ * with w = 0, as the fields filled by CUDA interop (nc = 4, w unused: CUDA arrays have no
+ * three-channel formats). The field renderer reads xyz.
  * Texture coordinate of voxel index i along an axis of n voxels: (i + 0.5) / n, so
  * ras_to_tex = S * T * ras_to_vox. A texture can be filled from host memory (upload) or
  * wrap a texture someone else fills (the CUDA-GL interop path of the live view), with the
@@ -21,6 +21,7 @@ G_BEGIN_DECLS
 typedef struct {
   GLuint tex;        /* GL_TEXTURE_3D */
   gboolean owns_tex; /* FALSE when wrapped */
+  GLuint pbo;        /* pixel-unpack buffer of nw_gl_volume_update, made at its first call */
   int nx, ny, nz, nc;
   double vox_to_ras[16]; /* row-major, as NwVolume */
   double ras_to_vox[16];
@@ -31,7 +32,8 @@ typedef struct {
  * NULL with an error when the texture cannot be made (size over GL_MAX_3D_TEXTURE_SIZE,
  * out of memory). */
 NwGlVolume *nw_gl_volume_new(const NwVolume *v, gboolean nearest, GError **error);
-/* Replace the voxels (same dims and nc as at creation). */
+/* Replace the voxels (same dims and nc as at creation). Returns once v has been copied; the
+ * GPU fills the texture afterwards, in order with later GL commands. */
 void nw_gl_volume_update(NwGlVolume *g, const NwVolume *v);
 /* A texture of nx x ny x nz voxels with nc components (1: GL_R32F, 4: GL_RGBA32F, a field
  * whose xyz is u in voxels), contents undefined, on the grid vox_to_ras: what CUDA interop

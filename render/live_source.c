@@ -4,6 +4,7 @@
  * asked for, never longer than its wait_us. */
 #include "live_source.h"
 
+#include "live_rate.h"
 #include "live_reduce.h"
 #include "nw_error.h"
 
@@ -25,18 +26,19 @@ struct NwLiveSource {
   /* under lock */
   NwJob *job;
   gboolean enabled;
-  gboolean outstanding;   /* asked, not yet arrived */
+  gboolean outstanding; /* asked, not yet arrived */
   gboolean download_queued;
   gint64 want_time, last_want_time;
-  double arrival_us;      /* running mean, 0 = not known yet */
-  NwFrame *newest;        /* host frame not yet taken */
-  int arrived_device;     /* iteration of the newest device frame (-1: none) */
-  guint64 counter;        /* display frame begun last */
+  double arrival_us;  /* running mean, 0 = not known yet */
+  NwFrame *newest;    /* host frame not yet taken */
+  int arrived_device; /* iteration of the newest device frame (-1: none) */
+  guint64 counter;    /* display frame begun last */
   gboolean have_counter;
   NwLiveStats st;
   gint64 fps_t0;
   guint64 fps_taken0;
   gboolean warned;
+  NwLiveRate rate; /* asks a second at most */
 };
 
 const char *nw_live_path_name(NwLivePath p)
@@ -115,6 +117,12 @@ static void download_task(gpointer task, gpointer data)
   nw_live_front_prepare_download(s->front);
 }
 
+static double env_double(const char *name, double fallback)
+{
+  const char *env = g_getenv(name);
+  return env != NULL ? g_ascii_strtod(env, NULL) : fallback;
+}
+
 static size_t host_max_voxels(size_t asked)
 {
   const char *env = g_getenv("NW_LIVE_HOST_VOXELS");
@@ -157,6 +165,8 @@ NwLiveSource *nw_live_source_new(const NwMethodOps *ops, gboolean interop, size_
     s->downloader = g_thread_pool_new(download_task, s, 1, TRUE, NULL);
   }
   s->st.path = s->path;
+  if (s->path == NW_LIVE_PATH_HOST)
+    s->rate.fps = env_double("NW_LIVE_HOST_FPS", NW_LIVE_HOST_FPS);
   return s;
 }
 
@@ -263,7 +273,8 @@ gboolean nw_live_source_begin_frame(NwLiveSource *s, guint64 frame_counter, gint
   s->have_counter = TRUE;
   s->counter = frame_counter;
   s->st.display_frames++;
-  if (s->enabled)
+  if (s->enabled && !s->outstanding && s->job != NULL &&
+      nw_live_rate_allow(&s->rate, g_get_monotonic_time()))
     want_locked(s);
   /* A fast job answers within wait_us: wait for it, so the frame drawn is the newest. A
    * paused job answers only after a step: never wait for it. */
@@ -295,6 +306,13 @@ gboolean nw_live_source_begin_frame(NwLiveSource *s, guint64 frame_counter, gint
       frame_free(host);
   }
   return fresh;
+}
+
+void nw_live_source_set_max_fps(NwLiveSource *s, double fps)
+{
+  g_mutex_lock(&s->lock);
+  s->rate = (NwLiveRate){.fps = fps};
+  g_mutex_unlock(&s->lock);
 }
 
 void nw_live_source_set_enabled(NwLiveSource *s, gboolean enabled)

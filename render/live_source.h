@@ -33,6 +33,10 @@
 G_BEGIN_DECLS
 
 typedef enum { NW_LIVE_PATH_HOST, NW_LIVE_PATH_INTEROP } NwLivePath;
+
+/* Host frames asked for per second at most (0: one per display frame); the environment
+ * variable NW_LIVE_HOST_FPS overrides it. */
+#define NW_LIVE_HOST_FPS 0.0
 const char *nw_live_path_name(NwLivePath p); /* "host frames", "CUDA–GL interop" */
 
 typedef struct NwLiveSource NwLiveSource;
@@ -69,6 +73,9 @@ void nw_live_source_want(NwLiveSource *s);
  * FALSE at once (several views draw one display frame). TRUE when a new frame was taken:
  * a host frame went to the take callback, or a new device frame is in the front. */
 gboolean nw_live_source_begin_frame(NwLiveSource *s, guint64 frame_counter, gint64 wait_us);
+/* At most fps frames asked for a second (0: one per display frame); host sources start at
+ * NW_LIVE_HOST_FPS, interop ones at 0. */
+void nw_live_source_set_max_fps(NwLiveSource *s, double fps);
 /* The display pulls frames (the default) or not (the views keep the last one and the job
  * runs alone, e.g. to compare its speed without display). */
 void nw_live_source_set_enabled(NwLiveSource *s, gboolean enabled);
@@ -79,16 +86,16 @@ gboolean nw_live_source_display_active(NwLiveSource *s);
 
 typedef struct {
   NwLivePath path;
-  guint64 wants;        /* frames asked of the job */
-  guint64 arrived;      /* frames that reached the source (device publishes, host frames) */
-  guint64 taken;        /* frames handed to the display */
+  guint64 wants;          /* frames asked of the job */
+  guint64 arrived;        /* frames that reached the source (device publishes, host frames) */
+  guint64 taken;          /* frames handed to the display */
   guint64 display_frames; /* distinct display frames begun */
-  guint64 host_bytes;   /* image + field bytes of host frames that arrived */
-  int reduce;           /* factor of the last reduced host frame (1: full size) */
-  int shown;            /* iteration of the last frame taken (-1: none) */
-  int lag;              /* the job's completed iterations when it was taken, minus shown */
-  double fps;           /* frames taken per second, over about the last second */
-  double arrival_ms;    /* mean time from asking to arrival */
+  guint64 host_bytes;     /* image + field bytes of host frames that arrived */
+  int reduce;             /* factor of the last reduced host frame (1: full size) */
+  int shown;              /* iteration of the last frame taken (-1: none) */
+  int lag;                /* the job's completed iterations when it was taken, minus shown */
+  double fps;             /* frames taken per second, over about the last second */
+  double arrival_ms;      /* mean time from asking to arrival */
 } NwLiveStats;
 void nw_live_source_stats(NwLiveSource *s, NwLiveStats *out);
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "job.h"
+#include "live_rate.h"
 #include "live_source.h"
 #include "testutil.h"
 
@@ -87,7 +88,6 @@ static void on_take(NwFrame *frame, gpointer data)
   g_free(frame);
 }
 
-
 typedef struct {
   NwJob *job;
   NwLiveSource *src;
@@ -157,8 +157,8 @@ static void test_frames_only_when_asked(void)
   g_assert_cmpuint(st.display_frames, ==, display_frames);
   g_assert_cmpuint(st.wants, <=, st.display_frames + 1);
   g_assert_cmpuint(made, <=, st.display_frames + 1);
-  g_assert_cmpuint(made, >=, display_frames / 2);  /* and they do come */
-  g_assert_cmpint(iterations, >, 3 * (int)made);   /* not one per iteration */
+  g_assert_cmpuint(made, >=, display_frames / 2); /* and they do come */
+  g_assert_cmpint(iterations, >, 3 * (int)made);  /* not one per iteration */
   g_assert_cmpuint(st.taken, <=, made);
   g_assert_cmpint(r.display.taken, ==, (int)st.taken);
   g_assert_cmpint(r.display.last_value, ==, r.display.last_iteration); /* the frame's own data */
@@ -213,10 +213,44 @@ static void test_fast_job_waited_for(void)
   rig_stop(&r);
 }
 
+/* A display's chances at times t0 + k * period + jitter; how many the rate lets through. */
+static int allowed_over(NwLiveRate *r, double period_us, int chances, gint64 jitter_us)
+{
+  int n = 0;
+  for (int k = 0; k < chances; k++) {
+    /* alternate early and late by up to jitter_us, as vertical blanks arrive in practice */
+    const gint64 jitter = (k % 2 == 0 ? -1 : 1) * ((k * 7919) % (jitter_us + 1));
+    n += nw_live_rate_allow(r, 1000000 + (gint64)(k * period_us) + jitter);
+  }
+  return n;
+}
+
+static void test_rate_cap(void)
+{
+  /* 60 Hz display, cap 30: every other tick, even with ticks 200 us early or late */
+  NwLiveRate r = {.fps = 30};
+  g_assert_cmpint(allowed_over(&r, 1e6 / 60, 600, 200), ==, 300);
+  /* 144 Hz display, cap 30: 30 a second on average (10 s of chances) */
+  r = (NwLiveRate){.fps = 30};
+  g_assert_cmpint(abs(allowed_over(&r, 1e6 / 144, 1440, 200) - 300), <=, 1);
+  /* a display slower than the cap gets every chance */
+  r = (NwLiveRate){.fps = 30};
+  g_assert_cmpint(allowed_over(&r, 1e6 / 24, 240, 200), ==, 240);
+  /* no cap */
+  r = (NwLiveRate){.fps = 0};
+  g_assert_cmpint(allowed_over(&r, 1e6 / 60, 600, 200), ==, 600);
+  /* a pause banks one event, not a burst */
+  r = (NwLiveRate){.fps = 30};
+  g_assert_true(nw_live_rate_allow(&r, 1000000));
+  g_assert_true(nw_live_rate_allow(&r, 1000000 + 10 * G_USEC_PER_SEC));
+  g_assert_false(nw_live_rate_allow(&r, 1000000 + 10 * G_USEC_PER_SEC + 1000));
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/live-source/frames-only-when-asked", test_frames_only_when_asked);
   g_test_add_func("/live-source/fast-job-waited-for", test_fast_job_waited_for);
+  g_test_add_func("/live-source/rate-cap", test_rate_cap);
   return g_test_run();
 }

@@ -128,6 +128,56 @@ static void test_rgba_field(void)
   nw_gl_volume_free(g4);
 }
 
+/* The texels GL holds for g, read back (nc 1: R, else RGBA). */
+static float *texels(const NwGlVolume *g)
+{
+  const int per = g->nc == 1 ? 1 : 4;
+  float *out = g_new(float, (size_t)g->nx * g->ny * g->nz * per);
+  glBindTexture(GL_TEXTURE_3D, g->tex);
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glGetTexImage(GL_TEXTURE_3D, 0, per == 1 ? GL_RED : GL_RGBA, GL_FLOAT, out);
+  return out;
+}
+
+/* Every texel equals v's voxel (fields padded with w = 0). */
+static void assert_texels(const NwGlVolume *g, const NwVolume *v)
+{
+  g_autofree float *t = texels(g);
+  const int per = v->nc == 1 ? 1 : 4;
+  for (size_t i = 0; i < nw_volume_n_voxels(v); i++)
+    for (int c = 0; c < per; c++) {
+      const float want = c < v->nc ? v->data[i * v->nc + c] : 0.0f;
+      if (t[i * per + c] != want)
+        g_error("texel %zu component %d: %g, expected %g", i, c, t[i * per + c], want);
+    }
+}
+
+/* Volumes made and then replaced (nw_gl_volume_update, through the pixel-unpack buffer):
+ * the texture holds exactly the voxels each time, fields as RGBA with w = 0, and replacing
+ * them again (the buffer orphaned while the last transfer may still read it) keeps the
+ * newest. */
+static void test_update_texels(void)
+{
+  for (int nc = 1; nc <= 3; nc += 2) {
+    g_autoptr(NwVolume) v = nw_volume_new(9, 7, 5, nc, NULL);
+    for (size_t i = 0; i < nw_volume_n_floats(v); i++)
+      v->data[i] = (float)((i * 37) % 101) * 0.25f - 7.0f;
+    g_autoptr(GError) error = NULL;
+    NwGlVolume *g = nw_gl_volume_new(v, FALSE, &error);
+    g_assert_no_error(error);
+    assert_texels(g, v);
+    for (int round = 1; round <= 3; round++) {
+      for (size_t i = 0; i < nw_volume_n_floats(v); i++)
+        v->data[i] = (float)round * 1000.0f + (float)i;
+      nw_gl_volume_update(g, v);
+    }
+    g_assert_cmpuint(g->pbo, !=, 0);
+    assert_texels(g, v);
+    g_assert_cmpint(glGetError(), ==, GL_NO_ERROR);
+    nw_gl_volume_free(g);
+  }
+}
+
 typedef struct {
   const NwGlMesh *mesh;
 } Mesh;
@@ -223,6 +273,7 @@ int main(int argc, char **argv)
   g_assert_no_error(error);
   g_test_add_func("/render-live/empty-image", test_empty_image);
   g_test_add_func("/render-live/rgba-field", test_rgba_field);
+  g_test_add_func("/render-live/update-texels", test_update_texels);
   g_test_add_func("/render-live/soup-mesh", test_soup_mesh);
   g_test_add_func("/render-live/interop-follows-machine", test_interop_follows_machine);
   int rc = g_test_run();

@@ -263,6 +263,24 @@ static void update_fps(NwLiveSource *s, gint64 now)
   }
 }
 
+/* Under lock: a display frame that waits up to wait_us would wait for the frame it asks for:
+ * the job answers within that (as far as the source knows) and is running. */
+static gboolean would_wait_locked(NwLiveSource *s, gint64 wait_us)
+{
+  return s->arrival_us > 0 && s->arrival_us <= wait_us && s->job != NULL &&
+         nw_job_get_state(s->job) == NW_JOB_RUNNING;
+}
+
+/* Under lock: the frame waiting to be taken is more than an iteration behind the job (it
+ * arrived after an earlier display frame stopped waiting for it). */
+static gboolean pending_stale_locked(NwLiveSource *s)
+{
+  const int pending = s->newest != NULL
+                          ? s->newest->iteration
+                          : (s->arrived_device > s->st.shown ? s->arrived_device : -1);
+  return pending >= 0 && nw_job_get_iteration(s->job) - pending > 1;
+}
+
 gboolean nw_live_source_begin_frame(NwLiveSource *s, guint64 frame_counter, gint64 wait_us)
 {
   g_mutex_lock(&s->lock);
@@ -273,13 +291,16 @@ gboolean nw_live_source_begin_frame(NwLiveSource *s, guint64 frame_counter, gint
   s->have_counter = TRUE;
   s->counter = frame_counter;
   s->st.display_frames++;
+  /* Ask when the cap allows; and, whatever the cap, when the frame waiting to be taken has
+   * gone stale and this display frame will wait for a new one: drawing the stale one would
+   * show a state several iterations old (it is drawn if the new one is late). */
   if (s->enabled && !s->outstanding && s->job != NULL &&
-      nw_live_rate_allow(&s->rate, g_get_monotonic_time()))
+      (nw_live_rate_allow(&s->rate, g_get_monotonic_time()) ||
+       (would_wait_locked(s, wait_us) && pending_stale_locked(s))))
     want_locked(s);
   /* A fast job answers within wait_us: wait for it, so the frame drawn is the newest. A
    * paused job answers only after a step: never wait for it. */
-  if (s->outstanding && s->arrival_us > 0 && s->arrival_us <= wait_us && s->job != NULL &&
-      nw_job_get_state(s->job) == NW_JOB_RUNNING) {
+  if (s->outstanding && would_wait_locked(s, wait_us)) {
     const gint64 deadline = g_get_monotonic_time() + wait_us;
     while (s->outstanding)
       if (!g_cond_wait_until(&s->cond, &s->lock, deadline))

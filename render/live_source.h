@@ -12,11 +12,13 @@
  *   host, CPU   the method's own host frame, made by the worker when wanted.
  *
  * The display calls nw_live_source_begin_frame once per display frame: it asks for the next
- * frame unless one is on its way, and when frames have been arriving within wait_us of being
- * asked for (a fast job) it waits up to wait_us for that frame, so the frame drawn is at most
- * an iteration old; a slow job's frame arrives later and the notify callback asks for a
- * redraw then. Host frames are handed to the take callback (the owner moves them into its
- * layers); interop frames are read from nw_live_source_front by the GL side.
+ * frame unless one is on its way or a cap on frames a second says not yet (host frames:
+ * NW_LIVE_HOST_FPS), and when frames have been arriving within wait_us of being asked for (a
+ * fast job) it waits up to wait_us for that frame, so the frame drawn is at most an
+ * iteration old. A frame that arrived too late for its display frame and is stale by the
+ * next is replaced by asking again, cap or not. A slow job's frame arrives later and the
+ * notify callback asks for a redraw then. Host frames are handed to the take callback (the owner
+ * moves them into its layers); interop frames are read from nw_live_source_front by the GL side.
  *
  * Threads: new, free, set_job, begin_frame, the setters and stats on the display (main)
  * thread; push on the job's worker thread (from its on_frame callback); notify is called on
@@ -35,8 +37,11 @@ G_BEGIN_DECLS
 typedef enum { NW_LIVE_PATH_HOST, NW_LIVE_PATH_INTEROP } NwLivePath;
 
 /* Host frames asked for per second at most (0: one per display frame); the environment
- * variable NW_LIVE_HOST_FPS overrides it. */
-#define NW_LIVE_HOST_FPS 0.0
+ * variable NW_LIVE_HOST_FPS overrides it. Host frames cost the job more than interop ones
+ * (a download, and an upload into the display's GL, which on the job's own GPU competes with
+ * it): measured on an H100 at 256^3, 60 host frames a second slowed demons 1.14x, 30 a
+ * second 1.07x (docs/PERFORMANCE.md). 30 is smooth enough to watch a registration by. */
+#define NW_LIVE_HOST_FPS 30.0
 const char *nw_live_path_name(NwLivePath p); /* "host frames", "CUDA–GL interop" */
 
 typedef struct NwLiveSource NwLiveSource;

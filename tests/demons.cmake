@@ -6,5 +6,5 @@ if(NW_PYTHON3)
   add_test(NAME cli_demons_test
            COMMAND ${NW_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli_demons_test.py
                    $<TARGET_FILE:neurowarp-cli>)
-  set_tests_properties(cli_demons_test PROPERTIES SKIP_RETURN_CODE 77 LABELS "cli;demons" TIMEOUT 120)
+  set_tests_properties(cli_demons_test PROPERTIES SKIP_RETURN_CODE 77 LABELS "cli;demons" TIMEOUT 300)
 endif()

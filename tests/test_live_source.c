@@ -137,6 +137,7 @@ static void test_frames_only_when_asked(void)
 {
   Rig r;
   rig_start(&r, 500, 0);
+  nw_live_source_set_max_fps(r.src, 0); /* one frame per display frame at most, no cap */
   while (nw_job_get_iteration(r.job) < 100)
     g_usleep(1000);
   g_assert_cmpuint(nw_job_get_live_frames(r.job), ==, 0);
@@ -165,11 +166,26 @@ static void test_frames_only_when_asked(void)
   g_assert_cmpuint(st.host_bytes, ==, st.arrived * 24 * sizeof(float));
   g_assert_cmpint(g_atomic_int_get(&r.display.notified), >=, (int)st.arrived);
 
+  /* a cap of 20 frames a second on a 100 Hz display: about every fifth display frame asks */
+  nw_live_source_set_max_fps(r.src, 20);
+  const guint64 wants_before_cap = st.wants;
+  const gint64 cap_t0 = g_get_monotonic_time();
+  for (int d = display_frames; d < display_frames + 30; d++) {
+    nw_live_source_begin_frame(r.src, (guint64)d, 0);
+    g_usleep(10000);
+  }
+  const double cap_s = (double)(g_get_monotonic_time() - cap_t0) / G_USEC_PER_SEC;
+  nw_live_source_stats(r.src, &st);
+  g_test_message("cap 20/s: %" G_GUINT64_FORMAT " asks in %.2f s", st.wants - wants_before_cap,
+                 cap_s);
+  g_assert_cmpuint(st.wants - wants_before_cap, <=, (guint64)(20 * cap_s) + 2);
+  g_assert_cmpuint(st.wants - wants_before_cap, >=, 3);
+
   /* live view off: no more frames, the job runs on */
   nw_live_source_set_enabled(r.src, FALSE);
   g_usleep(20000); /* an answer to the last ask may still come */
   const guint64 before = nw_job_get_live_frames(r.job);
-  for (int d = display_frames; d < display_frames + 10; d++) {
+  for (int d = display_frames + 30; d < display_frames + 40; d++) {
     nw_live_source_begin_frame(r.src, (guint64)d, 0);
     g_usleep(5000);
   }
@@ -188,7 +204,8 @@ static int cmp_int(gconstpointer a, gconstpointer b)
 static void test_fast_job_waited_for(void)
 {
   Rig r;
-  rig_start(&r, 20000, 0); /* 20 ms per iteration, waited for up to 200 ms */
+  rig_start(&r, 20000, 0);              /* 20 ms per iteration, waited for up to 200 ms */
+  nw_live_source_set_max_fps(r.src, 0); /* a frame for every display frame (no cap) */
   /* until the first frame has arrived the source cannot know the job is fast */
   guint64 d = 0;
   NwLiveStats st = {0};
@@ -210,6 +227,43 @@ static void test_fast_job_waited_for(void)
   g_test_message("lag median %d, max %d", lags[n / 2], lags[n - 1]);
   g_assert_cmpint(lags[n / 2], <=, 1);
   g_assert_cmpint(lags[n - 1], <=, 3); /* a scheduling hiccup on a loaded machine at most */
+  rig_stop(&r);
+}
+
+/* A frame that arrived after its display frame stopped waiting (here: a display frame that
+ * does not wait at all) has gone stale by the next display frame; even when the cap on
+ * frames a second would not ask then, the source asks for the current state and waits for
+ * it, so what is drawn is at most an iteration old, not the ~20 the stale frame is. */
+static void test_stale_frame_refreshed(void)
+{
+  Rig r;
+  rig_start(&r, 2000, 0); /* 2 ms per iteration */
+  guint64 d = 0;
+  NwLiveStats st = {0};
+  while (st.taken == 0) { /* learn that the job answers quickly */
+    nw_live_source_begin_frame(r.src, d++, 200000);
+    nw_live_source_stats(r.src, &st);
+    g_usleep(5000);
+  }
+  /* 10 frames a second at most: the first display frame of each 100 ms round may ask, the
+   * second (40 ms later) may not by the cap */
+  nw_live_source_set_max_fps(r.src, 10.0);
+  const guint64 wants0 = st.wants;
+  int worst = 0;
+  const int rounds = 5;
+  for (int round = 0; round < rounds; round++) {
+    nw_live_source_begin_frame(r.src, d++, 0); /* asks, never waits */
+    g_usleep(40000);                           /* ~20 iterations later */
+    nw_live_source_begin_frame(r.src, d++, 200000);
+    const int worker = nw_job_get_iteration(r.job);
+    nw_live_source_stats(r.src, &st);
+    worst = MAX(worst, worker - st.shown);
+    g_usleep(60000);
+  }
+  g_test_message("worst lag %d, %" G_GUINT64_FORMAT " asks in %d display frames", worst,
+                 st.wants - wants0, 2 * rounds);
+  g_assert_cmpint(worst, <=, 3);
+  g_assert_cmpuint(st.wants - wants0, ==, 2 * rounds); /* the cap alone: one per round */
   rig_stop(&r);
 }
 
@@ -252,5 +306,6 @@ int main(int argc, char **argv)
   g_test_add_func("/live-source/frames-only-when-asked", test_frames_only_when_asked);
   g_test_add_func("/live-source/fast-job-waited-for", test_fast_job_waited_for);
   g_test_add_func("/live-source/rate-cap", test_rate_cap);
+  g_test_add_func("/live-source/stale-frame-refreshed", test_stale_frame_refreshed);
   return g_test_run();
 }

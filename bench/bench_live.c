@@ -177,10 +177,19 @@ static double job_alone_ms(const NwMethodInputs *in, double seconds)
 /* ---- measurements -------------------------------------------------------------------------- */
 
 typedef struct {
+  double at_s, take_ms;
+  int lag;
+} LateFrame;
+
+typedef struct {
   const char *path;
   int display_frames, fresh_frames;
   double seconds, fps, ms_p50, ms_p95, ms_max;
   int lag_max, lag_hist[4]; /* 0, 1, 2, more */
+  /* the new frames drawn more than an iteration late: when (s since the path began), how late,
+   * and how long that display frame took to take its frame */
+  int n_late;
+  LateFrame late[32];
   guint64 host_bytes, frames_made, wants;
   int reduce;
   int worker_iterations;
@@ -380,6 +389,9 @@ static void run_variant(const NwMethodInputs *in, NwRenderer *r, const Variant *
       const int lag = MAX(worker - shown, 0);
       res->lag_max = MAX(res->lag_max, lag);
       res->lag_hist[MIN(lag, 3)]++;
+      if (lag > 1 && res->n_late < (int)G_N_ELEMENTS(res->late))
+        res->late[res->n_late++] =
+            (LateFrame){(double)(f0 - t0) / G_USEC_PER_SEC, (double)(f1 - f0) / 1000.0, lag};
       last_shown = shown;
     }
     if (period > 0) { /* a display of refresh_hz: the next frame at its next tick; ticks
@@ -453,6 +465,16 @@ static void json_path(JsonBuilder *b, const PathResult *r, double alone_ms)
   static const char *const bins[4] = {"0", "1", "2", "more"};
   for (int i = 0; i < 4; i++)
     nw_json_member_number(b, bins[i], r->lag_hist[i]);
+  json_builder_set_member_name(b, "late");
+  json_builder_begin_array(b);
+  for (int i = 0; i < r->n_late; i++) {
+    json_builder_begin_object(b);
+    nw_json_member_number(b, "at_s", r->late[i].at_s);
+    nw_json_member_number(b, "lag", r->late[i].lag);
+    nw_json_member_number(b, "take_ms", r->late[i].take_ms);
+    json_builder_end_object(b);
+  }
+  json_builder_end_array(b);
   json_builder_end_object(b);
   nw_json_member_number(b, "frames_made", (double)r->frames_made);
   nw_json_member_number(b, "frames_asked", (double)r->wants);

@@ -1,2 +1,14 @@
 # Affine registration (core/affine_*.c, core/sampler.c, core/cpu/affine_*.c). Owner: affine.
 nw_add_test(test_affine_transform SOURCES test_affine_transform.c LABELS unit affine)
+add_library(nw_affine_testutil STATIC affine_testutil.c)
+target_link_libraries(nw_affine_testutil PUBLIC nw_testutil)
+nw_add_test(test_affine_cost SOURCES test_affine_cost.c LIBS nw_affine_testutil
+            LABELS unit affine)
+nw_add_test(test_affine_accuracy SOURCES test_affine_accuracy.c LIBS nw_affine_testutil
+            LABELS accuracy affine)
+set_tests_properties(test_affine_accuracy PROPERTIES TIMEOUT 300)
+if(NW_SANITIZE)
+  # Unoptimised and instrumented, the 3D cases would take many minutes: there they run a
+  # few simplex iterations for the memory checks, and the optimised build checks accuracy.
+  set_property(TEST test_affine_accuracy APPEND PROPERTY ENVIRONMENT NW_AFFINE_QUICK=1)
+endif()

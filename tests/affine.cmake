@@ -13,3 +13,16 @@ if(NW_SANITIZE)
   # few simplex iterations for the memory checks, and the optimised build checks accuracy.
   set_property(TEST test_affine_accuracy APPEND PROPERTY ENVIRONMENT NW_AFFINE_QUICK=1)
 endif()
+# neurowarp-cli affine and resample, transform files read and written by SimpleITK (in the
+# .venv scripts/install-deps.sh makes; without it the test says so and is skipped).
+set(NW_AFFINE_PYTHON ${PROJECT_SOURCE_DIR}/.venv/bin/python3)
+if(NOT EXISTS ${NW_AFFINE_PYTHON})
+  set(NW_AFFINE_PYTHON ${NW_PYTHON3})
+endif()
+if(NW_AFFINE_PYTHON)
+  add_test(NAME affine_cli_test
+           COMMAND ${NW_AFFINE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/affine_cli_test.py
+                   $<TARGET_FILE:neurowarp-cli>)
+  set_tests_properties(affine_cli_test PROPERTIES SKIP_RETURN_CODE 77 LABELS "cli;affine"
+                       TIMEOUT 600)
+endif()

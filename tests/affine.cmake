@@ -6,7 +6,7 @@ nw_add_test(test_affine_cost SOURCES test_affine_cost.c LIBS nw_affine_testutil
             LABELS unit affine)
 nw_add_test(test_affine_accuracy SOURCES test_affine_accuracy.c LIBS nw_affine_testutil
             LABELS accuracy affine)
-set_tests_properties(test_affine_accuracy PROPERTIES TIMEOUT 300)
+set_tests_properties(test_affine_accuracy PROPERTIES TIMEOUT 600)
 nw_add_test(test_transform_io SOURCES test_transform_io.c LABELS unit affine io)
 if(NW_SANITIZE)
   # Unoptimised and instrumented, the 3D cases would take many minutes: there they run a

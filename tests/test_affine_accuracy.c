@@ -90,6 +90,48 @@ static void test_t1_pd_mi(void)
   g_assert_cmpfloat_with_epsilon(t[1], 17.0, 0.1);
 }
 
+/* The PD slice turned by 130 degrees and shifted: beyond any local search from the start,
+ * found by rotation starts every 60 degrees, or by the principal axes (moments). */
+static void far_turn(const char *start_setting)
+{
+  g_autoptr(NwVolume) f = itk_image("BrainProtonDensitySliceBorder20.png");
+  if (f == NULL)
+    return;
+  double c[3];
+  nw_volume_centre_mm(f, c);
+  NwTransform truth;
+  nw_transform_init(&truth, 2, NW_XFORM_RIGID, c);
+  const double p[3] = {5.0, -8.0, 130.0 * G_PI / 180.0};
+  nw_transform_set_params(&truth, p);
+  double m[16], inv[16];
+  nw_transform_matrix(&truth, m);
+  g_assert_true(nw_affine_inverse(m, inv));
+  g_autoptr(GError) err = NULL;
+  g_autoptr(NwVolume) moving = nw_affine_resample(f, f, inv, 2, NW_SAMPLER_CUBIC, 0.0f, &err);
+  g_assert_no_error(err);
+  const char *const s[] = {"metric=mse", start_setting, NULL};
+  g_autoptr(NwParams) params = nw_test_affine_params(s);
+  NwMethodInputs in = {.fixed = f, .moving = moving};
+  NwTestAffineRun run;
+  nw_test_affine_run(&in, params, &run);
+  g_test_message("130 degree turn with %s: %.4f deg, t (%.4f, %.4f), %.0f evaluations, %.2f s",
+                 start_setting, run.t.rotation_rad[2] * 180 / G_PI, run.t.translation_mm[0],
+                 run.t.translation_mm[1], run.evaluations, run.seconds);
+  g_assert_cmpfloat_with_epsilon(run.t.rotation_rad[2] * 180 / G_PI, 130.0, 0.1);
+  g_assert_cmpfloat_with_epsilon(run.t.translation_mm[0], 5.0, 0.1);
+  g_assert_cmpfloat_with_epsilon(run.t.translation_mm[1], -8.0, 0.1);
+}
+
+static void test_multistart(void)
+{
+  far_turn("rotation-starts=6");
+}
+
+static void test_moments(void)
+{
+  far_turn("init=moments");
+}
+
 /* Sanitizer builds (tests/affine.cmake): the 3D cases run shortened, without the accuracy
  * checks. */
 static gboolean quick(void)
@@ -216,6 +258,8 @@ int main(int argc, char **argv)
   g_test_add_func("/affine/2d/shifted-13x17y", test_shifted);
   g_test_add_func("/affine/2d/r10x13y17", test_r10x13y17);
   g_test_add_func("/affine/2d/t1-pd-mi", test_t1_pd_mi);
+  g_test_add_func("/affine/2d/multistart", test_multistart);
+  g_test_add_func("/affine/2d/moments", test_moments);
   g_test_add_func("/affine/3d/rigid", test_3d_rigid);
   g_test_add_func("/affine/3d/affine", test_3d_affine);
   return g_test_run();

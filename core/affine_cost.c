@@ -49,7 +49,8 @@ void nw_affine_parzen(double v, double lo, double hi, int bins, int *first, doub
 /* Mutual information (nats) of a joint histogram of total mass n. */
 static double mutual_information(const double *joint, int bins, double n)
 {
-  double *pf = g_new0(double, bins), *pm = g_new0(double, bins);
+  double pf[256] = {0}, pm[256] = {0}; /* bins <= 256 (the parameter's range) */
+  g_return_val_if_fail(bins <= 256, NAN);
   for (int a = 0; a < bins; a++)
     for (int b = 0; b < bins; b++) {
       pf[a] += joint[a * bins + b];
@@ -62,8 +63,6 @@ static double mutual_information(const double *joint, int bins, double n)
       if (p > 0.0)
         mi += p / n * log(p * n / (pf[a] * pm[b]));
     }
-  g_free(pf);
-  g_free(pm);
   return mi;
 }
 

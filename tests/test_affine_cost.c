@@ -135,6 +135,17 @@ static void test_2d_mask(void)
   g_assert_cmpfloat_with_epsilon(run.t.translation_mm[1], -2.0, 0.02);
   g_assert_cmpfloat_with_epsilon(run.t.rotation_rad[2], 0.0, 0.002);
   g_assert_cmpfloat(run.t.translation_mm[2], ==, 0.0);
+  /* a moving mask over the moving blob only: the same answer from the voxels it keeps */
+  g_autoptr(NwVolume) mmask = nw_volume_new(64, 64, 1, 1, NULL);
+  for (int j = 0; j < 64; j++)
+    for (int i = 0; i < 64; i++)
+      mmask->data[nw_volume_index(mmask, i, j, 0)] =
+          (i - 32.5) * (i - 32.5) + (j - 31.0) * (j - 31.0) < 300.0 ? 1.0f : 0.0f;
+  in.moving_mask = mmask;
+  nw_test_affine_run(&in, p, &run);
+  g_assert_cmpfloat_with_epsilon(run.t.translation_mm[0], 2.5, 0.02);
+  g_assert_cmpfloat_with_epsilon(run.t.translation_mm[1], -2.0, 0.02);
+  g_assert_cmpfloat(run.v.overlap, <, 0.8); /* the moving mask left fixed voxels out */
 }
 
 int main(int argc, char **argv)

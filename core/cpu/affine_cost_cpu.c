@@ -90,6 +90,7 @@ static gboolean cpu_evaluate(void *impl, const double map[12], NwAffineSums *out
   /* Threads only where there is work for them: on a busy machine a small level's
    * evaluation is slower with a team than without. */
   const gboolean team = (gint64)nw_volume_n_voxels(F) >= NW_AFFINE_CPU_PARALLEL_MIN;
+  (void)team; /* unused without OpenMP */
 #pragma omp parallel for schedule(static) reduction(+ : n, sf, sm, sff, smm, sfm) if (team)
   for (gint64 row = 0; row < rows; row++) {
 #ifdef _OPENMP

@@ -387,3 +387,76 @@ void nw_cli_method_print_summary(const NwCliMethod *m, const char *const *output
   printf("%s\n", text);
   fflush(stdout);
 }
+
+/* ---- summaries --------------------------------------------------------------------------- */
+
+/* Worker thread: counts per level and keeps the last report. */
+void nw_cli_level_log_hook(const NwIterationReport *r, double ms, gpointer data)
+{
+  NwCliLevelLog *log = data;
+  (void)ms;
+  if (r->level >= 0 && r->level < NW_CLI_MAX_LEVELS)
+    log->level_iterations[r->level]++;
+  log->n_levels = MIN(r->n_levels, NW_CLI_MAX_LEVELS);
+  log->last = *r;
+}
+
+NwMethodResult *nw_cli_method_run_logged(NwCliMethod *m, const NwMethodInputs *in,
+                                         int max_iterations, NwCliRunLog *log, GError **error)
+{
+  memset(log, 0, sizeof *log);
+  nw_cli_method_set_report_hook(m, nw_cli_level_log_hook, &log->log);
+  const gint64 t0 = g_get_monotonic_time();
+  NwMethodResult *res = nw_cli_method_run(m, in, max_iterations, error);
+  log->seconds = (double)(g_get_monotonic_time() - t0) / 1e6;
+  return res;
+}
+
+void nw_cli_summary_begin(JsonBuilder *b, NwCliMethod *m, const char *fixed, const char *moving)
+{
+  json_builder_begin_object(b);
+  nw_json_member_string(b, "command", m->command);
+  nw_json_member_string(b, "fixed", fixed);
+  nw_json_member_string(b, "moving", moving);
+  nw_json_member_string(b, "device", nw_device_name(m->ops->device));
+  json_builder_set_member_name(b, "parameters");
+  nw_json_add_params(b, m->params);
+}
+
+char *nw_cli_summary_end(JsonBuilder *b, const NwCliRunLog *run, const char *const *outputs)
+{
+  const NwCliLevelLog *log = &run->log;
+  json_builder_set_member_name(b, "level_iterations");
+  json_builder_begin_array(b);
+  for (int l = 0; l < log->n_levels; l++)
+    nw_json_add_number(b, log->level_iterations[l]);
+  json_builder_end_array(b);
+  nw_json_member_number(b, "iterations", log->last.iteration);
+  json_builder_set_member_name(b, "finished");
+  json_builder_add_boolean_value(b, log->last.finished);
+  json_builder_set_member_name(b, "final");
+  json_builder_begin_object(b);
+  for (int f = 0; f < log->last.n_figures; f++)
+    nw_json_member_number(b, log->last.figure_names[f], log->last.figures[f]);
+  json_builder_end_object(b);
+  nw_json_member_number(b, "time_s", run->seconds);
+  json_builder_set_member_name(b, "outputs");
+  json_builder_begin_array(b);
+  for (guint i = 0; outputs[i] != NULL; i++)
+    nw_json_add_string(b, outputs[i]);
+  json_builder_end_array(b);
+  json_builder_end_object(b);
+  g_autofree char *text = nw_json_to_string(b, FALSE);
+  return g_strconcat(text, "\n", NULL);
+}
+
+GPtrArray *nw_cli_output_list(NwOutputs *o, const char *also)
+{
+  GPtrArray *names = g_ptr_array_new();
+  for (const char *const *p = nw_outputs_paths(o); *p != NULL; p++)
+    g_ptr_array_add(names, (gpointer)*p);
+  if (also != NULL)
+    g_ptr_array_add(names, (gpointer)also);
+  g_ptr_array_add(names, NULL);
+  return names;
+}

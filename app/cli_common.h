@@ -11,6 +11,9 @@
 
 #include <glib.h>
 
+#include <json-glib/json-glib.h>
+
+#include "atomic_file.h"
 #include "method.h"
 
 G_BEGIN_DECLS
@@ -44,7 +47,9 @@ gboolean nw_cli_parse(GOptionContext *ctx, const char *command, int *argc, char 
 int nw_cli_info(int argc, char **argv);
 int nw_cli_smooth(int argc, char **argv);
 int nw_cli_demo_data(int argc, char **argv);
-int nw_cli_demons(int argc, char **argv); /* cli_demons.c */
+int nw_cli_demons(int argc, char **argv);   /* cli_demons.c */
+int nw_cli_affine(int argc, char **argv);   /* cli_affine.c */
+int nw_cli_resample(int argc, char **argv); /* cli_resample.c */
 
 /* ---- method commands ------------------------------------------------------------------ */
 
@@ -77,6 +82,35 @@ NwMethodResult *nw_cli_method_run(NwCliMethod *m, const NwMethodInputs *in, int 
  * (after the JSON line), e.g. to keep per-level counts for a summary file. */
 typedef void (*NwCliReportHook)(const NwIterationReport *report, double ms, gpointer data);
 void nw_cli_method_set_report_hook(NwCliMethod *m, NwCliReportHook hook, gpointer data);
+/* Iterations per level and the last report, kept by a report hook (worker thread) for a
+ * summary file: nw_cli_method_set_report_hook(m, nw_cli_level_log_hook, &log). */
+#define NW_CLI_MAX_LEVELS 16
+typedef struct {
+  int level_iterations[NW_CLI_MAX_LEVELS];
+  int n_levels;
+  NwIterationReport last; /* figure names are static strings */
+} NwCliLevelLog;
+void nw_cli_level_log_hook(const NwIterationReport *report, double ms, gpointer log);
+
+/* A run for a summary file: its level log and wall time. */
+typedef struct {
+  NwCliLevelLog log;
+  double seconds;
+} NwCliRunLog;
+/* nw_cli_method_run with the level log's hook, timed. */
+NwMethodResult *nw_cli_method_run_logged(NwCliMethod *m, const NwMethodInputs *in,
+                                         int max_iterations, NwCliRunLog *log, GError **error);
+/* A summary file's object: begin opens it with "command", "fixed", "moving", "device" and
+ * "parameters"; the command adds its members; end adds "level_iterations", "iterations",
+ * "finished", "final" (the last report's figures), "time_s" and "outputs", closes it and
+ * returns it as one line of text with a newline. */
+void nw_cli_summary_begin(JsonBuilder *b, NwCliMethod *m, const char *fixed, const char *moving);
+char *nw_cli_summary_end(JsonBuilder *b, const NwCliRunLog *run, const char *const *outputs);
+
+/* The paths written into o so far and then also (a file about to be written, e.g. the
+ * summary that lists them all): a NULL-terminated array whose strings are borrowed. */
+GPtrArray *nw_cli_output_list(NwOutputs *o, const char *also);
+
 /* With --json: the closing summary object {"summary":true,"command":..,"method":..,
  * "device":..,"iterations":..,"total_ms":..,"outputs":[..]} on stdout. */
 void nw_cli_method_print_summary(const NwCliMethod *m, const char *const *outputs);

@@ -30,26 +30,6 @@ static const char demons_description[] =
     "  neurowarp-cli demons f.nii.gz m.nii.gz -o run --fixed-labels fl.nii.gz \\\n"
     "      --moving-labels ml.nii.gz --json > log.jsonl\n";
 
-#define MAX_LEVELS 16
-
-/* What the worker reports, for the summary. */
-typedef struct {
-  int level_iterations[MAX_LEVELS];
-  int n_levels;
-  NwIterationReport last;
-} DemonsLog;
-
-/* Worker thread: counts per level and keeps the last report (names are static strings). */
-static void on_report(const NwIterationReport *r, double ms, gpointer data)
-{
-  DemonsLog *log = data;
-  (void)ms;
-  if (r->level >= 0 && r->level < MAX_LEVELS)
-    log->level_iterations[r->level]++;
-  log->n_levels = MIN(r->n_levels, MAX_LEVELS);
-  log->last = *r;
-}
-
 typedef struct {
   const char *fixed, *moving, *fixed_labels, *moving_labels, *prefix;
   NwFieldConvention conv;
@@ -84,7 +64,8 @@ static gboolean read_inputs(const DemonsArgs *a, DemonsInputs *in, GError **erro
     return FALSE;
   if (a->moving_labels != NULL &&
       ((in->moving_labels = nw_nifti_read(a->moving_labels, error)) == NULL ||
-       !nw_volume_check_same_grid(in->fixed, a->fixed, in->moving_labels, a->moving_labels, error) ||
+       !nw_volume_check_same_grid(in->fixed, a->fixed, in->moving_labels, a->moving_labels,
+                                  error) ||
        !nw_volume_check_finite(in->moving_labels, a->moving_labels, error)))
     return FALSE;
   return TRUE;
@@ -107,16 +88,6 @@ static gboolean claim_outputs(NwOutputs *o, const DemonsArgs *a, GError **error)
          (a->moving_labels != NULL ? nw_result_claim(o, a->prefix, labels, error)
                                    : nw_outputs_claim_stale(o, stale, error)) &&
          nw_outputs_claim(o, json, error);
-}
-
-static void json_params(JsonBuilder *b, const NwParams *p)
-{
-  json_builder_begin_object(b);
-  for (int i = 0; i < p->n; i++) {
-    json_builder_set_member_name(b, p->specs[i].name);
-    nw_json_add_param(b, p, i);
-  }
-  json_builder_end_object(b);
 }
 
 /* "labels":[{"label":..,"dice":..,"n_fixed":..,"n_warped":..},..],"mean_dice":..,
@@ -145,59 +116,27 @@ static void json_dice(JsonBuilder *b, const DemonsInputs *in, const NwMethodResu
   nw_json_member_number(b, "mean_dice_before", before);
 }
 
-static char *summary_json(const DemonsArgs *a, NwCliMethod *m, const DemonsLog *log,
-                          const DemonsInputs *in, const NwMethodResult *res, double seconds,
+static char *summary_json(const DemonsArgs *a, NwCliMethod *m, const NwCliRunLog *run,
+                          const DemonsInputs *in, const NwMethodResult *res,
                           const char *const *outputs)
 {
   g_autoptr(JsonBuilder) b = json_builder_new();
-  json_builder_begin_object(b);
-  nw_json_member_string(b, "command", "demons");
-  nw_json_member_string(b, "fixed", a->fixed);
-  nw_json_member_string(b, "moving", a->moving);
-  nw_json_member_string(b, "device", nw_device_name(nw_cli_method_ops(m)->device));
-  json_builder_set_member_name(b, "parameters");
-  json_params(b, nw_cli_method_params(m));
-  json_builder_set_member_name(b, "level_iterations");
-  json_builder_begin_array(b);
-  for (int l = 0; l < log->n_levels; l++)
-    nw_json_add_number(b, log->level_iterations[l]);
-  json_builder_end_array(b);
-  nw_json_member_number(b, "iterations", log->last.iteration);
-  json_builder_set_member_name(b, "finished");
-  json_builder_add_boolean_value(b, log->last.finished);
-  json_builder_set_member_name(b, "final");
-  json_builder_begin_object(b);
-  for (int f = 0; f < log->last.n_figures; f++)
-    nw_json_member_number(b, log->last.figure_names[f], log->last.figures[f]);
-  json_builder_end_object(b);
+  nw_cli_summary_begin(b, m, a->fixed, a->moving);
   json_dice(b, in, res);
-  nw_json_member_number(b, "time_s", seconds);
-  json_builder_set_member_name(b, "outputs");
-  json_builder_begin_array(b);
-  for (guint i = 0; outputs[i] != NULL; i++)
-    nw_json_add_string(b, outputs[i]);
-  json_builder_end_array(b);
-  json_builder_end_object(b);
-  g_autofree char *text = nw_json_to_string(b, FALSE);
-  return g_strconcat(text, "\n", NULL);
+  return nw_cli_summary_end(b, run, outputs);
 }
 
 /* The result volumes, then the summary (which lists every output, itself included), into
  * the set, then all named together. */
 static gboolean write_outputs(NwOutputs *o, const DemonsArgs *a, NwCliMethod *m,
-                              const DemonsLog *log, const DemonsInputs *in,
-                              const NwMethodResult *res, double seconds, GError **error)
+                              const NwCliRunLog *run, const DemonsInputs *in,
+                              const NwMethodResult *res, GError **error)
 {
   if (!nw_result_write(o, res, "demons", a->prefix, demons_outputs, a->conv, error))
     return FALSE;
   g_autofree char *json_path = g_strdup_printf("%s_summary.json", a->prefix);
-  g_autoptr(GPtrArray) names = g_ptr_array_new();
-  for (const char *const *p = nw_outputs_paths(o); *p != NULL; p++)
-    g_ptr_array_add(names, (gpointer)*p);
-  g_ptr_array_add(names, json_path);
-  g_ptr_array_add(names, NULL);
-  g_autofree char *json =
-      summary_json(a, m, log, in, res, seconds, (const char *const *)names->pdata);
+  g_autoptr(GPtrArray) names = nw_cli_output_list(o, json_path);
+  g_autofree char *json = summary_json(a, m, run, in, res, (const char *const *)names->pdata);
   return nw_outputs_write_buffer(o, json_path, json, -1, error) && nw_outputs_commit(o, error);
 }
 
@@ -215,15 +154,13 @@ static int demons_run(NwCliMethod *m, const DemonsArgs *a)
                            .moving = in.moving,
                            .fixed_labels = in.fixed_labels,
                            .moving_labels = in.moving_labels};
-  DemonsLog log = {0};
-  nw_cli_method_set_report_hook(m, on_report, &log);
-  const gint64 t0 = g_get_monotonic_time();
   /* An upper bound for the progress line: levels may be capped and levels may end early. */
   const NwParams *p = nw_cli_method_params(m);
   const int max_iterations = nw_params_get_int(p, "levels") * nw_params_get_int(p, "iterations");
-  g_autoptr(NwMethodResult) res = nw_cli_method_run(m, &inputs, max_iterations, &error);
-  const double seconds = (double)(g_get_monotonic_time() - t0) / 1e6;
-  gboolean ok = res != NULL && write_outputs(outputs, a, m, &log, &in, res, seconds, &error);
+  NwCliRunLog run;
+  g_autoptr(NwMethodResult) res =
+      nw_cli_method_run_logged(m, &inputs, max_iterations, &run, &error);
+  gboolean ok = res != NULL && write_outputs(outputs, a, m, &run, &in, res, &error);
   inputs_clear(&in);
   if (!ok)
     return nw_cli_fail(error);

@@ -29,6 +29,32 @@ void nw_json_add_param(JsonBuilder *b, const NwParams *p, int i)
   }
 }
 
+void nw_json_add_params(JsonBuilder *b, const NwParams *p)
+{
+  json_builder_begin_object(b);
+  for (int i = 0; i < p->n; i++) {
+    json_builder_set_member_name(b, p->specs[i].name);
+    nw_json_add_param(b, p, i);
+  }
+  json_builder_end_object(b);
+}
+
+void nw_json_add_numbers(JsonBuilder *b, const double *v, int n)
+{
+  json_builder_begin_array(b);
+  for (int i = 0; i < n; i++)
+    nw_json_add_number(b, v[i]);
+  json_builder_end_array(b);
+}
+
+void nw_json_add_matrix4(JsonBuilder *b, const double m[16])
+{
+  json_builder_begin_array(b);
+  for (int r = 0; r < 4; r++)
+    nw_json_add_numbers(b, m + 4 * r, 4);
+  json_builder_end_array(b);
+}
+
 void nw_json_member_number(JsonBuilder *b, const char *key, double value)
 {
   json_builder_set_member_name(b, key);

@@ -16,6 +16,12 @@ void nw_json_add_number(JsonBuilder *b, double value);
 void nw_json_add_string(JsonBuilder *b, const char *text);
 /* Parameter i of p: its name for enumerations and booleans ("lcc", "true"), else the number. */
 void nw_json_add_param(JsonBuilder *b, const NwParams *p, int i);
+/* Every parameter of p as an object {"name": value, ...} (values as nw_json_add_param). */
+void nw_json_add_params(JsonBuilder *b, const NwParams *p);
+/* A row-major 4x4 matrix as four arrays of four numbers. */
+void nw_json_add_matrix4(JsonBuilder *b, const double m[16]);
+/* An array of n numbers. */
+void nw_json_add_numbers(JsonBuilder *b, const double *v, int n);
 /* "key": value members of the object being built. */
 void nw_json_member_number(JsonBuilder *b, const char *key, double value);
 void nw_json_member_string(JsonBuilder *b, const char *key, const char *text);

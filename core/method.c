@@ -54,7 +54,29 @@ NwMethodResult *nw_method_result_new(void)
   NwMethodResult *r = g_new0(NwMethodResult, 1);
   r->names = g_ptr_array_new_with_free_func(g_free);
   r->volumes = g_ptr_array_new_with_free_func((GDestroyNotify)nw_volume_free);
+  r->value_names = g_ptr_array_new_with_free_func(g_free);
+  r->values = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
   return r;
+}
+
+void nw_method_result_add_values(NwMethodResult *r, const char *name, const double *v, int n)
+{
+  GArray *a = g_array_sized_new(FALSE, FALSE, sizeof(double), (guint)n);
+  g_array_append_vals(a, v, (guint)n);
+  g_ptr_array_add(r->value_names, g_strdup(name));
+  g_ptr_array_add(r->values, a);
+}
+
+const double *nw_method_result_get_values(const NwMethodResult *r, const char *name, int *n)
+{
+  for (guint i = 0; i < r->value_names->len; i++)
+    if (strcmp(g_ptr_array_index(r->value_names, i), name) == 0) {
+      GArray *a = g_ptr_array_index(r->values, i);
+      if (n != NULL)
+        *n = (int)a->len;
+      return (const double *)a->data;
+    }
+  return NULL;
 }
 
 void nw_method_result_add(NwMethodResult *r, const char *name, NwVolume *owned)
@@ -77,6 +99,8 @@ void nw_method_result_free(NwMethodResult *r)
     return;
   g_ptr_array_unref(r->names);
   g_ptr_array_unref(r->volumes);
+  g_ptr_array_unref(r->value_names);
+  g_ptr_array_unref(r->values);
   g_free(r);
 }
 

@@ -31,6 +31,12 @@ typedef struct {
   const NwVolume *moving;        /* the image that is deformed onto fixed */
   const NwVolume *fixed_labels;  /* optional label maps, for Dice */
   const NwVolume *moving_labels;
+  /* Optional masks (>= 0.5 inside) on the fixed / moving grid: where a method compares. */
+  const NwVolume *fixed_mask;
+  const NwVolume *moving_mask;
+  /* Optional start: 16 numbers, the 4x4 row-major map fixed world -> moving world (RAS mm),
+   * e.g. read from a transform file; NULL: the method's own initialisation. */
+  const double *initial_transform;
 } NwMethodInputs;
 
 #define NW_MAX_FIGURES 16
@@ -62,14 +68,21 @@ typedef struct {
 void nw_frame_clear(NwFrame *f);
 
 /* Named outputs of a finished job, e.g. "warped", "forward", "inverse", "velocity",
- * "jacobian". Volumes are owned by the result. */
+ * "jacobian", and named arrays of numbers, e.g. an affine's "transform" (16 numbers).
+ * Volumes and arrays are owned by the result. */
 typedef struct {
   GPtrArray *names;   /* char*, owned */
   GPtrArray *volumes; /* NwVolume*, owned */
+  GPtrArray *value_names; /* char*, owned */
+  GPtrArray *values;      /* GArray* of double, owned */
 } NwMethodResult;
 NwMethodResult *nw_method_result_new(void);
 void nw_method_result_add(NwMethodResult *r, const char *name, NwVolume *owned);
 const NwVolume *nw_method_result_get(const NwMethodResult *r, const char *name);
+/* n numbers under name (copied). */
+void nw_method_result_add_values(NwMethodResult *r, const char *name, const double *v, int n);
+/* The numbers under name and their count, or NULL. */
+const double *nw_method_result_get_values(const NwMethodResult *r, const char *name, int *n);
 void nw_method_result_free(NwMethodResult *r);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(NwMethodResult, nw_method_result_free)
 

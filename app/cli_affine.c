@@ -1,0 +1,210 @@
+/* cli_affine.c — `neurowarp-cli affine FIXED MOVING -o PREFIX`: rigid, similarity or affine
+ * registration (core/cpu/affine_method.h) run as a job. Writes, each atomically and all
+ * named together when all are written (atomic_file.h): PREFIX_warped.nii.gz (the moving
+ * image on the fixed grid), PREFIX_affine.txt and PREFIX_affine.mat (ITK text and binary),
+ * PREFIX_fsl.mat (FSL FLIRT, -in MOVING -ref FIXED) and PREFIX_summary.json. Main thread,
+ * except the report hook (the job's worker thread). */
+#include <math.h>
+#include <string.h>
+
+#include "affine_method.h"
+#include "atomic_file.h"
+#include "cli_common.h"
+#include "cli_inputs.h"
+#include "io_nifti.h"
+#include "json_out.h"
+#include "nw_error.h"
+#include "transform_io.h"
+
+static const char affine_description[] =
+    "Finds the transform T that maps each point of FIXED (world mm) to the corresponding\n"
+    "point of MOVING, about the fixed image's centre, and writes the moving image resampled\n"
+    "onto the fixed grid. Images with one slice (PNG, PGM, TIFF, 8/16-bit, or one-slice\n"
+    "NIfTI) are registered in 2D. Masks (>= 0.5 inside) limit where the images are compared.\n"
+    "The transform files: PREFIX_affine.txt and PREFIX_affine.mat for ITK, ANTs\n"
+    "(antsApplyTransforms -t), ITK-SNAP, Slicer and SimpleITK; PREFIX_fsl.mat for FSL\n"
+    "(flirt -in MOVING -ref FIXED -applyxfm -init PREFIX_fsl.mat). The summary reports the\n"
+    "parameters in mm and degrees (rotations about x, then y, then z) and the 4x4 RAS matrix.\n\n"
+    "Examples:\n"
+    "  neurowarp-cli affine t1.nii.gz followup.nii.gz -o out/reg\n"
+    "  neurowarp-cli affine t1.nii.gz t2.nii.gz -o reg --metric mi --transform affine\n"
+    "  neurowarp-cli affine a.png b.png -o reg --rotation-starts 8 --ignore-spacing\n";
+
+typedef struct {
+  const char *fixed, *moving, *fixed_mask, *moving_mask, *initial, *prefix;
+  gboolean ignore_spacing;
+} AffineArgs;
+
+/* The outputs in the order they are written. */
+static const char *const suffixes[] = {"_warped.nii.gz", "_affine.txt", "_affine.mat", "_fsl.mat",
+                                       "_summary.json"};
+enum { OUT_WARPED, OUT_ITK_TXT, OUT_ITK_MAT, OUT_FSL, OUT_JSON, N_OUT };
+
+static char *out_path(const AffineArgs *a, int which)
+{
+  return g_strconcat(a->prefix, suffixes[which], NULL);
+}
+
+static gboolean claim_outputs(NwOutputs *o, const AffineArgs *a, GError **error)
+{
+  for (int i = 0; i < N_OUT; i++) {
+    g_autofree char *p = out_path(a, i);
+    if (!nw_outputs_claim(o, p, error))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+/* "transform": kind, dim, centre, parameters in mm and degrees, the 4x4 RAS matrix. */
+static void json_transform(JsonBuilder *b, const NwMethodResult *res, int dim, NwTransformKind k)
+{
+  const double *m = nw_method_result_get_values(res, "transform", NULL);
+  const double *c = nw_method_result_get_values(res, "centre", NULL);
+  NwTransform t;
+  nw_transform_from_matrix(&t, dim, k, c, m, NULL);
+  json_builder_set_member_name(b, "transform");
+  json_builder_begin_object(b);
+  nw_json_member_string(b, "kind", nw_transform_kind_name(k));
+  nw_json_member_number(b, "dim", dim);
+  json_builder_set_member_name(b, "centre_mm");
+  nw_json_add_numbers(b, c, 3);
+  json_builder_set_member_name(b, "translation_mm");
+  nw_json_add_numbers(b, t.translation_mm, 3);
+  double deg[3];
+  for (int i = 0; i < 3; i++)
+    deg[i] = t.rotation_rad[i] * 180.0 / G_PI;
+  json_builder_set_member_name(b, "rotation_deg");
+  nw_json_add_numbers(b, deg, 3);
+  json_builder_set_member_name(b, "scale");
+  nw_json_add_numbers(b, t.scale, 3);
+  json_builder_set_member_name(b, "shear");
+  nw_json_add_numbers(b, t.shear, 3);
+  json_builder_set_member_name(b, "matrix_ras");
+  nw_json_add_matrix4(b, m);
+  json_builder_end_object(b);
+}
+
+static char *summary_json(const AffineArgs *a, NwCliMethod *m, const NwCliRunLog *run,
+                          const NwMethodResult *res, int dim, const char *const *outputs)
+{
+  const NwParams *p = nw_cli_method_params(m);
+  const int ki = nw_params_find(p, "transform");
+  const char *kind = p->specs[ki].choices[(int)p->values[ki]];
+  g_autoptr(JsonBuilder) b = json_builder_new();
+  nw_cli_summary_begin(b, m, a->fixed, a->moving);
+  json_transform(b, res, dim,
+                 g_str_equal(kind, "affine")       ? NW_XFORM_AFFINE
+                 : g_str_equal(kind, "similarity") ? NW_XFORM_SIMILARITY
+                                                   : NW_XFORM_RIGID);
+  const double *cost = nw_method_result_get_values(res, "cost", NULL);
+  nw_json_member_number(b, "cost", cost[0]);
+  nw_json_member_number(b, "metric_value", cost[1]);
+  nw_json_member_number(b, "overlap", cost[2]);
+  nw_json_member_number(b, "evaluations", nw_method_result_get_values(res, "evaluations", NULL)[0]);
+  return nw_cli_summary_end(b, run, outputs);
+}
+
+static gboolean write_outputs(NwOutputs *o, const AffineArgs *a, NwCliMethod *m,
+                              const NwCliRunLog *run, const NwMethodInputs *in,
+                              const NwMethodResult *res, GError **error)
+{
+  const NwVolume *warped = nw_method_result_get(res, "warped");
+  const double *t = nw_method_result_get_values(res, "transform", NULL);
+  const double *c = nw_method_result_get_values(res, "centre", NULL);
+  if (warped == NULL || t == NULL || c == NULL) {
+    g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "affine: the job returned no transform");
+    return FALSE;
+  }
+  const int dim = in->fixed->nz == 1 ? 2 : 3;
+  g_autofree char *pw = out_path(a, OUT_WARPED), *pt = out_path(a, OUT_ITK_TXT);
+  g_autofree char *pm = out_path(a, OUT_ITK_MAT), *pf = out_path(a, OUT_FSL);
+  g_autofree char *pj = out_path(a, OUT_JSON);
+  if (!nw_nifti_write_to(o, pw, warped, NW_DT_FLOAT32, FALSE, error) ||
+      !nw_transform_write_itk(o, pt, t, c, dim, error) ||
+      !nw_transform_write_itk(o, pm, t, c, dim, error) ||
+      !nw_transform_write_fsl(o, pf, t, in->fixed, in->moving, error))
+    return FALSE;
+  g_autoptr(GPtrArray) names = nw_cli_output_list(o, pj);
+  g_autofree char *json = summary_json(a, m, run, res, dim, (const char *const *)names->pdata);
+  return nw_outputs_write_buffer(o, pj, json, -1, error) && nw_outputs_commit(o, error);
+}
+
+/* Check the outputs, read, run, write. Exit code. */
+static int affine_run(NwCliMethod *m, const AffineArgs *a)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(NwOutputs) outputs = nw_outputs_new(nw_cli_method_overwrite(m));
+  NwCliInputs in = {0};
+  const char *paths[NW_CLI_N_INPUTS] = {a->fixed, a->moving, a->fixed_mask, a->moving_mask};
+  double initial[16];
+  if (!claim_outputs(outputs, a, &error) ||
+      !nw_cli_inputs_read(&in, paths, a->ignore_spacing, &error) ||
+      (a->initial != NULL &&
+       !nw_transform_read(a->initial, in.v[NW_CLI_FIXED], in.v[NW_CLI_MOVING], initial, &error))) {
+    nw_cli_inputs_clear(&in);
+    return nw_cli_fail(error);
+  }
+  NwMethodInputs inputs = {.fixed = in.v[NW_CLI_FIXED],
+                           .moving = in.v[NW_CLI_MOVING],
+                           .fixed_mask = in.v[NW_CLI_FIXED_MASK],
+                           .moving_mask = in.v[NW_CLI_MOVING_MASK],
+                           .initial_transform = a->initial != NULL ? initial : NULL};
+  NwCliRunLog run;
+  g_autoptr(NwMethodResult) res = nw_cli_method_run_logged(m, &inputs, 0, &run, &error);
+  gboolean ok = res != NULL && write_outputs(outputs, a, m, &run, &inputs, res, &error);
+  nw_cli_inputs_clear(&in);
+  if (!ok)
+    return nw_cli_fail(error);
+  nw_cli_method_print_summary(m, nw_outputs_paths(outputs));
+  return NW_CLI_EXIT_OK;
+}
+
+int nw_cli_affine(int argc, char **argv)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(NwCliMethod) m = nw_cli_method_new("affine", "affine", &error);
+  if (m == NULL)
+    return nw_cli_fail(error);
+  g_autofree char *prefix = NULL, *fixed_mask = NULL, *moving_mask = NULL, *initial = NULL;
+  gboolean ignore_spacing = FALSE;
+  GOptionEntry entries[] = {
+      {"output", 'o', 0, G_OPTION_ARG_FILENAME, &prefix,
+       "Prefix of the outputs: PREFIX_warped.nii.gz, PREFIX_affine.txt, PREFIX_affine.mat, "
+       "PREFIX_fsl.mat, PREFIX_summary.json",
+       "PREFIX"},
+      {"fixed-mask", 0, 0, G_OPTION_ARG_FILENAME, &fixed_mask,
+       "Compare only where this image on the fixed grid is >= 0.5", "F"},
+      {"moving-mask", 0, 0, G_OPTION_ARG_FILENAME, &moving_mask,
+       "Compare only where this image on the moving grid is >= 0.5", "M"},
+      {"initial-transform", 0, 0, G_OPTION_ARG_FILENAME, &initial,
+       "Start from this transform (ITK .txt/.mat or FSL .mat) instead of --init", "T"},
+      {"ignore-spacing", 0, 0, G_OPTION_ARG_NONE, &ignore_spacing,
+       "Take the pixels of 2D image files (PNG, PGM, TIFF) as 1 mm whatever their resolution "
+       "tags say",
+       NULL},
+      {NULL}};
+  g_autoptr(GOptionContext) ctx = nw_cli_context_new(
+      "FIXED MOVING -o PREFIX", "Rigid, similarity or affine registration of MOVING onto FIXED.",
+      affine_description);
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  nw_cli_method_add_options(m, ctx);
+  int code = NW_CLI_EXIT_OK;
+  if (!nw_cli_parse(ctx, "affine", &argc, &argv, &code))
+    return code;
+  if (argc < 3)
+    return nw_cli_usage("affine", "expected FIXED and MOVING images");
+  if (argc > 3)
+    return nw_cli_usage("affine", "more than two input images");
+  if (prefix == NULL)
+    return nw_cli_usage("affine", "missing -o PREFIX");
+  if (!nw_cli_method_prepare(m, &code, &error))
+    return code == NW_CLI_EXIT_USAGE ? nw_cli_usage("affine", error->message) : nw_cli_fail(error);
+  AffineArgs a = {.fixed = argv[1],
+                  .moving = argv[2],
+                  .fixed_mask = fixed_mask,
+                  .moving_mask = moving_mask,
+                  .initial = initial,
+                  .prefix = prefix,
+                  .ignore_spacing = ignore_spacing};
+  return affine_run(m, &a);
+}

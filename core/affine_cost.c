@@ -1,0 +1,210 @@
+/* affine_cost.c — see affine_cost.h: the level statistics, the metric from the sums, and
+ * the evaluation wrapper around a back end. The job's worker thread. */
+#include "affine_cost.h"
+
+#include <math.h>
+
+#include "affine_resample.h"
+#include "nw_error.h"
+
+const char *nw_affine_metric_name(NwAffineMetric m)
+{
+  switch (m) {
+  case NW_METRIC_MSE:
+    return "mse";
+  case NW_METRIC_NCC:
+    return "ncc";
+  default:
+    return "mi";
+  }
+}
+
+int nw_affine_bin(double v, double lo, double hi, int bins)
+{
+  int b = (int)floor((double)bins * (v - lo) / (hi - lo));
+  return CLAMP(b, 0, bins - 1);
+}
+
+/* Cubic B-spline at d. */
+static double bspline3(double d)
+{
+  d = fabs(d);
+  if (d < 1.0)
+    return 2.0 / 3.0 - d * d + 0.5 * d * d * d;
+  if (d < 2.0)
+    return (2.0 - d) * (2.0 - d) * (2.0 - d) / 6.0;
+  return 0.0;
+}
+
+void nw_affine_parzen(double v, double lo, double hi, int bins, int *first, double w[4])
+{
+  double u = (double)(bins - 1) * (v - lo) / (hi - lo);
+  u = CLAMP(u, 0.0, (double)(bins - 1));
+  const int f = (int)floor(u);
+  *first = f - 1;
+  for (int q = 0; q < 4; q++)
+    w[q] = bspline3(u - (double)(f - 1 + q));
+}
+
+/* Mutual information (nats) of a joint histogram of total mass n. */
+static double mutual_information(const double *joint, int bins, double n)
+{
+  double pf[256] = {0}, pm[256] = {0}; /* bins <= 256 (the parameter's range) */
+  g_return_val_if_fail(bins <= 256, NAN);
+  for (int a = 0; a < bins; a++)
+    for (int b = 0; b < bins; b++) {
+      pf[a] += joint[a * bins + b];
+      pm[b] += joint[a * bins + b];
+    }
+  double mi = 0.0;
+  for (int a = 0; a < bins; a++)
+    for (int b = 0; b < bins; b++) {
+      const double p = joint[a * bins + b];
+      if (p > 0.0)
+        mi += p / n * log(p * n / (pf[a] * pm[b]));
+    }
+  return mi;
+}
+
+void nw_affine_cost_from_sums(const NwAffineCostSpec *spec, const NwAffineLevel *level,
+                              const NwAffineSums *s, NwAffineCostValue *out)
+{
+  out->overlap = level->n_fixed > 0 ? s->n / level->n_fixed : 0.0;
+  out->value = NAN;
+  out->cost = NW_AFFINE_NO_OVERLAP_COST;
+  if (s->n < 1.0 || out->overlap < NW_AFFINE_MIN_OVERLAP)
+    return;
+  const double n = s->n;
+  switch (spec->metric) {
+  case NW_METRIC_MSE:
+    /* sum (F - M)² = sff - 2 sfm + smm for unshifted values; the shifts add back in */
+    {
+      const double d = level->fixed_shift - level->moving_shift;
+      const double sdd = s->sff - 2.0 * s->sfm + s->smm + 2.0 * d * (s->sf - s->sm) + n * d * d;
+      out->value = MAX(sdd, 0.0) / n;
+      out->cost = out->value;
+    }
+    break;
+  case NW_METRIC_NCC: {
+    const double cov = s->sfm - s->sf * s->sm / n;
+    const double vf = s->sff - s->sf * s->sf / n, vm = s->smm - s->sm * s->sm / n;
+    out->value = vf > 0.0 && vm > 0.0 ? cov / sqrt(vf * vm) : 0.0;
+    out->cost = 1.0 - out->value;
+    break;
+  }
+  default:
+    out->value = mutual_information(s->joint, spec->bins, n);
+    out->cost = -out->value;
+    break;
+  }
+}
+
+struct NwAffineCost {
+  const NwAffineCostBackend *be;
+  void *impl;
+  NwAffineCostSpec spec;
+  NwAffineLevel level;
+  double *joint;
+  guint64 count;
+};
+
+NwAffineCost *nw_affine_cost_new(const NwAffineCostBackend *be, const NwAffineCostSpec *spec,
+                                 GError **error)
+{
+  void *impl = be->create(spec, error);
+  if (impl == NULL)
+    return NULL;
+  NwAffineCost *c = g_new0(NwAffineCost, 1);
+  c->be = be;
+  c->impl = impl;
+  c->spec = *spec;
+  if (spec->metric == NW_METRIC_MI)
+    c->joint = g_new0(double, (gsize)spec->bins *(gsize)spec->bins);
+  return c;
+}
+
+void nw_affine_cost_free(NwAffineCost *c)
+{
+  if (c == NULL)
+    return;
+  c->be->destroy(c->impl);
+  g_free(c->joint);
+  g_free(c);
+}
+
+/* Mean, min and max of v where mask (if any) is >= 0.5; the count of those voxels. */
+static double masked_stats(const NwVolume *v, const NwVolume *mask, double *lo, double *hi)
+{
+  double sum = 0.0, n = 0.0, mn = INFINITY, mx = -INFINITY;
+  const size_t nv = nw_volume_n_voxels(v);
+  for (size_t e = 0; e < nv; e++) {
+    if (mask != NULL && !(mask->data[e] >= 0.5f))
+      continue;
+    const double x = v->data[e];
+    sum += x;
+    n += 1.0;
+    mn = MIN(mn, x);
+    mx = MAX(mx, x);
+  }
+  if (n == 0.0)
+    mn = mx = 0.0;
+  if (!(mx > mn))
+    mx = mn + 1.0; /* a flat image still has a bin range */
+  *lo = mn;
+  *hi = mx;
+  return n > 0.0 ? sum / n : 0.0;
+}
+
+static double count_mask(const NwVolume *v, const NwVolume *mask)
+{
+  if (mask == NULL)
+    return (double)nw_volume_n_voxels(v);
+  double n = 0.0;
+  for (size_t e = 0; e < nw_volume_n_voxels(mask); e++)
+    n += mask->data[e] >= 0.5f;
+  return n;
+}
+
+gboolean nw_affine_cost_set_level(NwAffineCost *c, const NwAffineLevel *level, GError **error)
+{
+  c->level = *level;
+  NwAffineLevel *l = &c->level;
+  l->fixed_shift = masked_stats(l->fixed, l->fixed_mask, &l->fixed_lo, &l->fixed_hi);
+  l->moving_shift = masked_stats(l->moving, l->moving_mask, &l->moving_lo, &l->moving_hi);
+  l->n_fixed = count_mask(l->fixed, l->fixed_mask);
+  if (l->n_fixed < 1.0) {
+    g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
+                "the fixed mask selects no voxel at this resolution");
+    return FALSE;
+  }
+  return c->be->set_level(c->impl, l, error);
+}
+
+gboolean nw_affine_cost_eval_matrix(NwAffineCost *c, const double t_ras[16], NwAffineCostValue *out,
+                                    GError **error)
+{
+  double map[12];
+  if (!nw_affine_voxel_map(c->level.fixed, c->level.moving, t_ras, c->level.dim, map)) {
+    g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "the moving image's affine is singular");
+    return FALSE;
+  }
+  NwAffineSums sums = {.joint = c->joint};
+  if (!c->be->evaluate(c->impl, map, &sums, error))
+    return FALSE;
+  c->count++;
+  nw_affine_cost_from_sums(&c->spec, &c->level, &sums, out);
+  return TRUE;
+}
+
+gboolean nw_affine_cost_eval(NwAffineCost *c, const NwTransform *t, NwAffineCostValue *out,
+                             GError **error)
+{
+  double m[16];
+  nw_transform_matrix(t, m);
+  return nw_affine_cost_eval_matrix(c, m, out, error);
+}
+
+guint64 nw_affine_cost_count(const NwAffineCost *c)
+{
+  return c->count;
+}

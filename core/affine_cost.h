@@ -1,0 +1,119 @@
+/* affine_cost.h — the one cost evaluation of affine registration: transform + interpolate +
+ * metric over the fixed grid, behind a back end that owns the images and does the sums.
+ *
+ * For a transform T (affine_transform.h) the host composes the voxel map
+ * fixed voxel -> moving voxel (affine_resample.h: 12 numbers), and the back end, for every
+ * fixed voxel x of the current level that counts, samples the moving image at map(x)
+ * (sampler.h) and adds to the sums below. A voxel counts when the fixed mask (if any) is
+ * >= 0.5 at x, map(x) lies inside the moving image's domain, and the moving mask (if any,
+ * nearest sample) is >= 0.5 there. The host then turns the sums into the metric
+ * (nw_affine_cost_from_sums), so both back ends share one definition:
+ *   mse  mean (F - M)²                          cost = mse
+ *   ncc  Pearson correlation of F and M         cost = 1 - ncc (anticorrelation is a mismatch)
+ *   mi   mutual information of the joint       cost = -mi (nats)
+ *        histogram, bins × bins: F's bin floor(bins · (F - lo) / (hi - lo)) (clamped); M's
+ *        likewise, or with parzen its cubic B-spline window over 4 bins around
+ *        u = (bins - 1) · (M - lo) / (hi - lo) (Mattes et al. 2003, IEEE TMI 22:120)
+ * Where fewer than NW_AFFINE_MIN_OVERLAP of the fixed voxels inside the fixed mask count,
+ * the cost is NW_AFFINE_NO_OVERLAP_COST: the simplex backs off instead of sliding the images
+ * apart until nothing is compared.
+ *
+ * Back ends: the CPU reference (core/cpu/affine_cost_cpu.c); a CUDA twin implements the
+ * same table with one fused kernel and block reductions, its images resident per level.
+ * A back end is driven from one thread (the job's worker). */
+#ifndef NW_AFFINE_COST_H
+#define NW_AFFINE_COST_H
+
+#include <glib.h>
+
+#include "affine_transform.h"
+#include "sampler.h"
+#include "volume.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+  NW_METRIC_MSE,
+  NW_METRIC_NCC,
+  NW_METRIC_MI,
+} NwAffineMetric;
+
+const char *nw_affine_metric_name(NwAffineMetric m); /* "mse", "ncc", "mi" */
+
+#define NW_AFFINE_MIN_OVERLAP 0.1
+#define NW_AFFINE_NO_OVERLAP_COST 1e30
+
+typedef struct {
+  NwAffineMetric metric;
+  NwSampler sampler;
+  int bins;        /* mi: 4..256 */
+  gboolean parzen; /* mi: B-spline window on the moving intensity */
+} NwAffineCostSpec;
+
+/* One pyramid level as a back end sees it; borrowed until the next set_level or destroy. */
+typedef struct {
+  int dim;                                  /* 2 or 3 */
+  const NwVolume *fixed, *moving;           /* scalar, finite */
+  const NwVolume *fixed_mask, *moving_mask; /* NULL or on fixed's / moving's grid */
+  /* Subtracted from F and M before the sums (their means: precision of the squares). */
+  double fixed_shift, moving_shift;
+  /* mi: the intensity ranges mapped onto the bins (lo < hi). */
+  double fixed_lo, fixed_hi, moving_lo, moving_hi;
+  /* Fixed voxels inside the fixed mask (all when there is none), for the overlap. */
+  double n_fixed;
+} NwAffineLevel;
+
+/* What a back end reduces over the counted voxels, with F and M shifted. joint: bins·bins
+ * counts (fixed bin major: joint[bf * bins + bm]), mi only; the caller owns it. */
+typedef struct {
+  double n, sf, sm, sff, smm, sfm;
+  double *joint;
+} NwAffineSums;
+
+typedef struct {
+  const char *name; /* "cpu", "cuda" */
+  void *(*create)(const NwAffineCostSpec *spec, GError **error);
+  gboolean (*set_level)(void *impl, const NwAffineLevel *level, GError **error);
+  /* The sums for map (fixed voxel -> moving voxel, 3x4 row-major); sums->joint is zeroed and
+   * filled by the back end when the metric is mi. */
+  gboolean (*evaluate)(void *impl, const double map[12], NwAffineSums *sums, GError **error);
+  void (*destroy)(void *impl);
+} NwAffineCostBackend;
+
+extern const NwAffineCostBackend nw_affine_cost_cpu; /* core/cpu/affine_cost_cpu.c */
+
+typedef struct {
+  double cost;    /* what the optimiser minimises */
+  double value;   /* the metric itself: mse, ncc or mi (nats) */
+  double overlap; /* fraction of the fixed voxels inside the fixed mask that counted */
+} NwAffineCostValue;
+
+/* The metric from the sums of one evaluation (the table above). */
+void nw_affine_cost_from_sums(const NwAffineCostSpec *spec, const NwAffineLevel *level,
+                              const NwAffineSums *sums, NwAffineCostValue *out);
+/* The MI histograms' bin of a value (plain) and the four B-spline weights of the window
+ * starting at *first (parzen), shared by the back ends. */
+int nw_affine_bin(double v, double lo, double hi, int bins);
+void nw_affine_parzen(double v, double lo, double hi, int bins, int *first, double w[4]);
+
+/* ---- the evaluation the optimiser calls ------------------------------------------------- */
+typedef struct NwAffineCost NwAffineCost;
+
+NwAffineCost *nw_affine_cost_new(const NwAffineCostBackend *be, const NwAffineCostSpec *spec,
+                                 GError **error);
+void nw_affine_cost_free(NwAffineCost *c);
+/* Make level the current one: the shifts, ranges and n_fixed are computed here from the
+ * images and masks (the caller fills dim and the volumes). */
+gboolean nw_affine_cost_set_level(NwAffineCost *c, const NwAffineLevel *level, GError **error);
+/* The cost of t (fixed world -> moving world) at the current level. */
+gboolean nw_affine_cost_eval(NwAffineCost *c, const NwTransform *t, NwAffineCostValue *out,
+                             GError **error);
+/* The same for a 4x4 RAS matrix. */
+gboolean nw_affine_cost_eval_matrix(NwAffineCost *c, const double t_ras[16], NwAffineCostValue *out,
+                                    GError **error);
+/* Evaluations since creation. */
+guint64 nw_affine_cost_count(const NwAffineCost *c);
+
+G_END_DECLS
+
+#endif

@@ -1,0 +1,141 @@
+/* affine_cost_cpu.c — the CPU reference of the affine cost (affine_cost.h): for every fixed
+ * voxel of the level, the mask test, the voxel map, the moving sample (sampler.h) and the
+ * sums, in plain loops. OpenMP over the fixed rows: sums by reduction, MI histograms one per
+ * thread (made at set_level, so an evaluation allocates nothing) added up at the end.
+ * The job's worker thread. */
+#include "affine_cost.h"
+
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "nw_error.h"
+
+/* Fixed voxels below which an evaluation runs on one thread. */
+#define NW_AFFINE_CPU_PARALLEL_MIN (1 << 16)
+
+typedef struct {
+  NwAffineCostSpec spec;
+  NwAffineLevel level;
+  int n_threads;
+  double *hist; /* n_threads · bins², mi only */
+} CpuCost;
+
+static void *cpu_create(const NwAffineCostSpec *spec, GError **error)
+{
+  CpuCost *c = g_new0(CpuCost, 1);
+  c->spec = *spec;
+#ifdef _OPENMP
+  c->n_threads = omp_get_max_threads();
+#else
+  c->n_threads = 1;
+#endif
+  if (spec->metric == NW_METRIC_MI)
+    c->hist = g_new0(double, (gsize)c->n_threads *(gsize)spec->bins *(gsize)spec->bins);
+  return c;
+}
+
+static void cpu_destroy(void *impl)
+{
+  CpuCost *c = impl;
+  if (c == NULL)
+    return;
+  g_free(c->hist);
+  g_free(c);
+}
+
+static gboolean cpu_set_level(void *impl, const NwAffineLevel *level, GError **error)
+{
+  CpuCost *c = impl;
+  c->level = *level;
+  return TRUE;
+}
+
+/* The moving mask at moving voxel position p (nearest), TRUE without a mask. */
+static inline gboolean moving_mask_ok(const NwVolume *mask, double x, double y, double z)
+{
+  float m = 0.0f;
+  return mask == NULL || (nw_sampler_sample(mask, NW_SAMPLER_NEAREST, x, y, z, &m) && m >= 0.5f);
+}
+
+/* Adds one sample pair to the thread's histogram h (bins²). */
+static inline void add_joint(const CpuCost *c, double *h, double f, double m)
+{
+  const NwAffineLevel *l = &c->level;
+  const int bins = c->spec.bins;
+  const int bf = nw_affine_bin(f, l->fixed_lo, l->fixed_hi, bins);
+  if (!c->spec.parzen) {
+    h[bf * bins + nw_affine_bin(m, l->moving_lo, l->moving_hi, bins)] += 1.0;
+    return;
+  }
+  int first;
+  double w[4];
+  nw_affine_parzen(m, l->moving_lo, l->moving_hi, bins, &first, w);
+  for (int q = 0; q < 4; q++)
+    h[bf * bins + CLAMP(first + q, 0, bins - 1)] += w[q];
+}
+
+static gboolean cpu_evaluate(void *impl, const double map[12], NwAffineSums *out, GError **error)
+{
+  CpuCost *c = impl;
+  const NwAffineLevel *l = &c->level;
+  const NwVolume *F = l->fixed, *M = l->moving, *fmask = l->fixed_mask;
+  const gboolean mi = c->spec.metric == NW_METRIC_MI;
+  const size_t hist_len = mi ? (size_t)c->spec.bins * (size_t)c->spec.bins : 0;
+  if (mi)
+    memset(c->hist, 0, (size_t)c->n_threads * hist_len * sizeof(double));
+  double n = 0, sf = 0, sm = 0, sff = 0, smm = 0, sfm = 0;
+  const gint64 rows = (gint64)F->ny * F->nz;
+  /* Threads only where there is work for them: on a busy machine a small level's
+   * evaluation is slower with a team than without. */
+  const gboolean team = (gint64)nw_volume_n_voxels(F) >= NW_AFFINE_CPU_PARALLEL_MIN;
+  (void)team; /* unused without OpenMP */
+#pragma omp parallel for schedule(static) reduction(+ : n, sf, sm, sff, smm, sfm) if (team)
+  for (gint64 row = 0; row < rows; row++) {
+#ifdef _OPENMP
+    double *h = mi ? c->hist + (size_t)omp_get_thread_num() * hist_len : NULL;
+#else
+    double *h = c->hist;
+#endif
+    const double j = (double)(row % F->ny), k = (double)(row / F->ny);
+    const size_t base = (size_t)row * (size_t)F->nx;
+    for (int i = 0; i < F->nx; i++) {
+      if (fmask != NULL && !(fmask->data[base + i] >= 0.5f))
+        continue;
+      const double x = map[0] * i + map[1] * j + map[2] * k + map[3];
+      const double y = map[4] * i + map[5] * j + map[6] * k + map[7];
+      const double z = map[8] * i + map[9] * j + map[10] * k + map[11];
+      float mv;
+      if (!nw_sampler_sample(M, c->spec.sampler, x, y, z, &mv) ||
+          !moving_mask_ok(l->moving_mask, x, y, z))
+        continue;
+      const double f = (double)F->data[base + i], m = (double)mv;
+      if (mi)
+        add_joint(c, h, f, m);
+      const double fs = f - l->fixed_shift, ms = m - l->moving_shift;
+      n += 1.0;
+      sf += fs;
+      sm += ms;
+      sff += fs * fs;
+      smm += ms * ms;
+      sfm += fs * ms;
+    }
+  }
+  *out = (NwAffineSums){n, sf, sm, sff, smm, sfm, out->joint};
+  if (mi) {
+    memset(out->joint, 0, hist_len * sizeof(double));
+    for (int t = 0; t < c->n_threads; t++)
+      for (size_t b = 0; b < hist_len; b++)
+        out->joint[b] += c->hist[(size_t)t * hist_len + b];
+  }
+  return TRUE;
+}
+
+const NwAffineCostBackend nw_affine_cost_cpu = {
+    .name = "cpu",
+    .create = cpu_create,
+    .set_level = cpu_set_level,
+    .evaluate = cpu_evaluate,
+    .destroy = cpu_destroy,
+};

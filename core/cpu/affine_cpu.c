@@ -1,0 +1,44 @@
+/* affine_cpu.c — the CPU method "affine" (affine_method.h): the shared job over the CPU
+ * reference cost (affine_cost_cpu.c). The job's worker thread. */
+#include "affine_method.h"
+
+static void *affine_create(const NwMethodInputs *in, const NwParams *p, GError **error)
+{
+  return nw_affine_job_new(&nw_affine_cost_cpu, in, p, error);
+}
+
+static gboolean affine_step(void *state, NwIterationReport *report, GError **error)
+{
+  return nw_affine_job_step(state, report, error);
+}
+
+static gboolean affine_publish_frame(void *state, NwFrame *frame, GError **error)
+{
+  return nw_affine_job_frame(state, frame, error);
+}
+
+static NwMethodResult *affine_result(void *state, GError **error)
+{
+  return nw_affine_job_result(state, error);
+}
+
+static void affine_destroy(void *state)
+{
+  nw_affine_job_free(state);
+}
+
+const NwMethodOps nw_affine_cpu_ops = {
+    .name = "affine",
+    .device = NW_DEVICE_CPU,
+    .description = "Rigid, similarity or affine registration (2D or 3D; MSE, NCC or mutual "
+                   "information; Nelder-Mead on an image pyramid)",
+    .params = nw_affine_param_specs,
+    .n_params = NW_AFFINE_N_PARAMS,
+    .needs_moving = TRUE,
+    .plot_figures = nw_affine_plot_figures,
+    .create = affine_create,
+    .step = affine_step,
+    .publish_frame = affine_publish_frame,
+    .result = affine_result,
+    .destroy = affine_destroy,
+};

@@ -1,0 +1,422 @@
+/* affine_job.c — the "affine" job (affine_method.h) that every back end of the cost shares:
+ * inputs, pyramids, starts, the Nelder–Mead runs per level (GSL nmsimplex2 on the host),
+ * reports, frames and results. The job's worker thread. */
+#include "affine_method.h"
+
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_multimin.h>
+#include <math.h>
+#include <string.h>
+
+#include "affine_init.h"
+#include "affine_resample.h"
+#include "nw_error.h"
+#include "pyramid.h"
+
+struct NwAffineJob {
+  NwAffineCostSpec spec;
+  int levels_asked, iterations, dim;
+  double step_vox, tol_vox, radius_mm;
+  const NwVolume *fixed_full, *moving_full; /* borrowed */
+  NwVolume **pyr[4]; /* fixed, moving, fixed mask, moving mask; [n_levels], 0 = coarsest */
+  int n_levels;
+  NwAffineCost *cost;
+  GArray *starts;   /* NwTransform, tried at level 0 */
+  int start;        /* the run's start at level 0 */
+  NwTransform best; /* best transform so far (of finished runs) */
+  double best_cost; /* at level 0 among the starts */
+  NwAffineCostValue best_value;
+  /* the current run */
+  int level, iter_in_run;
+  NwTransform run_base; /* the run's start: members outside the free set come from it */
+  double mm_per_unit[NW_XFORM_MAX_PARAMS];
+  gsl_multimin_fminimizer *nm;
+  gsl_multimin_function fn; /* GSL keeps a pointer to it for the whole run */
+  NwAffineCostValue last;   /* of the latest evaluation */
+  GError *eval_error;       /* an error inside the cost function, reported by step */
+  gboolean finished;
+};
+
+/* ---- inputs -------------------------------------------------------------------------- */
+
+static gboolean slice_in_xy_plane(const NwVolume *v)
+{
+  const double *a = v->vox_to_ras; /* i and j move in x and y only */
+  return fabs(a[8]) < 1e-6 && fabs(a[9]) < 1e-6;
+}
+
+static gboolean check_inputs(const NwMethodInputs *in, int *dim, GError **error)
+{
+  if (in->fixed == NULL || in->moving == NULL) {
+    g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "affine: needs a fixed and a moving image");
+    return FALSE;
+  }
+  if (in->fixed->nc != 1 || in->moving->nc != 1) {
+    g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
+                "affine: the images must be scalar (fixed has %d, moving %d components)",
+                in->fixed->nc, in->moving->nc);
+    return FALSE;
+  }
+  const gboolean f2 = in->fixed->nz == 1, m2 = in->moving->nz == 1;
+  if (f2 != m2) {
+    g_set_error(error, NW_ERROR, NW_ERROR_MISMATCH,
+                "affine: the fixed image is %s and the moving image %s: both must be 2D (one "
+                "slice) or both 3D",
+                f2 ? "2D" : "3D", m2 ? "2D" : "3D");
+    return FALSE;
+  }
+  *dim = f2 ? 2 : 3;
+  if (*dim == 2 && !(slice_in_xy_plane(in->fixed) && slice_in_xy_plane(in->moving))) {
+    g_set_error(error, NW_ERROR, NW_ERROR_UNSUPPORTED,
+                "affine: 2D registration needs slices in the world x-y plane (axial)");
+    return FALSE;
+  }
+  const NwVolume *masks[2][2] = {{in->fixed_mask, in->fixed}, {in->moving_mask, in->moving}};
+  const char *which[2] = {"fixed", "moving"};
+  for (int i = 0; i < 2; i++)
+    if (masks[i][0] != NULL && !nw_volume_same_grid(masks[i][0], masks[i][1])) {
+      g_set_error(error, NW_ERROR, NW_ERROR_MISMATCH,
+                  "affine: the %s mask is not on the %s image's grid", which[i], which[i]);
+      return FALSE;
+    }
+  return nw_volume_check_finite(in->fixed, "fixed image", error) &&
+         nw_volume_check_finite(in->moving, "moving image", error);
+}
+
+/* The choice name of an enum parameter. */
+static const char *choice(const NwParams *p, const char *name)
+{
+  const int i = nw_params_find(p, name);
+  return p->specs[i].choices[(int)p->values[i]];
+}
+
+static void read_params(NwAffineJob *j, const NwParams *p, NwTransformKind *kind,
+                        NwAffineStartSpec *starts)
+{
+  const char *m = choice(p, "metric"), *k = choice(p, "transform"), *in = choice(p, "init");
+  j->spec.metric = g_str_equal(m, "mse")  ? NW_METRIC_MSE
+                   : g_str_equal(m, "mi") ? NW_METRIC_MI
+                                          : NW_METRIC_NCC;
+  nw_sampler_parse(choice(p, "interp"), &j->spec.sampler, NULL);
+  j->spec.bins = nw_params_get_int(p, "bins");
+  j->spec.parzen = nw_params_get(p, "parzen") != 0.0;
+  *kind = g_str_equal(k, "affine")       ? NW_XFORM_AFFINE
+          : g_str_equal(k, "similarity") ? NW_XFORM_SIMILARITY
+                                         : NW_XFORM_RIGID;
+  starts->init = g_str_equal(in, "geometry")  ? NW_AFFINE_INIT_GEOMETRY
+                 : g_str_equal(in, "moments") ? NW_AFFINE_INIT_MOMENTS
+                                              : NW_AFFINE_INIT_MASS;
+  starts->rotation_starts = nw_params_get_int(p, "rotation-starts");
+  j->levels_asked = nw_params_get_int(p, "levels");
+  j->iterations = nw_params_get_int(p, "iterations");
+  j->step_vox = nw_params_get(p, "step");
+  j->tol_vox = nw_params_get(p, "tolerance");
+}
+
+/* ---- pyramids ------------------------------------------------------------------------ */
+
+/* Pyramids of the images and masks with one level count: the smaller image decides. */
+static gboolean build_pyramids(NwAffineJob *j, const NwMethodInputs *in, GError **error)
+{
+  const NwVolume *src[4] = {in->fixed, in->moving, in->fixed_mask, in->moving_mask};
+  int n[4] = {0};
+  NwVolume **tmp[4] = {NULL};
+  for (int i = 0; i < 2; i++)
+    if ((tmp[i] = nw_pyramid_new(src[i], j->levels_asked, &n[i], error)) == NULL)
+      goto fail;
+  j->n_levels = MIN(n[0], n[1]);
+  for (int i = 0; i < 4; i++) {
+    if (i >= 2) {
+      if (src[i] == NULL)
+        continue;
+      if ((tmp[i] = nw_pyramid_new(src[i], n[i - 2], &n[i], error)) == NULL)
+        goto fail;
+    }
+    /* keep the finest n_levels */
+    j->pyr[i] = g_new0(NwVolume *, j->n_levels);
+    for (int l = 0; l < n[i]; l++) {
+      const int keep = l - (n[i] - j->n_levels);
+      if (keep >= 0)
+        j->pyr[i][keep] = tmp[i][l];
+      else
+        nw_volume_free(tmp[i][l]);
+    }
+    g_free(tmp[i]);
+    tmp[i] = NULL;
+  }
+  return TRUE;
+fail:
+  for (int i = 0; i < 4; i++)
+    nw_pyramid_free(tmp[i], n[i]);
+  return FALSE;
+}
+
+/* ---- the simplex --------------------------------------------------------------------- */
+
+/* The transform of a vertex x (free parameters in mm). */
+static void vertex_transform(const NwAffineJob *j, const gsl_vector *x, NwTransform *t)
+{
+  double p[NW_XFORM_MAX_PARAMS];
+  for (size_t i = 0; i < x->size; i++)
+    p[i] = gsl_vector_get(x, i) / j->mm_per_unit[i];
+  *t = j->run_base;
+  nw_transform_set_params(t, p);
+}
+
+static double cost_at(const gsl_vector *x, void *data)
+{
+  NwAffineJob *j = data;
+  if (j->eval_error != NULL)
+    return GSL_NAN;
+  NwTransform t;
+  vertex_transform(j, x, &t);
+  if (!nw_affine_cost_eval(j->cost, &t, &j->last, &j->eval_error))
+    return GSL_NAN; /* GSL stops the run; step reports eval_error */
+  return j->last.cost;
+}
+
+/* Mean voxel size of the fixed image at level l over the axes in play (mm). */
+static double level_voxel_mm(const NwAffineJob *j, int l)
+{
+  const NwVolume *f = j->pyr[0][l];
+  double s = 0.0;
+  for (int a = 0; a < j->dim; a++)
+    s += f->spacing_mm[a];
+  return s / j->dim;
+}
+
+static gboolean start_run(NwAffineJob *j, const NwTransform *from, GError **error)
+{
+  const int n = nw_transform_n_params(from->dim, from->kind);
+  j->run_base = *from;
+  j->iter_in_run = 0;
+  nw_transform_param_mm(from, j->radius_mm, j->mm_per_unit);
+  double p[NW_XFORM_MAX_PARAMS];
+  nw_transform_get_params(from, p);
+  gsl_vector *x = gsl_vector_alloc(n), *step = gsl_vector_alloc(n);
+  for (int i = 0; i < n; i++) {
+    gsl_vector_set(x, i, p[i] * j->mm_per_unit[i]);
+    gsl_vector_set(step, i, j->step_vox * level_voxel_mm(j, j->level));
+  }
+  if (j->nm == NULL)
+    j->nm = gsl_multimin_fminimizer_alloc(gsl_multimin_fminimizer_nmsimplex2, n);
+  j->fn = (gsl_multimin_function){.f = cost_at, .n = n, .params = j};
+  const int status = gsl_multimin_fminimizer_set(j->nm, &j->fn, x, step);
+  gsl_vector_free(x);
+  gsl_vector_free(step);
+  if (j->eval_error != NULL) {
+    g_propagate_error(error, j->eval_error);
+    j->eval_error = NULL;
+    return FALSE;
+  }
+  if (status != GSL_SUCCESS) {
+    g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "affine: simplex: %s", gsl_strerror(status));
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean enter_level(NwAffineJob *j, int l, GError **error)
+{
+  j->level = l;
+  NwAffineLevel lv = {.dim = j->dim,
+                      .fixed = j->pyr[0][l],
+                      .moving = j->pyr[1][l],
+                      .fixed_mask = j->pyr[2] ? j->pyr[2][l] : NULL,
+                      .moving_mask = j->pyr[3] ? j->pyr[3][l] : NULL};
+  if (!nw_affine_cost_set_level(j->cost, &lv, error)) {
+    g_prefix_error(error, "affine: level %d of %d: ", l + 1, j->n_levels);
+    return FALSE;
+  }
+  const NwTransform *from = l == 0 ? &g_array_index(j->starts, NwTransform, 0) : &j->best;
+  return start_run(j, from, error);
+}
+
+/* The run ended: keep its result, then the next start, the next level or the end. */
+static gboolean end_run(NwAffineJob *j, GError **error)
+{
+  NwTransform t;
+  vertex_transform(j, gsl_multimin_fminimizer_x(j->nm), &t);
+  NwAffineCostValue v;
+  if (!nw_affine_cost_eval(j->cost, &t, &v, error))
+    return FALSE;
+  /* At level 0 the starts compete; at finer levels the run refines the winner. */
+  if (j->level > 0 || j->start == 0 || v.cost < j->best_cost) {
+    j->best = t;
+    j->best_cost = v.cost;
+    j->best_value = v;
+  }
+  if (j->level == 0 && j->start + 1 < (int)j->starts->len) {
+    j->start++;
+    return start_run(j, &g_array_index(j->starts, NwTransform, j->start), error);
+  }
+  if (j->level + 1 < j->n_levels)
+    return enter_level(j, j->level + 1, error);
+  j->finished = TRUE;
+  return TRUE;
+}
+
+/* ---- the method's operations ----------------------------------------------------------- */
+
+static double rms_half_extent_mm(const NwVolume *f, int dim)
+{
+  const int n[3] = {f->nx, f->ny, f->nz};
+  double s = 0.0;
+  for (int a = 0; a < dim; a++) {
+    const double e = 0.5 * n[a] * f->spacing_mm[a];
+    s += e * e;
+  }
+  return sqrt(s / dim);
+}
+
+NwAffineJob *nw_affine_job_new(const NwAffineCostBackend *be, const NwMethodInputs *in,
+                               const NwParams *p, GError **error)
+{
+  int dim = 3;
+  if (!check_inputs(in, &dim, error))
+    return NULL;
+  /* GSL's default handler aborts the process; its statuses are checked here instead. */
+  gsl_set_error_handler_off();
+  NwAffineJob *j = g_new0(NwAffineJob, 1);
+  NwTransformKind kind;
+  NwAffineStartSpec ss;
+  read_params(j, p, &kind, &ss);
+  j->dim = dim;
+  j->fixed_full = in->fixed;
+  j->moving_full = in->moving;
+  j->radius_mm = rms_half_extent_mm(in->fixed, dim);
+  NwTransform base;
+  double c[3];
+  nw_volume_centre_mm(in->fixed, c);
+  nw_transform_init(&base, dim, kind, c);
+  if (in->initial_transform != NULL &&
+      !nw_transform_from_matrix(&base, dim, kind, c, in->initial_transform, error)) {
+    g_prefix_error(error, "affine: initial transform: ");
+    nw_affine_job_free(j);
+    return NULL;
+  }
+  if (!build_pyramids(j, in, error) ||
+      (j->cost = nw_affine_cost_new(be, &j->spec, error)) == NULL) {
+    nw_affine_job_free(j);
+    return NULL;
+  }
+  if (in->initial_transform != NULL) {
+    /* the caller's start is the only one: it says where the images already agree */
+    j->starts = g_array_new(FALSE, FALSE, sizeof(NwTransform));
+    g_array_append_val(j->starts, base);
+  } else {
+    j->starts = nw_affine_starts(j->pyr[0][0], j->pyr[2] ? j->pyr[2][0] : NULL, j->pyr[1][0],
+                                 j->pyr[3] ? j->pyr[3][0] : NULL, &base, &ss);
+  }
+  j->best = g_array_index(j->starts, NwTransform, 0);
+  if (!enter_level(j, 0, error)) {
+    nw_affine_job_free(j);
+    return NULL;
+  }
+  return j;
+}
+
+void nw_affine_job_free(NwAffineJob *j)
+{
+  if (j == NULL)
+    return;
+  for (int i = 0; i < 4; i++)
+    nw_pyramid_free(j->pyr[i], j->pyr[i] ? j->n_levels : 0);
+  nw_affine_cost_free(j->cost);
+  if (j->starts != NULL)
+    g_array_unref(j->starts);
+  if (j->nm != NULL)
+    gsl_multimin_fminimizer_free(j->nm);
+  g_clear_error(&j->eval_error);
+  g_free(j);
+}
+
+const NwTransform *nw_affine_job_transform(const NwAffineJob *j)
+{
+  return &j->best;
+}
+
+static void fill_report(const NwAffineJob *j, NwIterationReport *r)
+{
+  r->level = j->level;
+  r->n_levels = j->n_levels;
+  r->finished = j->finished;
+  const double runs = j->level == 0 ? (double)j->starts->len : 1.0;
+  const double in_level =
+      ((j->level == 0 ? j->start : 0) + MIN(1.0, (double)j->iter_in_run / j->iterations)) / runs;
+  r->progress = j->finished ? 1.0 : (j->level + in_level) / j->n_levels;
+  const NwAffineCostValue *v = j->finished ? &j->best_value : &j->last;
+  nw_report_add(r, "cost", v->cost);
+  nw_report_add(r, nw_affine_metric_name(j->spec.metric), v->value);
+  nw_report_add(r, "overlap", v->overlap);
+  nw_report_add(r, "simplex", j->finished ? 0.0 : gsl_multimin_fminimizer_size(j->nm));
+  NwTransform t = j->best;
+  if (!j->finished)
+    vertex_transform(j, gsl_multimin_fminimizer_x(j->nm), &t);
+  double p[NW_XFORM_MAX_PARAMS];
+  nw_transform_get_params(&t, p);
+  const int n = nw_transform_n_params(t.dim, t.kind);
+  for (int i = 0; i < n; i++) {
+    const char *name = nw_transform_param_name(t.dim, t.kind, i);
+    nw_report_add(r, name, name[0] == 'r' ? p[i] * 180.0 / G_PI : p[i]);
+  }
+}
+
+gboolean nw_affine_job_step(NwAffineJob *j, NwIterationReport *r, GError **error)
+{
+  if (!j->finished) {
+    const int status = gsl_multimin_fminimizer_iterate(j->nm);
+    j->iter_in_run++;
+    if (j->eval_error != NULL) {
+      g_propagate_prefixed_error(error, j->eval_error, "affine: level %d: ", j->level + 1);
+      j->eval_error = NULL;
+      return FALSE;
+    }
+    const double tol_mm = j->tol_vox * level_voxel_mm(j, j->level);
+    /* GSL_ENOPROG: the simplex cannot shrink further, as good as converged */
+    if (status != GSL_SUCCESS || gsl_multimin_fminimizer_size(j->nm) < tol_mm ||
+        j->iter_in_run >= j->iterations) {
+      if (!end_run(j, error))
+        return FALSE;
+    }
+  }
+  fill_report(j, r);
+  return TRUE;
+}
+
+static NwVolume *warped_now(const NwAffineJob *j, const NwTransform *t, GError **error)
+{
+  double m[16];
+  nw_transform_matrix(t, m);
+  return nw_affine_resample(j->moving_full, j->fixed_full, m, j->dim, j->spec.sampler, 0.0f, error);
+}
+
+gboolean nw_affine_job_frame(NwAffineJob *j, NwFrame *frame, GError **error)
+{
+  NwTransform t = j->best;
+  if (!j->finished)
+    vertex_transform(j, gsl_multimin_fminimizer_x(j->nm), &t);
+  frame->image = warped_now(j, &t, error);
+  frame->field = NULL;
+  return frame->image != NULL;
+}
+
+NwMethodResult *nw_affine_job_result(NwAffineJob *j, GError **error)
+{
+  NwVolume *warped = warped_now(j, &j->best, error);
+  if (warped == NULL)
+    return NULL;
+  NwMethodResult *r = nw_method_result_new();
+  nw_method_result_add(r, "warped", warped);
+  double m[16], p[NW_XFORM_MAX_PARAMS];
+  nw_transform_matrix(&j->best, m);
+  nw_transform_get_params(&j->best, p);
+  nw_method_result_add_values(r, "transform", m, 16);
+  nw_method_result_add_values(r, "centre", j->best.centre_mm, 3);
+  nw_method_result_add_values(r, "parameters", p, nw_transform_n_params(j->dim, j->best.kind));
+  const double cost[3] = {j->best_value.cost, j->best_value.value, j->best_value.overlap};
+  nw_method_result_add_values(r, "cost", cost, 3);
+  const double evals = (double)nw_affine_cost_count(j->cost);
+  nw_method_result_add_values(r, "evaluations", &evals, 1);
+  return r;
+}

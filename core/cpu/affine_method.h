@@ -1,0 +1,71 @@
+/* affine_method.h — "affine": 2D and 3D rigid, similarity and affine registration by the
+ * Nelder–Mead simplex (GSL's nmsimplex2) on an image pyramid. The parameter table, the job
+ * and its reports below are shared by every back end of the cost (affine_cost.h); the CPU
+ * method (affine_cpu.c) is this job over the CPU cost, and a CUDA twin is the same job over
+ * a CUDA cost. All on the job's worker thread.
+ *
+ * The transform (affine_transform.h) maps fixed world to moving world about the fixed
+ * image's centre. Images with one slice each are registered in 2D (in the world x-y plane).
+ *
+ * The job:
+ *   1. Pyramids of both images (and masks) with `levels` levels (pyramid.h: Gaussian, half
+ *      size per level; fewer when an image is small), level 0 the coarsest.
+ *   2. Starts (affine_init.h): the initial transform alone if one was given, else `init`
+ *      (geometry: centres; mass: centres of mass; moments: also the principal axes), each
+ *      also turned by `rotation-starts` rotations about every axis.
+ *   3. At level 0 a simplex run from every start; the lowest cost wins. At each finer level
+ *      one run from the winner so far.
+ *   A run optimises the kind's free parameters in millimetres (affine_transform.h:
+ *   nw_transform_param_mm with the fixed image's RMS half-extent as radius), from a simplex
+ *   of size `step` voxels of the level and until its size (GSL's mean distance of the
+ *   vertices from their centre) falls below `tolerance` voxels of the level, or after
+ *   `iterations` simplex iterations.
+ * One step of the method interface is one simplex iteration. Figures: "cost", the metric
+ * ("mse", "ncc" or "mi"), "overlap", "simplex" (size, mm), then the free parameters of the
+ * best vertex (mm; angles in degrees). Results: "warped" (the moving image on the fixed grid,
+ * 0 outside it) and the numbers "transform" (4x4 fixed world -> moving world, RAS mm),
+ * "centre" (mm), "parameters" (free parameters, angles in radians), "cost" (cost, metric,
+ * overlap at the finest level), "evaluations". */
+#ifndef NW_AFFINE_METHOD_H
+#define NW_AFFINE_METHOD_H
+
+#include "affine_cost.h"
+#include "affine_transform.h"
+#include "method.h"
+
+G_BEGIN_DECLS
+
+/* Parameters (name, type, default, range):
+ *   transform        enum   rigid | similarity | affine
+ *   metric           enum   ncc | mse | mi
+ *   bins             int    32     4..256     mi
+ *   parzen           bool   true   mi: B-spline window on the moving intensity
+ *   interp           enum   linear | nearest | cubic
+ *   levels           int    3      1..8
+ *   iterations       int    400    1..100000  simplex iterations per run, at most
+ *   step             double 2      0.05..50   voxels of the level: initial simplex size
+ *   tolerance        double 0.01   1e-6..10   voxels of the level: simplex size that ends a run
+ *   init             enum   mass | geometry | moments
+ *   rotation-starts  int    1      1..36      starts per full turn about each axis */
+#define NW_AFFINE_N_PARAMS 11
+extern const NwParamSpec nw_affine_param_specs[NW_AFFINE_N_PARAMS];
+extern const char *const nw_affine_plot_figures[];
+
+typedef struct NwAffineJob NwAffineJob;
+
+/* Inputs: fixed and moving, scalar and finite, both 3D or both one slice (2D: slices in the
+ * world x-y plane); masks on their image's grid. */
+NwAffineJob *nw_affine_job_new(const NwAffineCostBackend *be, const NwMethodInputs *in,
+                               const NwParams *p, GError **error);
+gboolean nw_affine_job_step(NwAffineJob *job, NwIterationReport *report, GError **error);
+gboolean nw_affine_job_frame(NwAffineJob *job, NwFrame *frame, GError **error);
+NwMethodResult *nw_affine_job_result(NwAffineJob *job, GError **error);
+/* The best transform so far. */
+const NwTransform *nw_affine_job_transform(const NwAffineJob *job);
+void nw_affine_job_free(NwAffineJob *job);
+
+extern const NwMethodOps nw_affine_cpu_ops;
+
+G_END_DECLS
+
+#endif

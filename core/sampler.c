@@ -1,0 +1,153 @@
+/* sampler.c — see sampler.h. Weights in double: this is the reference the GPU's float
+ * kernel is compared with (to 1e-4 relative on the cost). */
+#include "sampler.h"
+
+#include <math.h>
+
+#include "nw_error.h"
+
+const char *nw_sampler_name(NwSampler s)
+{
+  switch (s) {
+  case NW_SAMPLER_NEAREST:
+    return "nearest";
+  case NW_SAMPLER_CUBIC:
+    return "cubic";
+  default:
+    return "linear";
+  }
+}
+
+gboolean nw_sampler_parse(const char *text, NwSampler *out, GError **error)
+{
+  static const NwSampler all[] = {NW_SAMPLER_NEAREST, NW_SAMPLER_LINEAR, NW_SAMPLER_CUBIC};
+  for (gsize i = 0; i < G_N_ELEMENTS(all); i++)
+    if (text != NULL && g_ascii_strcasecmp(text, nw_sampler_name(all[i])) == 0) {
+      *out = all[i];
+      return TRUE;
+    }
+  g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
+              "unknown interpolation '%s': expected nearest, linear or cubic", text ? text : "");
+  return FALSE;
+}
+
+double nw_keys_kernel(double d)
+{
+  const double a = -0.5;
+  d = fabs(d);
+  if (d <= 1.0)
+    return ((a + 2.0) * d - (a + 3.0)) * d * d + 1.0;
+  if (d < 2.0)
+    return ((a * d - 5.0 * a) * d + 8.0 * a) * d - 4.0 * a;
+  return 0.0;
+}
+
+static inline gboolean in_domain(double x, int n)
+{
+  return x >= -0.5 && x <= (double)n - 0.5;
+}
+
+static inline int clampi(int i, int n)
+{
+  return i < 0 ? 0 : (i >= n ? n - 1 : i);
+}
+
+static float sample_nearest(const NwVolume *v, double x, double y, double z)
+{
+  int i = clampi((int)floor(x + 0.5), v->nx), j = clampi((int)floor(y + 0.5), v->ny);
+  int k = clampi((int)floor(z + 0.5), v->nz);
+  return v->data[nw_volume_index(v, i, j, k) * (size_t)v->nc];
+}
+
+/* Cubic taps and weights along one axis: 4 neighbours (clamped to the grid), or the one
+ * voxel of a flat axis. */
+typedef struct {
+  int idx[4];
+  double w[4];
+  int n;
+} Taps;
+
+static void cubic_taps(double x, int n, Taps *t)
+{
+  double f = floor(x);
+  double u = x - f;
+  t->n = 4;
+  for (int q = 0; q < 4; q++) {
+    t->idx[q] = clampi((int)f - 1 + q, n);
+    t->w[q] = nw_keys_kernel(u - (double)(q - 1));
+  }
+}
+
+static void taps(double x, int n, Taps *t)
+{
+  if (n == 1) { /* a flat axis: its one voxel */
+    t->n = 1;
+    t->idx[0] = 0;
+    t->w[0] = 1.0;
+  } else {
+    cubic_taps(x, n, t);
+  }
+}
+
+/* One axis of the linear kernel: the two taps (clamped) and the second one's weight. */
+static inline void linear_axis(double x, int n, size_t *i0, size_t *i1, double *u)
+{
+  const double f = floor(x);
+  *u = x - f;
+  *i0 = (size_t)clampi((int)f, n);
+  *i1 = (size_t)clampi((int)f + 1, n);
+}
+
+/* Bilinear / trilinear without the general tap loops: the cost function's common case. */
+static float sample_linear(const NwVolume *v, double x, double y, double z)
+{
+  size_t x0, x1, y0, y1, z0, z1;
+  double u, w, t;
+  linear_axis(x, v->nx, &x0, &x1, &u);
+  linear_axis(y, v->ny, &y0, &y1, &w);
+  linear_axis(z, v->nz, &z0, &z1, &t);
+  if (v->nz == 1)
+    t = 0.0; /* a flat axis: its one voxel */
+  const size_t nc = (size_t)v->nc, sx = nc, sy = (size_t)v->nx * nc,
+               sz = (size_t)v->nx * (size_t)v->ny * nc;
+  const float *d = v->data;
+  const double c00 = d[z0 * sz + y0 * sy + x0 * sx] * (1 - u) + d[z0 * sz + y0 * sy + x1 * sx] * u;
+  const double c10 = d[z0 * sz + y1 * sy + x0 * sx] * (1 - u) + d[z0 * sz + y1 * sy + x1 * sx] * u;
+  const double c0 = c00 * (1 - w) + c10 * w;
+  if (t == 0.0)
+    return (float)c0;
+  const double c01 = d[z1 * sz + y0 * sy + x0 * sx] * (1 - u) + d[z1 * sz + y0 * sy + x1 * sx] * u;
+  const double c11 = d[z1 * sz + y1 * sy + x0 * sx] * (1 - u) + d[z1 * sz + y1 * sy + x1 * sx] * u;
+  return (float)(c0 * (1 - t) + (c01 * (1 - w) + c11 * w) * t);
+}
+
+gboolean nw_sampler_sample(const NwVolume *v, NwSampler s, double x, double y, double z, float *out)
+{
+  /* NaN fails every comparison, so it is outside. */
+  if (!in_domain(x, v->nx) || !in_domain(y, v->ny) || !in_domain(z, v->nz))
+    return FALSE;
+  if (s == NW_SAMPLER_NEAREST) {
+    *out = sample_nearest(v, x, y, z);
+    return TRUE;
+  }
+  if (s == NW_SAMPLER_LINEAR) {
+    *out = sample_linear(v, x, y, z);
+    return TRUE;
+  }
+  Taps tx, ty, tz;
+  taps(x, v->nx, &tx);
+  taps(y, v->ny, &ty);
+  taps(z, v->nz, &tz);
+  const size_t nc = (size_t)v->nc;
+  double sum = 0.0;
+  for (int c = 0; c < tz.n; c++)
+    for (int b = 0; b < ty.n; b++) {
+      const float *row = v->data + nw_volume_index(v, 0, ty.idx[b], tz.idx[c]) * nc;
+      double r = 0.0;
+      for (int a = 0; a < tx.n; a++)
+        r += tx.w[a] * (double)row[(size_t)tx.idx[a] * nc];
+      sum += tz.w[c] * ty.w[b] * r;
+    }
+  *out = (float)sum;
+  return TRUE;
+}

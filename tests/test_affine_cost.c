@@ -1,0 +1,159 @@
+/* test_affine_cost.c — the cost of affine registration and the job around it: the metrics
+ * of the CPU cost on known pairs, the starts, the method's input errors and a masked 2D
+ * registration through the method interface. CPU, main thread; well under a second. */
+#include <math.h>
+#include <string.h>
+
+#include "affine_init.h"
+#include "affine_testutil.h"
+#include "nw_error.h"
+#include "ras_affine.h"
+#include "testutil.h"
+
+/* The cost of a test image against itself and against a shifted copy, each metric. */
+static void test_metrics(void)
+{
+  g_autoptr(NwVolume) f = nw_test_volume(24, 20, 16, 1, 7);
+  const double c[3] = {0, 0, 0};
+  NwTransform id, shift;
+  nw_transform_init(&id, 3, NW_XFORM_RIGID, c);
+  shift = id;
+  shift.translation_mm[0] = 2.0;
+  const NwAffineMetric metrics[3] = {NW_METRIC_MSE, NW_METRIC_NCC, NW_METRIC_MI};
+  for (int i = 0; i < 3; i++) {
+    NwAffineCostSpec spec = {metrics[i], NW_SAMPLER_LINEAR, 16, TRUE};
+    g_autoptr(GError) err = NULL;
+    NwAffineCost *cost = nw_affine_cost_new(&nw_affine_cost_cpu, &spec, &err);
+    NwAffineLevel lv = {.dim = 3, .fixed = f, .moving = f};
+    g_assert_true(nw_affine_cost_set_level(cost, &lv, &err));
+    NwAffineCostValue a, b;
+    g_assert_true(nw_affine_cost_eval(cost, &id, &a, &err));
+    g_assert_true(nw_affine_cost_eval(cost, &shift, &b, &err));
+    g_assert_no_error(err);
+    g_assert_cmpfloat(a.overlap, ==, 1.0);
+    /* 2 of 24 columns map beyond x = 23.5 */
+    g_assert_cmpfloat_with_epsilon(b.overlap, 22.0 / 24.0, 1e-12);
+    g_assert_cmpfloat(a.cost, <, b.cost);
+    if (metrics[i] == NW_METRIC_MSE)
+      g_assert_cmpfloat_with_epsilon(a.value, 0.0, 1e-9);
+    if (metrics[i] == NW_METRIC_NCC)
+      g_assert_cmpfloat_with_epsilon(a.value, 1.0, 1e-9);
+    /* far away: too little overlap, the cost that pushes the simplex back */
+    shift.translation_mm[0] = 22.0;
+    g_assert_true(nw_affine_cost_eval(cost, &shift, &b, &err));
+    g_assert_cmpfloat(b.cost, ==, NW_AFFINE_NO_OVERLAP_COST);
+    shift.translation_mm[0] = 2.0;
+    g_assert_cmpuint(nw_affine_cost_count(cost), ==, 3);
+    nw_affine_cost_free(cost);
+  }
+}
+
+/* A blob moved by (3, -2, 1) mm: mass puts the centres of mass together; rotation starts
+ * add n - 1 turns per axis. */
+static void test_starts(void)
+{
+  g_autoptr(NwVolume) f = nw_volume_new(20, 20, 20, 1, NULL);
+  g_autoptr(NwVolume) m = nw_volume_new(20, 20, 20, 1, NULL);
+  for (int k = 0; k < 20; k++)
+    for (int j = 0; j < 20; j++)
+      for (int i = 0; i < 20; i++) {
+        const double r2 = (i - 8) * (i - 8) + (j - 10) * (j - 10) + (k - 9) * (k - 9);
+        const double s2 = (i - 11) * (i - 11) + (j - 8) * (j - 8) + (k - 10) * (k - 10);
+        f->data[nw_volume_index(f, i, j, k)] = (float)exp(-r2 / 8.0);
+        m->data[nw_volume_index(m, i, j, k)] = (float)exp(-s2 / 8.0);
+      }
+  double c[3];
+  nw_volume_centre_mm(f, c);
+  g_assert_cmpfloat(c[0], ==, 9.5);
+  NwTransform base;
+  nw_transform_init(&base, 3, NW_XFORM_RIGID, c);
+  NwAffineStartSpec spec = {NW_AFFINE_INIT_MASS, 4};
+  g_autoptr(GArray) s = nw_affine_starts(f, NULL, m, NULL, &base, &spec);
+  g_assert_cmpuint(s->len, ==, 1 + 3 * 3);
+  const NwTransform *t0 = &g_array_index(s, NwTransform, 0);
+  /* (the grid cuts the Gaussians' tails a little unevenly) */
+  g_assert_cmpfloat_with_epsilon(t0->translation_mm[0], 3.0, 1e-3);
+  g_assert_cmpfloat_with_epsilon(t0->translation_mm[1], -2.0, 1e-3);
+  g_assert_cmpfloat_with_epsilon(t0->translation_mm[2], 1.0, 1e-3);
+  /* every start still sends the fixed centre of mass onto the moving one */
+  for (guint i = 0; i < s->len; i++) {
+    double mm[16], p[3];
+    nw_transform_matrix(&g_array_index(s, NwTransform, i), mm);
+    const double com[3] = {8, 10, 9};
+    nw_affine_apply(mm, com, p);
+    g_assert_cmpfloat_with_epsilon(p[0], 11.0, 1e-2);
+    g_assert_cmpfloat_with_epsilon(p[1], 8.0, 1e-2);
+  }
+}
+
+/* What the method refuses, and how it says so. */
+static void test_input_errors(void)
+{
+  g_autoptr(NwVolume) v3 = nw_test_volume(20, 20, 20, 1, 1);
+  g_autoptr(NwVolume) v2 = nw_test_volume(20, 20, 1, 1, 2);
+  g_autoptr(NwVolume) mask = nw_test_volume(10, 20, 20, 1, 3);
+  g_autoptr(NwParams) p = nw_test_affine_params(NULL);
+  g_autoptr(GError) err = NULL;
+  NwMethodInputs in = {.fixed = v2, .moving = v3};
+  g_assert_null(nw_affine_cpu_ops.create(&in, p, &err));
+  g_assert_error(err, NW_ERROR, NW_ERROR_MISMATCH);
+  g_assert_cmpstr(err->message, ==,
+                  "affine: the fixed image is 2D and the moving image 3D: both must be 2D (one "
+                  "slice) or both 3D");
+  g_clear_error(&err);
+  in = (NwMethodInputs){.fixed = v3, .moving = v3, .moving_mask = mask};
+  g_assert_null(nw_affine_cpu_ops.create(&in, p, &err));
+  g_assert_cmpstr(err->message, ==, "affine: the moving mask is not on the moving image's grid");
+  g_clear_error(&err);
+  v3->data[5] = NAN;
+  in = (NwMethodInputs){.fixed = v3, .moving = v3};
+  g_assert_null(nw_affine_cpu_ops.create(&in, p, &err));
+  g_assert_error(err, NW_ERROR, NW_ERROR_INVALID);
+  g_assert_nonnull(strstr(err->message, "fixed image"));
+}
+
+/* A 2D pair through the whole method with a fixed mask: the masked voxels decide. */
+static void test_2d_mask(void)
+{
+  g_autoptr(NwVolume) f = nw_volume_new(64, 64, 1, 1, NULL);
+  g_autoptr(NwVolume) m = nw_volume_new(64, 64, 1, 1, NULL);
+  g_autoptr(NwVolume) mask = nw_volume_new(64, 64, 1, 1, NULL);
+  for (int j = 0; j < 64; j++)
+    for (int i = 0; i < 64; i++) {
+      const double x = i - 30.0, y = j - 33.0, xs = i - 32.5, ys = j - 31.0;
+      const size_t e = nw_volume_index(f, i, j, 0);
+      f->data[e] = (float)(exp(-(x * x + 2 * y * y) / 80.0) + 0.5 * exp(-(x * x) / 20.0));
+      m->data[e] = (float)(exp(-(xs * xs + 2 * ys * ys) / 80.0) + 0.5 * exp(-(xs * xs) / 20.0));
+      mask->data[e] = (x * x + y * y < 400.0) ? 1.0f : 0.0f;
+    }
+  static const char *const s[] = {"metric=mse", "levels=2", NULL};
+  g_autoptr(NwParams) p = nw_test_affine_params(s);
+  NwMethodInputs in = {.fixed = f, .moving = m, .fixed_mask = mask};
+  NwTestAffineRun run;
+  nw_test_affine_run(&in, p, &run);
+  g_assert_cmpfloat_with_epsilon(run.t.translation_mm[0], 2.5, 0.02);
+  g_assert_cmpfloat_with_epsilon(run.t.translation_mm[1], -2.0, 0.02);
+  g_assert_cmpfloat_with_epsilon(run.t.rotation_rad[2], 0.0, 0.002);
+  g_assert_cmpfloat(run.t.translation_mm[2], ==, 0.0);
+  /* a moving mask over the moving blob only: the same answer from the voxels it keeps */
+  g_autoptr(NwVolume) mmask = nw_volume_new(64, 64, 1, 1, NULL);
+  for (int j = 0; j < 64; j++)
+    for (int i = 0; i < 64; i++)
+      mmask->data[nw_volume_index(mmask, i, j, 0)] =
+          (i - 32.5) * (i - 32.5) + (j - 31.0) * (j - 31.0) < 300.0 ? 1.0f : 0.0f;
+  in.moving_mask = mmask;
+  nw_test_affine_run(&in, p, &run);
+  g_assert_cmpfloat_with_epsilon(run.t.translation_mm[0], 2.5, 0.02);
+  g_assert_cmpfloat_with_epsilon(run.t.translation_mm[1], -2.0, 0.02);
+  g_assert_cmpfloat(run.v.overlap, <, 0.8); /* the moving mask left fixed voxels out */
+}
+
+int main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/affine/metrics", test_metrics);
+  g_test_add_func("/affine/starts", test_starts);
+  g_test_add_func("/affine/input-errors", test_input_errors);
+  g_test_add_func("/affine/2d-mask", test_2d_mask);
+  return g_test_run();
+}

@@ -23,8 +23,6 @@
  * GL: an EGL context on the GPU's own driver (EGL device platform: no X needed). Exits 77
  * without a CUDA device or when the GL context is not on a CUDA device. Main thread draws;
  * the job's worker thread drives CUDA; host frames are downloaded by the source's thread. */
-#include <EGL/egl.h>
-#include <EGL/eglext.h>
 #include <glib.h>
 #include <math.h>
 #include <stdio.h>
@@ -38,46 +36,10 @@
 #include "mesh_renderer.h"
 #include "method_table.h"
 #include "nw_cuda.h"
+#include "nw_egl.h"
 #include "nw_gl.h"
 #include "renderer.h"
 #include "view_geometry.h"
-
-/* ---- GL context ---------------------------------------------------------------------------- */
-
-static gboolean egl_context(void)
-{
-  PFNEGLQUERYDEVICESEXTPROC query =
-      (PFNEGLQUERYDEVICESEXTPROC)eglGetProcAddress("eglQueryDevicesEXT");
-  PFNEGLGETPLATFORMDISPLAYEXTPROC get_display =
-      (PFNEGLGETPLATFORMDISPLAYEXTPROC)eglGetProcAddress("eglGetPlatformDisplayEXT");
-  EGLDeviceEXT devices[8];
-  EGLint n = 0, major, minor;
-  EGLDisplay d = EGL_NO_DISPLAY;
-  if (query != NULL && get_display != NULL && query(8, devices, &n))
-    for (int i = 0; i < n && d == EGL_NO_DISPLAY; i++) {
-      d = get_display(EGL_PLATFORM_DEVICE_EXT, devices[i], NULL);
-      if (d != EGL_NO_DISPLAY && !eglInitialize(d, &major, &minor))
-        d = EGL_NO_DISPLAY;
-    }
-  if (d == EGL_NO_DISPLAY) {
-    d = eglGetDisplay(EGL_DEFAULT_DISPLAY);
-    if (d == EGL_NO_DISPLAY || !eglInitialize(d, &major, &minor))
-      return FALSE;
-  }
-  const EGLint cfg_attr[] = {EGL_RENDERABLE_TYPE, EGL_OPENGL_BIT, EGL_SURFACE_TYPE, 0, EGL_NONE};
-  EGLConfig cfg;
-  if (!eglBindAPI(EGL_OPENGL_API) || !eglChooseConfig(d, cfg_attr, &cfg, 1, &n) || n < 1)
-    return FALSE;
-  const EGLint ctx_attr[] = {EGL_CONTEXT_MAJOR_VERSION,
-                             3,
-                             EGL_CONTEXT_MINOR_VERSION,
-                             3,
-                             EGL_CONTEXT_OPENGL_PROFILE_MASK,
-                             EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT,
-                             EGL_NONE};
-  EGLContext ctx = eglCreateContext(d, cfg, EGL_NO_CONTEXT, ctx_attr);
-  return ctx != EGL_NO_CONTEXT && eglMakeCurrent(d, EGL_NO_SURFACE, EGL_NO_SURFACE, ctx);
-}
 
 /* ---- the pair ------------------------------------------------------------------------------ */
 
@@ -519,9 +481,13 @@ int main(int argc, char **argv)
     fprintf(stderr, "bench_live: no CUDA device (%s)\n", gpu);
     return 77;
   }
-  if (!egl_context() || !nw_gl_init(&error)) {
-    fprintf(stderr, "bench_live: no OpenGL 3.3 context through EGL%s%s\n", error ? ": " : "",
-            error ? error->message : "");
+  char no_gl[256];
+  if (!nw_egl_make_current(TRUE, no_gl, sizeof no_gl)) {
+    fprintf(stderr, "bench_live: %s\n", no_gl);
+    return 77;
+  }
+  if (!nw_gl_init(&error)) {
+    fprintf(stderr, "bench_live: %s\n", error->message);
     return 77;
   }
   char why[256];

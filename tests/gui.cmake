@@ -2,11 +2,11 @@
 # driven under Xvfb.
 if(NW_HAVE_RENDER)
   nw_add_test(test_render SOURCES test_render.c test_render_egl.c
-              LIBS nw_render PkgConfig::EGLPC LABELS gui)
+              LIBS nw_render nw_egl LABELS gui)
   nw_add_test(test_render_field SOURCES test_render_field.c test_render_egl.c
-              LIBS nw_render PkgConfig::EGLPC LABELS gui)
+              LIBS nw_render nw_egl LABELS gui)
   nw_add_test(test_render_live SOURCES test_render_live.c test_render_egl.c
-              LIBS nw_render PkgConfig::EGLPC LABELS gui live)
+              LIBS nw_render nw_egl LABELS gui live)
   set_property(TEST test_render test_render_field test_render_live APPEND PROPERTY ENVIRONMENT
                "LIBGL_ALWAYS_SOFTWARE=1")
   if(NW_SANITIZE)

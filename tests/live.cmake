@@ -6,7 +6,7 @@ if(NW_HAVE_CUDA)
 endif()
 if(TARGET nw_cuda_gl)
   nw_add_test(test_cuda_gl_interop SOURCES test_cuda_gl_interop.c test_render_egl.c
-              LIBS nw_render nw_cuda_gl PkgConfig::EGLPC CUDA::cudart CUDA LABELS live gui)
+              LIBS nw_render nw_cuda_gl nw_egl CUDA::cudart CUDA LABELS live gui)
 endif()
 # The frame source with a CPU job and a simulated display: no GPU, no GL context.
 if(NW_HAVE_RENDER)

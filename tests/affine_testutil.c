@@ -18,7 +18,12 @@ NwParams *nw_test_affine_params(const char *const *settings)
 
 void nw_test_affine_run(const NwMethodInputs *in, const NwParams *p, NwTestAffineRun *out)
 {
-  const NwMethodOps *ops = &nw_affine_cpu_ops;
+  nw_test_affine_run_ops(&nw_affine_cpu_ops, in, p, out);
+}
+
+void nw_test_affine_run_ops(const NwMethodOps *ops, const NwMethodInputs *in, const NwParams *p,
+                            NwTestAffineRun *out)
+{
   g_autoptr(GError) err = NULL;
   const gint64 t0 = g_get_monotonic_time();
   void *st = ops->create(in, p, &err);

@@ -18,8 +18,11 @@ typedef struct {
   double evaluations, seconds;
 } NwTestAffineRun;
 
-/* Create, step to the end through the method interface, read the result. */
+/* Create, step to the end through the method interface, read the result: the CPU method, or
+ * the given twin (ops: "affine" on any device). */
 void nw_test_affine_run(const NwMethodInputs *in, const NwParams *p, NwTestAffineRun *out);
+void nw_test_affine_run_ops(const NwMethodOps *ops, const NwMethodInputs *in, const NwParams *p,
+                            NwTestAffineRun *out);
 
 /* A 2D result in the frame ITK's Software Guide uses for its PNG examples (x = column,
  * y = row from the TOP, origin 0, spacing 1 pixel, whatever the file's pHYs chunk says)

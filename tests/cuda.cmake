@@ -19,3 +19,10 @@ if(NW_HAVE_CUDA)
                 LIBS nw_cuda_validate nw_cuda CUDA LABELS kernels)
   endforeach()
 endif()
+# The CUDA affine cost against the CPU cost, and CUDA "affine" runs against CPU ones (issue 11;
+# skipped without a CUDA device).
+if(NW_HAVE_CUDA)
+  nw_add_test(test_cuda_affine_cost SOURCES test_cuda_affine_cost.c
+              LIBS nw_affine_testutil nw_cuda CUDA LABELS affine)
+  target_compile_definitions(test_cuda_affine_cost PRIVATE NW_HAVE_CUDA=1)
+endif()

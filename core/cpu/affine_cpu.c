@@ -7,26 +7,6 @@ static void *affine_create(const NwMethodInputs *in, const NwParams *p, GError *
   return nw_affine_job_new(&nw_affine_cost_cpu, in, p, error);
 }
 
-static gboolean affine_step(void *state, NwIterationReport *report, GError **error)
-{
-  return nw_affine_job_step(state, report, error);
-}
-
-static gboolean affine_publish_frame(void *state, NwFrame *frame, GError **error)
-{
-  return nw_affine_job_frame(state, frame, error);
-}
-
-static NwMethodResult *affine_result(void *state, GError **error)
-{
-  return nw_affine_job_result(state, error);
-}
-
-static void affine_destroy(void *state)
-{
-  nw_affine_job_free(state);
-}
-
 const NwMethodOps nw_affine_cpu_ops = {
     .name = "affine",
     .device = NW_DEVICE_CPU,
@@ -37,8 +17,8 @@ const NwMethodOps nw_affine_cpu_ops = {
     .needs_moving = TRUE,
     .plot_figures = nw_affine_plot_figures,
     .create = affine_create,
-    .step = affine_step,
-    .publish_frame = affine_publish_frame,
-    .result = affine_result,
-    .destroy = affine_destroy,
+    .step = nw_affine_op_step,
+    .publish_frame = nw_affine_op_publish_frame,
+    .result = nw_affine_op_result,
+    .destroy = nw_affine_op_destroy,
 };

@@ -420,3 +420,24 @@ NwMethodResult *nw_affine_job_result(NwAffineJob *j, GError **error)
   nw_method_result_add_values(r, "evaluations", &evals, 1);
   return r;
 }
+
+/* ---- the method-interface slots every back end shares ---------------------------------- */
+gboolean nw_affine_op_step(void *state, NwIterationReport *report, GError **error)
+{
+  return nw_affine_job_step(state, report, error);
+}
+
+gboolean nw_affine_op_publish_frame(void *state, NwFrame *frame, GError **error)
+{
+  return nw_affine_job_frame(state, frame, error);
+}
+
+NwMethodResult *nw_affine_op_result(void *state, GError **error)
+{
+  return nw_affine_job_result(state, error);
+}
+
+void nw_affine_op_destroy(void *state)
+{
+  nw_affine_job_free(state);
+}

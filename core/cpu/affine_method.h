@@ -64,7 +64,16 @@ NwMethodResult *nw_affine_job_result(NwAffineJob *job, GError **error);
 const NwTransform *nw_affine_job_transform(const NwAffineJob *job);
 void nw_affine_job_free(NwAffineJob *job);
 
+/* The NwMethodOps slots of "affine" that do not depend on the back end (the job above, state
+ * an NwAffineJob); each back end's table adds its create (nw_affine_job_new with its cost). */
+gboolean nw_affine_op_step(void *state, NwIterationReport *report, GError **error);
+gboolean nw_affine_op_publish_frame(void *state, NwFrame *frame, GError **error);
+NwMethodResult *nw_affine_op_result(void *state, GError **error);
+void nw_affine_op_destroy(void *state);
+
 extern const NwMethodOps nw_affine_cpu_ops;
+/* The same job over the CUDA cost (cuda/affine_cost_cuda.cu); only in builds with CUDA. */
+extern const NwMethodOps nw_affine_cuda_ops;
 
 G_END_DECLS
 

@@ -1,0 +1,372 @@
+/* test_cuda_affine_cost.c — the CUDA affine cost (cuda/affine_cost_cuda.cu) against its CPU
+ * reference (core/cpu/affine_cost_cpu.c) through the cost interface (affine_cost.h): every
+ * metric (mse, ncc, mi plain and Parzen, mi with a histogram too large for shared memory),
+ * every interpolation, with and without masks, 2D and 3D, for identity, half-voxel, rigid and
+ * scaled affine transforms, on images of different grids; the costs must agree to 1e-4
+ * relative (issue 11) and the overlaps exactly (the GPU computes the positions as the CPU
+ * does). Then whole registrations through the method interface: "affine" on CUDA must end
+ * where the CPU method ends. Skips (77) without a CUDA device. Main thread; seconds. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "affine_init.h"
+#include "affine_resample.h"
+#include "affine_testutil.h"
+#include "nw_affine_cost_cuda.h"
+#include "nw_error.h"
+#include "ras_affine.h"
+#include "testutil.h"
+
+#define REL_TOL 1e-4
+#define ABS_TOL 1e-7 /* for costs near 0 (mse of an image with itself) */
+
+/* A smooth test image of n voxels with spacing_mm, its origin at world 0. */
+static NwVolume *image(int nx, int ny, int nz, double spacing_mm, guint32 seed)
+{
+  NwVolume *v = nw_test_volume(nx, ny, nz, 1, seed);
+  nw_volume_set_spacing(v, spacing_mm, spacing_mm, nz > 1 ? spacing_mm : 1.0);
+  return v;
+}
+
+/* A mask of v's grid: 1 inside an ellipse (ellipsoid) about (cx, cy, cz) in voxels. */
+static NwVolume *ellipse_mask(const NwVolume *v, double cx, double cy, double cz, double r)
+{
+  NwVolume *m = nw_volume_new_like(v, 1, NULL);
+  for (int k = 0; k < v->nz; k++)
+    for (int j = 0; j < v->ny; j++)
+      for (int i = 0; i < v->nx; i++) {
+        const double x = i - cx, y = (j - cy) * 1.3, z = v->nz > 1 ? k - cz : 0.0;
+        m->data[nw_volume_index(m, i, j, k)] = x * x + y * y + z * z < r * r ? 1.0f : 0.0f;
+      }
+  return m;
+}
+
+/* 4x4 RAS matrices (fixed world -> moving world) for dim 2 or 3. */
+typedef struct {
+  const char *name;
+  double m[16];
+} Xform;
+
+static void rotation_z(double deg, double tx, double ty, double tz, double m[16])
+{
+  const double a = deg * G_PI / 180.0, c = cos(a), s = sin(a);
+  const double r[16] = {c, -s, 0, tx, s, c, 0, ty, 0, 0, 1, tz, 0, 0, 0, 1};
+  memcpy(m, r, sizeof r);
+}
+
+static int transforms(int dim, Xform out[4])
+{
+  rotation_z(0, 0, 0, 0, out[0].m);
+  out[0].name = "identity";
+  /* half a voxel of the moving grid (1.1 mm): positions near nearest's ties and near the
+   * domain's edge, where only positions computed as the CPU computes them agree */
+  rotation_z(0, 0.55, -1.1, 0, out[1].m);
+  out[1].name = "half-voxel";
+  rotation_z(7.0, 1.3, -2.1, dim == 3 ? 0.7 : 0.0, out[2].m);
+  out[2].name = "rigid";
+  if (dim == 2)
+    return 3;
+  /* rotation about x and z, scaling of 10 %, a shear, a translation */
+  const double a = 0.12, c = cos(a), s = sin(a);
+  const double m[16] = {1.1 * c, -0.05 - s, 0.02, 1.7,      //
+                        0.9 * s, 0.93 * c,  -0.1, -0.8,     //
+                        0.03,    0.1,       1.05, 1.2,      //
+                        0,       0,         0,    1};
+  memcpy(out[3].m, m, sizeof m);
+  out[3].name = "affine-scaled";
+  return 4;
+}
+
+typedef struct {
+  NwAffineMetric metric;
+  int bins;
+  gboolean parzen;
+  const char *name;
+} MetricCase;
+
+static const MetricCase metric_cases[] = {
+    {NW_METRIC_MSE, 32, FALSE, "mse"},
+    {NW_METRIC_NCC, 32, FALSE, "ncc"},
+    {NW_METRIC_MI, 32, FALSE, "mi-plain"},
+    {NW_METRIC_MI, 32, TRUE, "mi-parzen"},
+    /* 100² bins do not fit in shared memory: the global-histogram path */
+    {NW_METRIC_MI, 100, TRUE, "mi-parzen-100"},
+    {NW_METRIC_MI, 100, FALSE, "mi-plain-100"},
+};
+
+static void check_close(double cpu, double cuda, const char *what, const char *where)
+{
+  const double tol = REL_TOL * MAX(fabs(cpu), fabs(cuda)) + ABS_TOL;
+  if (!(fabs(cpu - cuda) <= tol))
+    g_error("%s: %s cpu %.12g cuda %.12g (|diff| %.3g > %.3g)", where, what, cpu, cuda,
+            fabs(cpu - cuda), tol);
+}
+
+/* Every metric, sampler and transform on one fixed/moving pair (and masks, may be NULL). */
+static void compare_pair(int dim, const NwVolume *f, const NwVolume *m, const NwVolume *fmask,
+                         const NwVolume *mmask)
+{
+  static const NwSampler samplers[] = {NW_SAMPLER_NEAREST, NW_SAMPLER_LINEAR, NW_SAMPLER_CUBIC};
+  Xform xf[4];
+  const int n_xf = transforms(dim, xf);
+  int compared = 0;
+  for (gsize mc = 0; mc < G_N_ELEMENTS(metric_cases); mc++)
+    for (gsize s = 0; s < G_N_ELEMENTS(samplers); s++) {
+      const MetricCase *c = &metric_cases[mc];
+      const NwAffineCostSpec spec = {c->metric, samplers[s], c->bins, c->parzen};
+      g_autoptr(GError) err = NULL;
+      NwAffineCost *cpu = nw_affine_cost_new(&nw_affine_cost_cpu, &spec, &err);
+      g_assert_no_error(err);
+      NwAffineCost *gpu = nw_affine_cost_new(&nw_affine_cost_cuda, &spec, &err);
+      g_assert_no_error(err);
+      const NwAffineLevel lv = {
+          .dim = dim, .fixed = f, .moving = m, .fixed_mask = fmask, .moving_mask = mmask};
+      g_assert_true(nw_affine_cost_set_level(cpu, &lv, &err));
+      g_assert_true(nw_affine_cost_set_level(gpu, &lv, &err));
+      g_assert_no_error(err);
+      for (int t = 0; t < n_xf; t++) {
+        NwAffineCostValue a, b;
+        g_assert_true(nw_affine_cost_eval_matrix(cpu, xf[t].m, &a, &err));
+        g_assert_true(nw_affine_cost_eval_matrix(gpu, xf[t].m, &b, &err));
+        g_assert_no_error(err);
+        char where[160];
+        g_snprintf(where, sizeof where, "%dD %s %s %s%s%s", dim, c->name,
+                   nw_sampler_name(samplers[s]), xf[t].name, fmask ? " fixed-mask" : "",
+                   mmask ? " moving-mask" : "");
+        if (g_test_verbose())
+          g_printerr("%s: cost cpu %.10g cuda %.10g overlap %.6f\n", where, a.cost, b.cost,
+                     a.overlap);
+        /* the same voxels counted: positions, domain and mask tests are the CPU's */
+        g_assert_cmpfloat(a.overlap, ==, b.overlap);
+        g_assert_cmpfloat(a.overlap, >, NW_AFFINE_MIN_OVERLAP); /* a real comparison */
+        check_close(a.cost, b.cost, "cost", where);
+        check_close(a.value, b.value, "value", where);
+        compared++;
+      }
+      /* the same back end evaluates the same map to the same bits (deterministic sums) */
+      NwAffineCostValue b1, b2;
+      g_assert_true(nw_affine_cost_eval_matrix(gpu, xf[n_xf - 1].m, &b1, &err));
+      g_assert_true(nw_affine_cost_eval_matrix(gpu, xf[n_xf - 1].m, &b2, &err));
+      g_assert_cmpfloat(b1.cost, ==, b2.cost);
+      nw_affine_cost_free(cpu);
+      nw_affine_cost_free(gpu);
+    }
+  g_assert_cmpint(compared, ==, (int)(G_N_ELEMENTS(metric_cases) * 3) * n_xf);
+}
+
+static void test_parity_2d(void)
+{
+  g_autoptr(NwVolume) f = image(61, 47, 1, 1.0, 5);
+  g_autoptr(NwVolume) m = image(55, 52, 1, 1.1, 9);
+  compare_pair(2, f, m, NULL, NULL);
+  g_autoptr(NwVolume) fmask = ellipse_mask(f, 30, 23, 0, 20);
+  g_autoptr(NwVolume) mmask = ellipse_mask(m, 26, 27, 0, 22);
+  compare_pair(2, f, m, fmask, NULL);
+  compare_pair(2, f, m, fmask, mmask);
+}
+
+static void test_parity_3d(void)
+{
+  g_autoptr(NwVolume) f = image(23, 19, 17, 1.0, 3);
+  g_autoptr(NwVolume) m = image(21, 22, 15, 1.1, 8);
+  compare_pair(3, f, m, NULL, NULL);
+  g_autoptr(NwVolume) fmask = ellipse_mask(f, 11, 9, 8, 9);
+  g_autoptr(NwVolume) mmask = ellipse_mask(m, 10, 11, 7, 9);
+  compare_pair(3, f, m, fmask, NULL);
+  compare_pair(3, f, m, NULL, mmask);
+  compare_pair(3, f, m, fmask, mmask);
+}
+
+/* A level larger than one wave of blocks (grid-stride loop, many partials, shared
+ * histograms flushed by many blocks): 2D 700 x 650, linear and cubic. */
+static void test_parity_large(void)
+{
+  g_autoptr(NwVolume) f = image(700, 650, 1, 1.0, 21);
+  g_autoptr(NwVolume) m = image(690, 660, 1, 1.0, 22);
+  Xform xf[4];
+  transforms(2, xf);
+  const NwSampler samplers[] = {NW_SAMPLER_LINEAR, NW_SAMPLER_CUBIC};
+  for (gsize mc = 0; mc < G_N_ELEMENTS(metric_cases); mc++)
+    for (gsize s = 0; s < G_N_ELEMENTS(samplers); s++) {
+      const MetricCase *c = &metric_cases[mc];
+      const NwAffineCostSpec spec = {c->metric, samplers[s], c->bins, c->parzen};
+      g_autoptr(GError) err = NULL;
+      NwAffineCost *cpu = nw_affine_cost_new(&nw_affine_cost_cpu, &spec, &err);
+      NwAffineCost *gpu = nw_affine_cost_new(&nw_affine_cost_cuda, &spec, &err);
+      g_assert_no_error(err);
+      const NwAffineLevel lv = {.dim = 2, .fixed = f, .moving = m};
+      g_assert_true(nw_affine_cost_set_level(cpu, &lv, &err));
+      g_assert_true(nw_affine_cost_set_level(gpu, &lv, &err));
+      NwAffineCostValue a, b;
+      g_assert_true(nw_affine_cost_eval_matrix(cpu, xf[2].m, &a, &err));
+      g_assert_true(nw_affine_cost_eval_matrix(gpu, xf[2].m, &b, &err));
+      g_assert_no_error(err);
+      char where[96];
+      g_snprintf(where, sizeof where, "2D 700x650 %s %s rigid", c->name,
+                 nw_sampler_name(samplers[s]));
+      g_assert_cmpfloat(a.overlap, ==, b.overlap);
+      check_close(a.cost, b.cost, "cost", where);
+      nw_affine_cost_free(cpu);
+      nw_affine_cost_free(gpu);
+    }
+}
+
+/* A level change frees the previous level's images and takes the next's (coarse to fine). */
+static void test_levels(void)
+{
+  g_autoptr(NwVolume) small = image(20, 18, 1, 2.0, 1);
+  g_autoptr(NwVolume) big = image(40, 36, 1, 1.0, 1);
+  const NwAffineCostSpec spec = {NW_METRIC_NCC, NW_SAMPLER_LINEAR, 32, FALSE};
+  g_autoptr(GError) err = NULL;
+  NwAffineCost *cpu = nw_affine_cost_new(&nw_affine_cost_cpu, &spec, &err);
+  NwAffineCost *gpu = nw_affine_cost_new(&nw_affine_cost_cuda, &spec, &err);
+  Xform xf[4];
+  transforms(2, xf);
+  const NwVolume *levels[2] = {small, big};
+  for (int l = 0; l < 2; l++) {
+    const NwAffineLevel lv = {.dim = 2, .fixed = levels[l], .moving = levels[l]};
+    g_assert_true(nw_affine_cost_set_level(cpu, &lv, &err));
+    g_assert_true(nw_affine_cost_set_level(gpu, &lv, &err));
+    NwAffineCostValue a, b;
+    g_assert_true(nw_affine_cost_eval_matrix(cpu, xf[2].m, &a, &err));
+    g_assert_true(nw_affine_cost_eval_matrix(gpu, xf[2].m, &b, &err));
+    g_assert_no_error(err);
+    g_assert_cmpfloat(a.overlap, ==, b.overlap);
+    check_close(a.cost, b.cost, "cost", l == 0 ? "level 0" : "level 1");
+  }
+  nw_affine_cost_free(cpu);
+  nw_affine_cost_free(gpu);
+}
+
+/* ---- whole registrations: CPU and CUDA end at the same transform ------------------------- */
+
+/* Runs the CPU and the CUDA method; their parameters must agree within tol_mm (translations)
+ * and tol (the rest). truth (the map that made moving: moving = fixed ∘ truth), when given:
+ * the CPU run must have found its inverse (truth · found = identity), so the comparison is
+ * of converged runs (a run cut off by the iteration limit depends on every bit of every
+ * cost). */
+static void compare_runs(const NwMethodInputs *in, const char *const *settings,
+                         const double *truth, double tol_mm, double tol_rad)
+{
+  g_autoptr(NwParams) p = nw_test_affine_params(settings);
+  NwTestAffineRun cpu, gpu;
+  nw_test_affine_run_ops(&nw_affine_cpu_ops, in, p, &cpu);
+  nw_test_affine_run_ops(&nw_affine_cuda_ops, in, p, &gpu);
+  double pc[NW_XFORM_MAX_PARAMS], pg[NW_XFORM_MAX_PARAMS];
+  if (truth != NULL) {
+    double prod[16];
+    nw_affine_mul(truth, cpu.matrix, prod);
+    for (int r = 0; r < 3; r++)
+      for (int col = 0; col < 4; col++) {
+        const double want = r == col ? 1.0 : 0.0;
+        const double tol = col == 3 ? 0.1 : 0.01; /* mm; dimensionless */
+        if (!(fabs(prod[r * 4 + col] - want) <= tol))
+          g_error("the CPU run did not recover the transform: (truth · found)[%d][%d] = %.5f",
+                  r, col, prod[r * 4 + col]);
+      }
+  }
+  nw_transform_get_params(&cpu.t, pc);
+  nw_transform_get_params(&gpu.t, pg);
+  const int n = nw_transform_n_params(cpu.t.dim, cpu.t.kind);
+  for (int i = 0; i < n; i++) {
+    const char *name = nw_transform_param_name(cpu.t.dim, cpu.t.kind, i);
+    /* translations in mm; rotations (radians), scales and shears are dimensionless */
+    const double tol = name[0] == 't' ? tol_mm : tol_rad;
+    if (g_test_verbose())
+      g_printerr("%s: cpu %.6f cuda %.6f\n", name, pc[i], pg[i]);
+    if (!(fabs(pc[i] - pg[i]) <= tol))
+      g_error("parameter %s: cpu %.6f cuda %.6f (tolerance %g)", name, pc[i], pg[i], tol);
+  }
+  /* the simplex may part ways near its end, where vertices' costs differ in the last bits:
+   * the final costs agree to the tolerance of the runs, not of one evaluation */
+  g_assert_cmpfloat(fabs(cpu.v.cost - gpu.v.cost), <=, 1e-3 * fabs(cpu.v.cost) + 1e-6);
+}
+
+/* The 2D blob pair of test_affine_cost.c (moved by (2.5, -2) mm), mse and mi. */
+static void test_register_2d(void)
+{
+  g_autoptr(NwVolume) f = nw_volume_new(64, 64, 1, 1, NULL);
+  g_autoptr(NwVolume) m = nw_volume_new(64, 64, 1, 1, NULL);
+  for (int j = 0; j < 64; j++)
+    for (int i = 0; i < 64; i++) {
+      const double x = i - 30.0, y = j - 33.0, xs = i - 32.5, ys = j - 31.0;
+      const size_t e = nw_volume_index(f, i, j, 0);
+      f->data[e] = (float)(exp(-(x * x + 2 * y * y) / 80.0) + 0.5 * exp(-(x * x) / 20.0));
+      m->data[e] = (float)(exp(-(xs * xs + 2 * ys * ys) / 80.0) + 0.5 * exp(-(xs * xs) / 20.0));
+    }
+  const NwMethodInputs in = {.fixed = f, .moving = m};
+  static const char *const mse[] = {"metric=mse", "levels=2", NULL};
+  compare_runs(&in, mse, NULL, 0.03, 1e-3);
+  static const char *const mi[] = {"metric=mi", "interp=cubic", "levels=2", NULL};
+  compare_runs(&in, mi, NULL, 0.03, 1e-3);
+}
+
+/* 3D: a smooth volume and its copies under a known rigid motion (8°, 3 mm; ncc) and a known
+ * affine one (scalings of 6 % and 4 %, 1.5 mm; mse). Both runs must converge (a run cut off
+ * by the iteration limit would depend on every bit of every cost). */
+static void test_register_3d(void)
+{
+  g_autoptr(NwVolume) f = nw_volume_new(32, 30, 28, 1, NULL);
+  for (int k = 0; k < f->nz; k++)
+    for (int j = 0; j < f->ny; j++)
+      for (int i = 0; i < f->nx; i++) {
+        const double x = i - 15.5, y = j - 14.0, z = k - 13.5;
+        f->data[nw_volume_index(f, i, j, k)] =
+            (float)(exp(-(x * x + 1.5 * y * y + 0.8 * z * z) / 60.0) +
+                    0.4 * exp(-((x - 4) * (x - 4) + y * y + (z + 3) * (z + 3)) / 12.0));
+      }
+  double c[3];
+  nw_volume_centre_mm(f, c);
+  NwTransform rigid, affine;
+  nw_transform_init(&rigid, 3, NW_XFORM_RIGID, c);
+  rigid.rotation_rad[0] = 8.0 * G_PI / 180.0;
+  rigid.translation_mm[1] = 3.0;
+  nw_transform_init(&affine, 3, NW_XFORM_AFFINE, c);
+  affine.scale[0] = 1.06;
+  affine.scale[2] = 0.96;
+  affine.translation_mm[0] = 1.5;
+  const NwTransform *truth[2] = {&rigid, &affine};
+  static const char *const rigid_ncc[] = {"metric=ncc", "levels=2", NULL};
+  static const char *const affine_mse[] = {"transform=affine", "metric=mse", "levels=2", NULL};
+  const char *const *settings[2] = {rigid_ncc, affine_mse};
+  for (int r = 0; r < 2; r++) {
+    double tm[16];
+    nw_transform_matrix(truth[r], tm);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(NwVolume) m = nw_affine_resample(f, f, tm, 3, NW_SAMPLER_CUBIC, 0.0f, &err);
+    g_assert_no_error(err);
+    const NwMethodInputs in = {.fixed = f, .moving = m};
+    compare_runs(&in, settings[r], tm, 0.03, 1e-3);
+  }
+}
+
+/* The back end refuses what it does not handle (a vector image) with an error. */
+static void test_refuses_vectors(void)
+{
+  g_autoptr(NwVolume) f = image(10, 10, 1, 1.0, 1);
+  g_autoptr(NwVolume) v = nw_volume_new(10, 10, 1, 3, NULL);
+  const NwAffineCostSpec spec = {NW_METRIC_MSE, NW_SAMPLER_LINEAR, 32, FALSE};
+  g_autoptr(GError) err = NULL;
+  void *impl = nw_affine_cost_cuda.create(&spec, &err);
+  g_assert_no_error(err);
+  const NwAffineLevel lv = {.dim = 2, .fixed = f, .moving = v, .n_fixed = 100};
+  g_assert_false(nw_affine_cost_cuda.set_level(impl, &lv, &err));
+  g_assert_error(err, NW_ERROR, NW_ERROR_INVALID);
+  nw_affine_cost_cuda.destroy(impl);
+}
+
+int main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  if (!nw_test_have_cuda())
+    return NW_TEST_SKIP;
+  g_test_add_func("/cuda/affine-cost/parity-2d", test_parity_2d);
+  g_test_add_func("/cuda/affine-cost/parity-3d", test_parity_3d);
+  g_test_add_func("/cuda/affine-cost/parity-large", test_parity_large);
+  g_test_add_func("/cuda/affine-cost/levels", test_levels);
+  g_test_add_func("/cuda/affine-cost/refuses-vectors", test_refuses_vectors);
+  g_test_add_func("/cuda/affine-cost/register-2d", test_register_2d);
+  g_test_add_func("/cuda/affine-cost/register-3d", test_register_3d);
+  return g_test_run();
+}

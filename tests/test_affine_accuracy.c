@@ -165,7 +165,9 @@ static void demo_pair(const NwTransform *truth, NwVolume **fixed, NwVolume **mov
 
 /* Register the demo pair moved by truth; the largest errors of translation (mm), angles
  * (degrees), scales and shears against truth's members (same centre: the fixed centre). */
-static void register_3d(const NwTransform *truth, const char *const *settings, double err[4])
+/* err: translation (mm), rotation (degrees), scale, shear (largest over the axes), and the
+ * largest distance between where truth and result map a corner of the fixed box (mm). */
+static void register_3d(const NwTransform *truth, const char *const *settings, double err[5])
 {
   g_autoptr(NwVolume) f = NULL;
   g_autoptr(NwVolume) m = NULL;
@@ -180,6 +182,26 @@ static void register_3d(const NwTransform *truth, const char *const *settings, d
   NwTestAffineRun run;
   nw_test_affine_run(&in, p, &run);
   const NwTransform *t = &run.t;
+  /* what a user sees: how far apart truth and result put the corners of the fixed image's
+   * box (the farthest points from the centre, so the worst case of the whole image) */
+  double mt[16], mf[16];
+  nw_transform_matrix(truth, mt);
+  nw_transform_matrix(t, mf);
+  err[4] = 0.0;
+  for (int corner = 0; corner < 8; corner++) {
+    const double ijk[3] = {corner & 1 ? f->nx - 1 : 0, corner & 2 ? f->ny - 1 : 0,
+                           corner & 4 ? f->nz - 1 : 0};
+    double x[3];
+    nw_volume_voxel_to_world(f, ijk, x);
+    double d2 = 0.0;
+    for (int r = 0; r < 3; r++) {
+      double d = mt[r * 4 + 3] - mf[r * 4 + 3];
+      for (int c = 0; c < 3; c++)
+        d += (mt[r * 4 + c] - mf[r * 4 + c]) * x[c];
+      d2 += d * d;
+    }
+    err[4] = MAX(err[4], sqrt(d2));
+  }
   err[0] = err[1] = err[2] = err[3] = 0.0;
   for (int a = 0; a < 3; a++) {
     err[0] = MAX(err[0], fabs(t->translation_mm[a] - truth->translation_mm[a]));
@@ -188,12 +210,12 @@ static void register_3d(const NwTransform *truth, const char *const *settings, d
     err[3] = MAX(err[3], fabs(t->shear[a] - truth->shear[a]));
   }
   g_test_message("3D %s: t (%.3f, %.3f, %.3f) mm, r (%.3f, %.3f, %.3f) deg, s (%.4f, %.4f, "
-                 "%.4f); errors: %.4f mm, %.4f deg, scale %.5f, shear %.5f; %d iterations, "
+                 "%.4f); errors: %.4f mm, %.4f deg, scale %.5f, shear %.5f, corners %.3f mm; %d iterations, "
                  "%.0f evaluations, %.2f s",
                  nw_transform_kind_name(t->kind), t->translation_mm[0], t->translation_mm[1],
                  t->translation_mm[2], t->rotation_rad[0] * 180 / G_PI,
                  t->rotation_rad[1] * 180 / G_PI, t->rotation_rad[2] * 180 / G_PI, t->scale[0],
-                 t->scale[1], t->scale[2], err[0], err[1], err[2], err[3], run.iterations,
+                 t->scale[1], t->scale[2], err[0], err[1], err[2], err[3], err[4], run.iterations,
                  run.evaluations, run.seconds);
 }
 
@@ -219,12 +241,13 @@ static void test_3d_rigid(void)
     truth.rotation_rad[a] = r_deg[a] * G_PI / 180.0;
   }
   static const char *const s[] = {"transform=rigid", "tolerance=0.05", NULL};
-  double err[4];
+  double err[5];
   register_3d(&truth, s, err);
   if (quick())
     return;
   g_assert_cmpfloat(err[0], <, 0.2);
   g_assert_cmpfloat(err[1], <, 0.2);
+  g_assert_cmpfloat(err[4], <, 0.5);
 }
 
 static void test_3d_affine(void)
@@ -242,14 +265,19 @@ static void test_3d_affine(void)
     truth.shear[a] = sh[a];
   }
   static const char *const s[] = {"transform=affine", "tolerance=0.05", NULL};
-  double err[4];
+  double err[5];
   register_3d(&truth, s, err);
   if (quick())
     return;
+  /* An affine's rotation and shear trade against each other along a shallow valley: the
+   * decomposed angles of two results that map the brain alike can differ by 0.3 degrees (an
+   * H200 host's build stopped at 0.304 where this machine's stops at 0.046). The corners of
+   * the box are what must agree. */
   g_assert_cmpfloat(err[0], <, 0.3);
-  g_assert_cmpfloat(err[1], <, 0.3);
+  g_assert_cmpfloat(err[1], <, 0.5);
   g_assert_cmpfloat(err[2], <, 0.005);
   g_assert_cmpfloat(err[3], <, 0.005);
+  g_assert_cmpfloat(err[4], <, 0.5);
 }
 
 int main(int argc, char **argv)

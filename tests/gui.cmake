@@ -42,3 +42,8 @@ if(NW_HAVE_GUI AND TARGET neurowarp)
   nw_add_gui_test(test_gui test_gui.c demo-figure compare-and-actions open-field corrupt-file
                   orientation bad-script run-demons run-two-jobs)
 endif()
+
+# Issue 15: the desktop application as ITK-SNAP and Slicer users expect it.
+if(NW_HAVE_GUI AND TARGET neurowarp)
+  nw_add_gui_test(test_gui_frictions test_gui_frictions.c start-page)
+endif()

@@ -8,6 +8,7 @@
 #include "nw_error.h"
 #include "nw_run_panel.h"
 #include "nw_screenshot.h"
+#include "nw_script_private.h"
 
 /* The window as the X server shows it, GL views included. */
 static gboolean screenshot_window(NwWindow *w, const char *path, GError **error)
@@ -60,7 +61,7 @@ static void script_free(NwScript *s)
   g_free(s);
 }
 
-static gboolean bad(GError **error, const char *line, const char *why)
+gboolean nw_script_bad(GError **error, const char *line, const char *why)
 {
   g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "script line \"%s\": %s", line, why);
   return FALSE;
@@ -71,7 +72,7 @@ static NwLayer *named_layer(NwWindow *w, const char *name, const char *line, GEr
 {
   NwLayer *l = nw_scene_find_layer(nw_window_get_scene(w), name);
   if (l == NULL)
-    bad(error, line, "no layer of that name");
+    nw_script_bad(error, line, "no layer of that name");
   return l;
 }
 
@@ -86,7 +87,7 @@ static gboolean run_window(NwWindow *w, char **t, int n, const char *line, GErro
 {
   double win, lev;
   if (n < 3 || !parse_double(t[1], &win) || !parse_double(t[2], &lev))
-    return bad(error, line, "expected: window WIDTH LEVEL [LAYER]");
+    return nw_script_bad(error, line, "expected: window WIDTH LEVEL [LAYER]");
   NwScene *scene = nw_window_get_scene(w);
   if (n > 3) {
     g_autofree char *name = g_strjoinv(" ", t + 3);
@@ -108,7 +109,7 @@ static gboolean run_window(NwWindow *w, char **t, int n, const char *line, GErro
 static gboolean run_layer_setting(NwWindow *w, char **t, int n, const char *line, GError **error)
 {
   if (n < 3)
-    return bad(error, line, "expected: VERB VALUE LAYER");
+    return nw_script_bad(error, line, "expected: VERB VALUE LAYER");
   g_autofree char *name = g_strjoinv(" ", t + 2);
   NwLayer *l = named_layer(w, name, line, error);
   if (l == NULL)
@@ -118,23 +119,23 @@ static gboolean run_layer_setting(NwWindow *w, char **t, int n, const char *line
   NwColormap map;
   if (strcmp(t[0], "field") == 0) {
     if (nw_layer_get_kind(l) != NW_LAYER_FIELD || !nw_field_show_from_name(t[1], &show))
-      return bad(error, line, "not a field layer, or an unknown style");
+      return nw_script_bad(error, line, "not a field layer, or an unknown style");
     nw_layer_set_field_show(l, show); /* with the colours and range of that drawing */
   } else if (strcmp(t[0], "colormap") == 0) {
     if (!nw_colormap_from_name(t[1], &map))
-      return bad(error, line, "unknown colour map");
+      return nw_script_bad(error, line, "unknown colour map");
     nw_layer_set_colormap(l, map);
   } else if (strcmp(t[0], "opacity") == 0) {
     if (!parse_double(t[1], &x) || x < 0 || x > 1)
-      return bad(error, line, "opacity must be 0..1");
+      return nw_script_bad(error, line, "opacity must be 0..1");
     nw_layer_set_opacity(l, (float)x);
   } else if (strcmp(t[0], "step") == 0) {
     if (!parse_double(t[1], &x) || x < 1)
-      return bad(error, line, "step must be >= 1 voxel");
+      return nw_script_bad(error, line, "step must be >= 1 voxel");
     nw_layer_set_grid_step(l, (int)x);
   } else if (strcmp(t[0], "preset") == 0) {
     if (!nw_layer_apply_window_preset(l, t[1]))
-      return bad(error, line, "unknown preset");
+      return nw_script_bad(error, line, "unknown preset");
   }
   return TRUE;
 }
@@ -143,7 +144,7 @@ static gboolean run_compare_setting(NwWindow *w, char **t, int n, const char *li
 {
   double x;
   if (n != 2 || !parse_double(t[1], &x))
-    return bad(error, line, "expected one number");
+    return nw_script_bad(error, line, "expected one number");
   NwScene *scene = nw_window_get_scene(w);
   NwCompareStyle c = *nw_scene_get_compare(scene);
   if (strcmp(t[0], "blend") == 0)
@@ -159,7 +160,7 @@ static gboolean run_compare_setting(NwWindow *w, char **t, int n, const char *li
 static gboolean run_visibility(NwWindow *w, char **t, int n, const char *line, GError **error)
 {
   if (n < 2)
-    return bad(error, line, "expected a layer name");
+    return nw_script_bad(error, line, "expected a layer name");
   g_autofree char *name = g_strjoinv(" ", t + 1);
   NwLayer *l = named_layer(w, name, line, error);
   if (l == NULL)
@@ -176,17 +177,17 @@ static gboolean run_screenshot(NwWindow *w, char **t, int n, int cell, const cha
 {
   if (strcmp(t[0], "screenshot-window") == 0) {
     if (n != 2)
-      return bad(error, line, "expected: screenshot-window PATH");
+      return nw_script_bad(error, line, "expected: screenshot-window PATH");
     return screenshot_window(w, t[1], error);
   }
   if (strcmp(t[0], "screenshot") == 0) {
     if (n != 2)
-      return bad(error, line, "expected: screenshot PATH");
+      return nw_script_bad(error, line, "expected: screenshot PATH");
     return nw_window_save_screenshot(w, t[1], cell, error);
   }
   NwViewKind k;
   if (n != 3 || !nw_view_kind_from_name(t[1], &k))
-    return bad(error, line, "expected: screenshot-view VIEW PATH");
+    return nw_script_bad(error, line, "expected: screenshot-view VIEW PATH");
   return nw_screenshot_view(nw_window_get_view(w, k), t[2], 2 * cell, 2 * cell, error);
 }
 
@@ -207,7 +208,7 @@ static gboolean run_param(NwRunPanel *p, NwWindow *w, char **t, int n, const cha
                           GError **error)
 {
   if ((n != 3 && n != 4) || (n == 4 && strcmp(t[3], "2") != 0))
-    return bad(error, line, "expected: param NAME VALUE [2]");
+    return nw_script_bad(error, line, "expected: param NAME VALUE [2]");
   const int job = n == 4 ? 1 : 0;
   GError *err = NULL;
   if (nw_run_panel_set_param(p, job, t[1], t[2], &err))
@@ -226,7 +227,7 @@ static gboolean run_device(NwRunPanel *p, char **t, int n, const char *line, GEr
 {
   NwDevice d;
   if (n < 2 || n > 3 || !nw_device_parse(t[1], &d, NULL))
-    return bad(error, line, "expected: device auto|cpu|cuda [2]");
+    return nw_script_bad(error, line, "expected: device auto|cpu|cuda [2]");
   return nw_run_panel_set_device(p, n == 3 && strcmp(t[2], "2") == 0 ? 1 : 0, d, error);
 }
 
@@ -257,14 +258,14 @@ static int run_job_command(NwWindow *w, char **t, int n, const char *line, GErro
   }
   if (strcmp(cmd, "live-view") == 0) {
     if (n != 2 || (strcmp(t[1], "on") != 0 && strcmp(t[1], "off") != 0))
-      return bad(error, line, "expected: live-view on|off");
+      return nw_script_bad(error, line, "expected: live-view on|off");
     g_action_group_change_action_state(G_ACTION_GROUP(w), "live-view",
                                        g_variant_new_boolean(strcmp(t[1], "on") == 0));
     return TRUE;
   }
   if (strcmp(cmd, "second-job") == 0) {
     if (n != 2 || (strcmp(t[1], "on") != 0 && strcmp(t[1], "off") != 0))
-      return bad(error, line, "expected: second-job on|off");
+      return nw_script_bad(error, line, "expected: second-job on|off");
     nw_run_panel_set_second_job(p, strcmp(t[1], "on") == 0);
     return TRUE;
   }
@@ -289,7 +290,7 @@ static int run_job_command(NwWindow *w, char **t, int n, const char *line, GErro
   if (strcmp(cmd, "save-results") == 0 && n >= 2) {
     const gboolean overwrite = strcmp(t[1], "--overwrite") == 0;
     if (overwrite && n < 3)
-      return bad(error, line, "expected: save-results [--overwrite] PREFIX");
+      return nw_script_bad(error, line, "expected: save-results [--overwrite] PREFIX");
     g_autofree char *prefix = g_strjoinv(" ", t + 1 + overwrite);
     return nw_run_panel_save_results(p, prefix, overwrite, error);
   }
@@ -320,7 +321,7 @@ static int script_wait(NwWindow *w, const char *line, GError **error)
   if (strcmp(t[0], "wait-iteration") == 0 && t[1] != NULL) {
     const int it = atoi(t[1]);
     if (it < 1)
-      return bad(error, line, "expected: wait-iteration N (N >= 1)") ? 1 : -1;
+      return nw_script_bad(error, line, "expected: wait-iteration N (N >= 1)") ? 1 : -1;
     NwRun *r2 = nw_run_panel_get_run(nw_window_get_run_panel(w), 1);
     return r != NULL && nw_run_get_iteration(r) >= it && nw_run_get_shown_iteration(r) >= it &&
            (r2 == NULL || (nw_run_get_iteration(r2) >= it && nw_run_get_shown_iteration(r2) >= it));
@@ -331,11 +332,12 @@ static int script_wait(NwWindow *w, const char *line, GError **error)
       if (strcmp(t[1], job_states[i]) == 0)
         return (r != NULL ? nw_run_get_state(r) : NW_JOB_IDLE) == (NwJobState)i &&
                (r2 == NULL || nw_run_get_state(r2) == (NwJobState)i);
-    return bad(error, line, "expected: wait-state idle|running|paused|finished|cancelled|failed")
+    return nw_script_bad(error, line,
+                         "expected: wait-state idle|running|paused|finished|cancelled|failed")
                ? 1
                : -1;
   }
-  return bad(error, line, "unknown wait command") ? 1 : -1;
+  return nw_script_bad(error, line, "unknown wait command") ? 1 : -1;
 }
 
 gboolean nw_script_run_line(NwWindow *w, const char *line, int cell, GError **error)
@@ -357,6 +359,9 @@ gboolean nw_script_run_line(NwWindow *w, const char *line, int cell, GError **er
   const int job = run_job_command(w, t, n, line, error);
   if (job >= 0)
     return job;
+  const int inspected = nw_script_inspect(w, t, n, line, error);
+  if (inspected >= 0)
+    return inspected;
   if (strcmp(cmd, "open") == 0 && n >= 2) {
     g_autofree char *path = g_strjoinv(" ", t + 1);
     nw_window_open_file(w, path);
@@ -365,19 +370,19 @@ gboolean nw_script_run_line(NwWindow *w, const char *line, int cell, GError **er
   } else if (strcmp(cmd, "compare") == 0 && n == 2) {
     NwCompareMode m;
     if (!nw_compare_mode_from_name(t[1], &m))
-      return bad(error, line, "unknown comparison mode");
+      return nw_script_bad(error, line, "unknown comparison mode");
     g_action_group_activate_action(ag, "compare-mode", g_variant_new_string(t[1]));
   } else if (strcmp(cmd, "view") == 0 && n == 2) {
     NwViewKind k;
     if (strcmp(t[1], "grid") != 0 && !nw_view_kind_from_name(t[1], &k))
-      return bad(error, line, "unknown view");
+      return nw_script_bad(error, line, "unknown view");
     if (strcmp(nw_window_get_layout(w), t[1]) != 0) /* maximize toggles */
       g_action_group_activate_action(ag, "maximize", g_variant_new_string(t[1]));
   } else if (strcmp(cmd, "crosshair") == 0) {
     double r[3];
     if (n != 4 || !parse_double(t[1], &r[0]) || !parse_double(t[2], &r[1]) ||
         !parse_double(t[3], &r[2]))
-      return bad(error, line, "expected: crosshair X Y Z");
+      return nw_script_bad(error, line, "expected: crosshair X Y Z");
     nw_scene_set_crosshair(nw_window_get_scene(w), r);
   } else if (strcmp(cmd, "window") == 0) {
     return run_window(w, t, n, line, error);
@@ -398,12 +403,12 @@ gboolean nw_script_run_line(NwWindow *w, const char *line, int cell, GError **er
     NwViewKind k;
     double f;
     if (n != 3 || !nw_view_kind_from_name(t[1], &k) || !parse_double(t[2], &f) || f <= 0)
-      return bad(error, line, "expected: zoom VIEW FACTOR");
+      return nw_script_bad(error, line, "expected: zoom VIEW FACTOR");
     nw_view_set_zoom(nw_window_get_view(w, k), f);
   } else if (strcmp(cmd, "flicker-period") == 0) {
     double ms;
     if (n != 2 || !parse_double(t[1], &ms) || ms < 0 || ms > 60000)
-      return bad(error, line, "expected: flicker-period MS (0..60000)");
+      return nw_script_bad(error, line, "expected: flicker-period MS (0..60000)");
     nw_window_set_flicker_period(w, (guint)ms);
   } else if (strcmp(cmd, "flicker-step") == 0 && n == 1) {
     nw_window_flicker_step(w);
@@ -414,7 +419,7 @@ gboolean nw_script_run_line(NwWindow *w, const char *line, int cell, GError **er
   } else if (strcmp(cmd, "quit") == 0) {
     gtk_widget_destroy(GTK_WIDGET(w)); /* the runner has seen every load end (tick) */
   } else {
-    return bad(error, line, "unknown command or wrong number of arguments");
+    return nw_script_bad(error, line, "unknown command or wrong number of arguments");
   }
   return TRUE;
 }

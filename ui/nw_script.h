@@ -21,6 +21,8 @@
  *                        flicker-step, for a known phase)
  *   flicker-step         switch the flicker between A and B once
  *   sleep MS             let the window run for a while (e.g. before screenshot-window)
+ *   sidebar [layers|run] show that sidebar page; alone: print "sidebar: page P · switch S"
+ *                        (the page shown and the switcher's pressed button)
  *   quit
  * Registration runs (the Run page, nw_run_panel.h; "run 1" is the first job):
  *   method NAME          the method (as the picker)

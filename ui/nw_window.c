@@ -451,6 +451,7 @@ static void build_sidebar(NwWindow *w)
   GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 2);
   w->sidebar_stack = GTK_STACK(gtk_stack_new());
   GtkWidget *sw = gtk_stack_switcher_new();
+  w->sidebar_switcher = GTK_STACK_SWITCHER(sw);
   gtk_stack_switcher_set_stack(GTK_STACK_SWITCHER(sw), w->sidebar_stack);
   gtk_widget_set_halign(sw, GTK_ALIGN_CENTER);
   gtk_widget_set_margin_top(sw, 4);
@@ -465,6 +466,9 @@ static void build_sidebar(NwWindow *w)
   g_signal_connect(w->run_panel, "open-demo", G_CALLBACK(on_panel_open_demo), w);
   gtk_stack_add_titled(w->sidebar_stack, GTK_WIDGET(w->run_panel), "run", "Run");
   gtk_widget_show_all(box);
+  /* A stack shows its first *visible* child: the run panel was shown before the list was,
+   * so without this the window opened on Run while the switcher pressed "Layers". */
+  gtk_stack_set_visible_child_name(w->sidebar_stack, "layers");
   gtk_container_add(GTK_CONTAINER(w->sidebar), box);
 }
 
@@ -525,4 +529,20 @@ NwRunPanel *nw_window_get_run_panel(NwWindow *w)
 void nw_window_show_sidebar_page(NwWindow *w, const char *name)
 {
   gtk_stack_set_visible_child_name(w->sidebar_stack, name);
+}
+
+const char *nw_window_get_sidebar_page(NwWindow *w)
+{
+  return gtk_stack_get_visible_child_name(w->sidebar_stack);
+}
+
+const char *nw_window_get_sidebar_switch(NwWindow *w)
+{
+  g_autoptr(GList) buttons = gtk_container_get_children(GTK_CONTAINER(w->sidebar_switcher));
+  for (GList *b = buttons; b != NULL; b = b->next) {
+    GtkWidget *label = gtk_bin_get_child(GTK_BIN(b->data));
+    if (gtk_toggle_button_get_active(b->data) && GTK_IS_LABEL(label))
+      return gtk_label_get_text(GTK_LABEL(label));
+  }
+  return NULL;
 }

@@ -54,6 +54,10 @@ void nw_window_flicker_step(NwWindow *w);
 NwRunPanel *nw_window_get_run_panel(NwWindow *w);
 /* Show the sidebar page "layers" or "run". */
 void nw_window_show_sidebar_page(NwWindow *w, const char *name);
+/* The page shown ("layers", "run"), and the title of the switcher's pressed button
+ * ("Layers", "Run"; NULL when none is), which must agree. */
+const char *nw_window_get_sidebar_page(NwWindow *w);
+const char *nw_window_get_sidebar_switch(NwWindow *w);
 
 G_END_DECLS
 

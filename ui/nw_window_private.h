@@ -37,6 +37,7 @@ struct _NwWindow {
   guint flicker_ms; /* flicker half-period; 0: only nw_window_flicker_step */
   NwRunPanel *run_panel; /* the sidebar's "Run" page */
   GtkStack *sidebar_stack; /* "Layers | Run" */
+  GtkStackSwitcher *sidebar_switcher;
 };
 
 void nw_window_install_actions(NwWindow *w);

@@ -1,6 +1,7 @@
 /* test_gui_frictions.c — issue 15's small frictions, checked on the running application
- * under X: the sidebar starts on the Layers page with its switcher agreeing. Skips (77)
- * without a DISPLAY. */
+ * under X: the sidebar starts on the Layers page with its switcher agreeing; Recent files
+ * shows file names with their underscores; the menus show their accelerators, Ctrl+S saving
+ * the session and F12 / Shift+F12 taking the pictures. Skips (77) without a DISPLAY. */
 #include <stdio.h>
 #include <string.h>
 
@@ -22,6 +23,27 @@ static void test_start_page(void)
   g_assert_nonnull(strstr(first + 1, "sidebar: page run · switch Run\n"));
 }
 
+/* The primary menu as drawn, after opening sform_zero.nii.gz: the recent file keeps its
+ * underscore (a menu label reads "_z" as a mnemonic), and the items show their keys. */
+static void test_menus(void)
+{
+  nw_gui_write_constant("sform_zero.nii.gz", 100.0f);
+  g_autofree char *path = nw_test_path("sform_zero.nii.gz");
+  /* the recent manager writes its list and announces it a moment after the load */
+  g_autofree char *text = g_strdup_printf("open %s\nsleep 2000\nmenu primary\nquit\n", path);
+  g_autofree char *script = nw_gui_write_script("menus.txt", text);
+  const char *args[] = {"--no-demo", "--script", script, NULL};
+  g_autofree char *out = NULL;
+  g_autofree char *err = nw_gui_run_out(args, 0, &out);
+  g_assert_nonnull(strstr(out, "menu: Recent files\t\nmenu:   sform_zero.nii.gz\t\n"));
+  g_assert_nonnull(strstr(out, "menu: Open…\tCtrl+O\n"));
+  g_assert_nonnull(strstr(out, "menu: Save session…\tCtrl+S\n"));
+  g_assert_nonnull(strstr(out, "menu: Save results…\tCtrl+R\n"));
+  g_assert_nonnull(strstr(out, "menu: Screenshot of the view…\tF12\n"));
+  g_assert_nonnull(strstr(out, "menu: Export the 2×2 figure…\tShift+F12\n"));
+  g_assert_nonnull(strstr(out, "menu: Quit\tCtrl+Q\n"));
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -30,5 +52,6 @@ int main(int argc, char **argv)
     return NW_TEST_SKIP;
   }
   g_test_add_func("/gui/start-page", test_start_page);
+  g_test_add_func("/gui/menus", test_menus);
   return g_test_run();
 }

@@ -20,8 +20,10 @@ static const struct {
 } accels[] = {
     {"app.open", {"<Primary>o", NULL}},
     {"app.quit", {"<Primary>q", NULL}},
-    {"win.screenshot", {"<Primary>s", NULL}},
-    {"win.export-figure", {"<Primary><Shift>s", NULL}},
+    /* Ctrl+S saves the work, as in other programs; pictures have keys of their own */
+    {"win.save-session", {"<Primary>s", NULL}},
+    {"win.screenshot", {"F12", NULL}},
+    {"win.export-figure", {"<Shift>F12", NULL}},
     {"win.maximize::axial", {"1", "KP_1", NULL}},
     {"win.maximize::coronal", {"2", "KP_2", NULL}},
     {"win.maximize::sagittal", {"3", "KP_3", NULL}},
@@ -42,7 +44,6 @@ static const struct {
     {"win.stop", {"<Shift>F5", NULL}},
     {"win.save-results", {"<Primary>r", NULL}},
     {"win.live-view", {"F7", NULL}},
-    {"win.save-session", {"<Primary><Shift>e", NULL}},
     {"win.open-session", {"<Primary><Shift>o", NULL}},
 };
 

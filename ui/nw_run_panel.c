@@ -560,9 +560,10 @@ static void build_controls(NwRunPanel *p, GtkBox *box)
   gtk_box_pack_start(GTK_BOX(row), button("Save results…", "win.save-results",
                                           "Warped image, fields, Jacobian, surface (Ctrl+R)"),
                      TRUE, TRUE, 0);
-  gtk_box_pack_start(GTK_BOX(row), button("Save session…", "win.save-session",
-                                          "Method, devices and parameters (Ctrl+Shift+E)"),
-                     TRUE, TRUE, 0);
+  gtk_box_pack_start(
+      GTK_BOX(row),
+      button("Save session…", "win.save-session", "Method, devices and parameters (Ctrl+S)"), TRUE,
+      TRUE, 0);
   gtk_box_pack_start(GTK_BOX(row), button("Open session…", "win.open-session",
                                           "Take up a saved session (Ctrl+Shift+O)"),
                      TRUE, TRUE, 0);

@@ -23,6 +23,8 @@
  *   sleep MS             let the window run for a while (e.g. before screenshot-window)
  *   sidebar [layers|run] show that sidebar page; alone: print "sidebar: page P · switch S"
  *                        (the page shown and the switcher's pressed button)
+ *   menu primary|compare|view          print the header bar menu as drawn: "menu: LABEL\tKEY"
+ *                        per item, submenu items indented by two spaces
  *   quit
  * Registration runs (the Run page, nw_run_panel.h; "run 1" is the first job):
  *   method NAME          the method (as the picker)

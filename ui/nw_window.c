@@ -243,7 +243,11 @@ static void fill_recent_menu(GtkRecentManager *rm, NwWindow *w)
     g_autofree char *path = g_filename_from_uri(gtk_recent_info_get_uri(info), NULL, NULL);
     if (path == NULL || !g_file_test(path, G_FILE_TEST_EXISTS))
       continue;
-    g_autofree char *label = g_path_get_basename(path);
+    /* menu labels read "_x" as a mnemonic: double the underscores of file names, so that
+     * sform_zero.nii does not show as sformzero.nii */
+    g_autofree char *base = g_path_get_basename(path);
+    g_auto(GStrv) parts = g_strsplit(base, "_", -1);
+    g_autofree char *label = g_strjoinv("__", parts);
     g_autoptr(GMenuItem) item = g_menu_item_new(label, NULL);
     g_menu_item_set_action_and_target_value(item, "win.open-file", g_variant_new_string(path));
     g_menu_append_item(w->recent_menu, item);
@@ -413,6 +417,10 @@ static void nw_window_class_init(NwWindowClass *klass)
 static void setup_menus(NwWindow *w)
 {
   g_autoptr(GtkBuilder) b = gtk_builder_new_from_resource("/org/neurowarp/Neurowarp/ui/menus.ui");
+  /* Classic menus, not popovers: GTK 3's popover menus do not show accelerators. */
+  gtk_menu_button_set_use_popover(w->menu_button, FALSE);
+  gtk_menu_button_set_use_popover(w->compare_button, FALSE);
+  gtk_menu_button_set_use_popover(w->view_button, FALSE);
   gtk_menu_button_set_menu_model(w->menu_button,
                                  G_MENU_MODEL(gtk_builder_get_object(b, "primary_menu")));
   gtk_menu_button_set_menu_model(w->compare_button,
@@ -529,6 +537,15 @@ NwRunPanel *nw_window_get_run_panel(NwWindow *w)
 void nw_window_show_sidebar_page(NwWindow *w, const char *name)
 {
   gtk_stack_set_visible_child_name(w->sidebar_stack, name);
+}
+
+GtkMenu *nw_window_get_menu(NwWindow *w, const char *name)
+{
+  GtkMenuButton *b = g_strcmp0(name, "primary") == 0   ? w->menu_button
+                     : g_strcmp0(name, "compare") == 0 ? w->compare_button
+                     : g_strcmp0(name, "view") == 0    ? w->view_button
+                                                       : NULL;
+  return b != NULL ? gtk_menu_button_get_popup(b) : NULL;
 }
 
 const char *nw_window_get_sidebar_page(NwWindow *w)

@@ -50,6 +50,9 @@ gboolean nw_window_save_screenshot(NwWindow *w, const char *path, int cell, GErr
 void nw_window_set_flicker_period(NwWindow *w, guint ms);
 void nw_window_flicker_step(NwWindow *w);
 
+/* The header bar's menu "primary", "compare" or "view" as shown (NULL for another name). */
+GtkMenu *nw_window_get_menu(NwWindow *w, const char *name);
+
 /* The sidebar's run panel. */
 NwRunPanel *nw_window_get_run_panel(NwWindow *w);
 /* Show the sidebar page "layers" or "run". */

@@ -1,7 +1,9 @@
 /* test_gui_frictions.c — issue 15's small frictions, checked on the running application
  * under X: the sidebar starts on the Layers page with its switcher agreeing; Recent files
  * shows file names with their underscores; the menus show their accelerators, Ctrl+S saving
- * the session and F12 / Shift+F12 taking the pictures. Skips (77) without a DISPLAY. */
+ * the session and F12 / Shift+F12 taking the pictures; a preset name that is neither
+ * shipped nor a file gets a message naming it, the folder searched and the presets there.
+ * Skips (77) without a DISPLAY. */
 #include <stdio.h>
 #include <string.h>
 
@@ -44,6 +46,16 @@ static void test_menus(void)
   g_assert_nonnull(strstr(out, "menu: Quit\tCtrl+Q\n"));
 }
 
+static void test_preset_message(void)
+{
+  g_autofree char *script = nw_gui_write_script("preset.txt", "method demons\npreset brian\n");
+  const char *args[] = {"--no-demo", "--script", script, NULL};
+  g_autofree char *err = nw_gui_run(args, 2);
+  g_assert_nonnull(strstr(err, "neurowarp: preset \"brian\": no demons preset of that name in /"));
+  g_assert_nonnull(
+      strstr(err, "/presets (demons-*.ini: \"brain MRI\"), and no file of that name\n"));
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -53,5 +65,6 @@ int main(int argc, char **argv)
   }
   g_test_add_func("/gui/start-page", test_start_page);
   g_test_add_func("/gui/menus", test_menus);
+  g_test_add_func("/gui/preset-message", test_preset_message);
   return g_test_run();
 }

@@ -250,6 +250,23 @@ gboolean nw_run_panel_set_param(NwRunPanel *p, int job, const char *name, const 
   return ok;
 }
 
+/* Neither a shipped preset nor a file: say which presets there are and where they were
+ * looked for, rather than the file system's "No such file or directory". */
+static gboolean no_such_preset(NwRunPanel *p, const char *name, GPtrArray *names, GError **error)
+{
+  g_autoptr(GString) shipped = g_string_new(NULL);
+  for (guint i = 0; i < names->len; i++)
+    g_string_append_printf(shipped, "%s\"%s\"", i > 0 ? ", " : "",
+                           (const char *)g_ptr_array_index(names, i));
+  const char *dir = nw_presets_dir();
+  g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
+              "preset \"%s\": no %s preset of that name in %s (%s-*.ini: %s), and no file of that "
+              "name",
+              name, p->method, dir != NULL ? dir : "(no presets folder in this build)", p->method,
+              shipped->len > 0 ? shipped->str : "none");
+  return FALSE;
+}
+
 gboolean nw_run_panel_apply_preset(NwRunPanel *p, const char *name_or_path, GError **error)
 {
   const char *path = name_or_path;
@@ -265,6 +282,8 @@ gboolean nw_run_panel_apply_preset(NwRunPanel *p, const char *name_or_path, GErr
     g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "preset %s: no method chosen", name_or_path);
     return FALSE;
   }
+  if (path == name_or_path && !g_file_test(path, G_FILE_TEST_EXISTS))
+    return no_such_preset(p, name_or_path, names, error);
   g_autoptr(NwParams) params = nw_param_panel_get_params(p->params[0]);
   if (!nw_preset_apply(params, p->method, path, error))
     return FALSE;

@@ -55,7 +55,8 @@ char **nw_gui_environ(void)
   return env;
 }
 
-char *nw_gui_run_out(const char *const *args, int want_status, char **out_text)
+char *nw_gui_run_env(const char *const *args, const char *const *env_extra, int want_status,
+                     char **out_text)
 {
   g_autoptr(GPtrArray) argv = g_ptr_array_new();
   g_ptr_array_add(argv, (char *)NW_GUI_BINARY);
@@ -63,6 +64,8 @@ char *nw_gui_run_out(const char *const *args, int want_status, char **out_text)
     g_ptr_array_add(argv, (char *)args[i]);
   g_ptr_array_add(argv, NULL);
   g_auto(GStrv) env = nw_gui_environ();
+  for (int i = 0; env_extra != NULL && env_extra[i] != NULL; i += 2)
+    env = g_environ_setenv(env, env_extra[i], env_extra[i + 1], TRUE);
   char *out = NULL, *err = NULL;
   int status = 0;
   g_autoptr(GError) error = NULL;
@@ -81,6 +84,11 @@ char *nw_gui_run_out(const char *const *args, int want_status, char **out_text)
   else
     g_free(out);
   return err;
+}
+
+char *nw_gui_run_out(const char *const *args, int want_status, char **out_text)
+{
+  return nw_gui_run_env(args, NULL, want_status, out_text);
 }
 
 char *nw_gui_run(const char *const *args, int want_status)

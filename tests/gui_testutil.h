@@ -31,6 +31,9 @@ void nw_image_assert_rgb(const NwImage *im, int x, int y, int r, int g, int b, i
 /* Run neurowarp (LIBGL_ALWAYS_SOFTWARE, X11, scale 1, XDG folders in the test's folder) with
  * args; asserts the exit status; returns stderr and, when out_text, stdout. */
 char *nw_gui_run_out(const char *const *args, int want_status, char **out_text);
+/* The same with more environment: env_extra holds NAME, VALUE pairs, NULL-terminated. */
+char *nw_gui_run_env(const char *const *args, const char *const *env_extra, int want_status,
+                     char **out_text);
 char *nw_gui_run(const char *const *args, int want_status);
 /* The environment nw_gui_run gives the application (g_strfreev). */
 char **nw_gui_environ(void);

@@ -3,6 +3,7 @@
  * shows file names with their underscores; the menus show their accelerators, Ctrl+S saving
  * the session and F12 / Shift+F12 taking the pictures; a preset name that is neither
  * shipped nor a file gets a message naming it, the folder searched and the presets there.
+ * `neurowarp --version` answers; the usage reads "[OPTION…]" in a UTF-8 locale.
  * Skips (77) without a DISPLAY. */
 #include <stdio.h>
 #include <string.h>
@@ -56,6 +57,21 @@ static void test_preset_message(void)
       strstr(err, "/presets (demons-*.ini: \"brain MRI\"), and no file of that name\n"));
 }
 
+static void test_version_and_usage(void)
+{
+  const char *version[] = {"--version", NULL};
+  g_autofree char *out = NULL;
+  g_autofree char *err = nw_gui_run_out(version, 0, &out);
+  g_assert_true(g_regex_match_simple("^neurowarp \\d+\\.\\d+\\.\\d+\n$", out, 0, 0));
+  const char *help[] = {"--help", NULL};
+  const char *utf8[] = {"LC_ALL", "C.UTF-8", NULL};
+  g_autofree char *usage = NULL;
+  g_autofree char *err2 = nw_gui_run_env(help, utf8, 0, &usage);
+  g_assert_nonnull(strstr(usage, "neurowarp [OPTION…] [FILE…]"));
+  g_assert_nonnull(strstr(usage, "--version"));
+  g_assert_null(strstr(usage, "?]"));
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -66,5 +82,6 @@ int main(int argc, char **argv)
   g_test_add_func("/gui/start-page", test_start_page);
   g_test_add_func("/gui/menus", test_menus);
   g_test_add_func("/gui/preset-message", test_preset_message);
+  g_test_add_func("/gui/version-and-usage", test_version_and_usage);
   return g_test_run();
 }

@@ -106,8 +106,8 @@ static void quit_action(GSimpleAction *a, GVariant *p, gpointer data)
 static void about_action(GSimpleAction *a, GVariant *p, gpointer data)
 {
   NwWindow *w = active_window(data);
-  gtk_show_about_dialog(w ? GTK_WINDOW(w) : NULL, "program-name", "neurowarp", "version", "0.1.0",
-                        "comments",
+  gtk_show_about_dialog(w ? GTK_WINDOW(w) : NULL, "program-name", "neurowarp", "version",
+                        NW_VERSION, "comments",
                         "Watch GPU image registration happen: compare brain scans, "
                         "deformation fields and surfaces.",
                         "logo-icon-name", "org.neurowarp.Neurowarp", NULL);
@@ -236,15 +236,27 @@ static int nw_application_command_line(GApplication *gapp, GApplicationCommandLi
   return 0;
 }
 
+/* --version: answered in the calling process, without a window or a display. */
+static int nw_application_handle_local_options(GApplication *gapp, GVariantDict *options)
+{
+  if (g_variant_dict_contains(options, "version")) {
+    printf("neurowarp %s\n", NW_VERSION);
+    return 0;
+  }
+  return -1;
+}
+
 static void nw_application_class_init(NwApplicationClass *klass)
 {
   GApplicationClass *ac = G_APPLICATION_CLASS(klass);
+  ac->handle_local_options = nw_application_handle_local_options;
   ac->startup = nw_application_startup;
   ac->activate = nw_application_activate;
   ac->command_line = nw_application_command_line;
 }
 
 static const GOptionEntry options[] = {
+    {"version", 0, 0, G_OPTION_ARG_NONE, NULL, "Print the version and quit", NULL},
     {"open", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, NULL, "Open a file (repeatable)", "FILE"},
     {"no-demo", 0, 0, G_OPTION_ARG_NONE, NULL, "Start empty instead of on the demo case", NULL},
     {"screenshot", 0, 0, G_OPTION_ARG_FILENAME, NULL,

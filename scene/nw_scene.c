@@ -109,6 +109,24 @@ void nw_scene_remove_layer(NwScene *s, NwLayer *layer)
   nw_scene_changed(s);
 }
 
+int nw_scene_layer_index(NwScene *s, NwLayer *layer)
+{
+  guint i;
+  return g_ptr_array_find(s->layers, layer, &i) ? (int)i : -1;
+}
+
+void nw_scene_move_layer(NwScene *s, NwLayer *layer, guint index)
+{
+  const int from = nw_scene_layer_index(s, layer);
+  index = MIN(index, s->layers->len - 1);
+  if (from < 0 || (guint)from == index)
+    return;
+  g_ptr_array_steal_index(s->layers, (guint)from); /* keeps the scene's reference */
+  g_ptr_array_insert(s->layers, (int)index, layer);
+  g_signal_emit(s, signals[SIG_LAYERS_CHANGED], 0);
+  nw_scene_changed(s);
+}
+
 guint nw_scene_n_layers(NwScene *s)
 {
   return s->layers->len;

@@ -33,6 +33,10 @@ void nw_scene_add_layer(NwScene *s, NwLayer *layer);
 void nw_scene_remove_layer(NwScene *s, NwLayer *layer);
 guint nw_scene_n_layers(NwScene *s);
 NwLayer *nw_scene_get_layer(NwScene *s, guint i);
+/* Move layer to place index of the drawing order (0: the bottom; clamped to the top). */
+void nw_scene_move_layer(NwScene *s, NwLayer *layer, guint index);
+/* Place of layer in the drawing order; -1 when the scene does not hold it. */
+int nw_scene_layer_index(NwScene *s, NwLayer *layer);
 /* First layer with this name, or NULL. */
 NwLayer *nw_scene_find_layer(NwScene *s, const char *name);
 

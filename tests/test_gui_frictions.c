@@ -3,7 +3,8 @@
  * shows file names with their underscores; the menus show their accelerators, Ctrl+S saving
  * the session and F12 / Shift+F12 taking the pictures; a preset name that is neither
  * shipped nor a file gets a message naming it, the folder searched and the presets there.
- * `neurowarp --version` answers; the usage reads "[OPTION…]" in a UTF-8 locale.
+ * `neurowarp --version` answers; the usage reads "[OPTION…]" in a UTF-8 locale; layers move
+ * up and down the drawing order, the list's top row being the layer drawn on top.
  * Skips (77) without a DISPLAY. */
 #include <stdio.h>
 #include <string.h>
@@ -72,6 +73,37 @@ static void test_version_and_usage(void)
   g_assert_null(strstr(usage, "?]"));
 }
 
+/* fixed = 100 under moving = 50, no comparison: the top layer is what the view shows. */
+static void test_layer_order(void)
+{
+  nw_gui_write_constant("fixed.nii.gz", 100.0f);
+  nw_gui_write_constant("moving.nii.gz", 50.0f);
+  g_autofree char *fixed = nw_test_path("fixed.nii.gz"), *moving = nw_test_path("moving.nii.gz");
+  g_autofree char *dir = g_strdup(nw_test_tmpdir());
+  g_autofree char *text = g_strdup_printf(
+      "open %s\nopen %s\ncompare none\nwindow 100 50\nlayers\nscreenshot-view axial %s/o1.png\n"
+      "lower moving.nii.gz\nlayers\nscreenshot-view axial %s/o2.png\n"
+      "raise moving.nii.gz\nlayers\nquit\n",
+      fixed, moving, dir, dir);
+  g_autofree char *script = nw_gui_write_script("order.txt", text);
+  const char *args[] = {"--no-demo", "--shot-size", "100", "--script", script, NULL};
+  g_autofree char *out = NULL;
+  g_autofree char *err = nw_gui_run_out(args, 0, &out);
+  const char *l1 = strstr(out, "layers: moving.nii.gz | fixed.nii.gz\n");
+  g_assert_nonnull(l1);
+  const char *l2 = strstr(l1, "layers: fixed.nii.gz | moving.nii.gz\n");
+  g_assert_nonnull(l2);
+  g_assert_nonnull(strstr(l2, "layers: moving.nii.gz | fixed.nii.gz\n"));
+  NwImage im;
+  g_autofree char *o1 = g_strdup_printf("%s/o1.png", dir), *o2 = g_strdup_printf("%s/o2.png", dir);
+  nw_image_load(&im, o1);
+  nw_image_assert_rgb(&im, 40, 40, 128, 128, 128, 2); /* moving on top */
+  nw_image_clear(&im);
+  nw_image_load(&im, o2);
+  nw_image_assert_rgb(&im, 40, 40, 255, 255, 255, 2); /* fixed on top */
+  nw_image_clear(&im);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -83,5 +115,6 @@ int main(int argc, char **argv)
   g_test_add_func("/gui/menus", test_menus);
   g_test_add_func("/gui/preset-message", test_preset_message);
   g_test_add_func("/gui/version-and-usage", test_version_and_usage);
+  g_test_add_func("/gui/layer-order", test_layer_order);
   return g_test_run();
 }

@@ -165,8 +165,14 @@ static gboolean run_visibility(NwWindow *w, char **t, int n, const char *line, G
   NwLayer *l = named_layer(w, name, line, error);
   if (l == NULL)
     return FALSE;
+  NwScene *scene = nw_window_get_scene(w);
+  const int index = nw_scene_layer_index(scene, l);
   if (strcmp(t[0], "active") == 0)
-    nw_scene_set_active(nw_window_get_scene(w), l);
+    nw_scene_set_active(scene, l);
+  else if (strcmp(t[0], "raise") == 0)
+    nw_scene_move_layer(scene, l, (guint)index + 1);
+  else if (strcmp(t[0], "lower") == 0)
+    nw_scene_move_layer(scene, l, (guint)MAX(index - 1, 0));
   else
     nw_layer_set_visible(l, strcmp(t[0], "show") == 0);
   return TRUE;
@@ -394,7 +400,8 @@ gboolean nw_script_run_line(NwWindow *w, const char *line, int cell, GError **er
     return run_layer_setting(w, t, n, line, error);
   } else if (strcmp(cmd, "blend") == 0 || strcmp(cmd, "tile") == 0 || strcmp(cmd, "curtain") == 0) {
     return run_compare_setting(w, t, n, line, error);
-  } else if (strcmp(cmd, "show") == 0 || strcmp(cmd, "hide") == 0 || strcmp(cmd, "active") == 0) {
+  } else if (strcmp(cmd, "show") == 0 || strcmp(cmd, "hide") == 0 || strcmp(cmd, "active") == 0 ||
+             strcmp(cmd, "raise") == 0 || strcmp(cmd, "lower") == 0) {
     return run_visibility(w, t, n, line, error);
   } else if (strcmp(cmd, "status") == 0) {
     printf("status: %s\n", nw_window_get_status_text(w));

@@ -10,6 +10,8 @@
  *   preset NAME [LAYER]  auto | full | ct-brain | ct-soft | ct-bone
  *   view NAME            grid | axial | coronal | sagittal | 3d (maximise)
  *   show LAYER | hide LAYER | active LAYER
+ *   raise LAYER | lower LAYER          one place up / down the drawing order
+ *   layers               print "layers: TOP | ... | BOTTOM", the layer list's rows
  *   field STYLE LAYER    grid | arrows | magnitude | log-jacobian
  *   colormap MAP LAYER | opacity F LAYER | step K LAYER (grid/arrow spacing, voxels)
  *   screenshot PATH      the current layout (see nw_window_save_screenshot)

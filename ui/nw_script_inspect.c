@@ -1,6 +1,6 @@
 /* nw_script_inspect.c — script commands that read back or drive what the window shows the
  * user, for tests and the user guide (see nw_script.h): the sidebar page and its switcher,
- * the menus as drawn (labels and accelerators).
+ * the menus as drawn (labels and accelerators), the layer list's rows.
  * They print what the widgets themselves hold, not what the code meant to put there.
  * Main thread only. */
 #include <stdio.h>
@@ -69,10 +69,24 @@ static gboolean run_menu(NwWindow *w, char **t, const char *line, GError **error
   return TRUE;
 }
 
+/* layers: "layers: TOP | ... | BOTTOM", the layer list's rows as shown. */
+static gboolean run_layers(NwWindow *w)
+{
+  g_autoptr(GPtrArray) rows = nw_layer_list_get_rows(nw_window_get_layer_list(w));
+  printf("layers:");
+  for (guint i = 0; i < rows->len; i++)
+    printf("%s %s", i > 0 ? " |" : "", nw_layer_get_name(rows->pdata[i]));
+  printf("\n");
+  fflush(stdout);
+  return TRUE;
+}
+
 int nw_script_inspect(NwWindow *w, char **t, int n, const char *line, GError **error)
 {
   if (strcmp(t[0], "sidebar") == 0 && n <= 2)
     return run_sidebar(w, t, n, line, error);
+  if (strcmp(t[0], "layers") == 0 && n == 1)
+    return run_layers(w);
   if (strcmp(t[0], "menu") == 0 && n == 2)
     return run_menu(w, t, line, error);
   return -1;

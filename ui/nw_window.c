@@ -465,7 +465,8 @@ static void build_sidebar(NwWindow *w)
   gtk_widget_set_margin_top(sw, 4);
   gtk_box_pack_start(GTK_BOX(box), sw, FALSE, FALSE, 0);
   gtk_box_pack_start(GTK_BOX(box), GTK_WIDGET(w->sidebar_stack), TRUE, TRUE, 0);
-  GtkWidget *list = GTK_WIDGET(nw_layer_list_new(w->scene));
+  w->layer_list = nw_layer_list_new(w->scene);
+  GtkWidget *list = GTK_WIDGET(w->layer_list);
   gtk_stack_add_titled(w->sidebar_stack, list, "layers", "Layers");
   w->run_panel = nw_run_panel_new(w->scene);
   nw_run_panel_add_actions(w->run_panel, G_ACTION_MAP(w));
@@ -546,6 +547,11 @@ GtkMenu *nw_window_get_menu(NwWindow *w, const char *name)
                      : g_strcmp0(name, "view") == 0    ? w->view_button
                                                        : NULL;
   return b != NULL ? gtk_menu_button_get_popup(b) : NULL;
+}
+
+NwLayerList *nw_window_get_layer_list(NwWindow *w)
+{
+  return w->layer_list;
 }
 
 const char *nw_window_get_sidebar_page(NwWindow *w)

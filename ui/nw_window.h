@@ -9,6 +9,7 @@
 
 #include <gtk/gtk.h>
 
+#include "nw_layer_list.h"
 #include "nw_run_panel.h"
 #include "nw_scene.h"
 #include "nw_view.h"
@@ -53,6 +54,8 @@ void nw_window_flicker_step(NwWindow *w);
 /* The header bar's menu "primary", "compare" or "view" as shown (NULL for another name). */
 GtkMenu *nw_window_get_menu(NwWindow *w, const char *name);
 
+/* The sidebar's layer list. */
+NwLayerList *nw_window_get_layer_list(NwWindow *w);
 /* The sidebar's run panel. */
 NwRunPanel *nw_window_get_run_panel(NwWindow *w);
 /* Show the sidebar page "layers" or "run". */

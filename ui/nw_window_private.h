@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "nw_layer_list.h"
 #include "nw_run_panel.h"
 #include "nw_window.h"
 
@@ -38,6 +39,7 @@ struct _NwWindow {
   NwRunPanel *run_panel; /* the sidebar's "Run" page */
   GtkStack *sidebar_stack; /* "Layers | Run" */
   GtkStackSwitcher *sidebar_switcher;
+  NwLayerList *layer_list; /* the sidebar's "Layers" page */
 };
 
 void nw_window_install_actions(NwWindow *w);

@@ -46,5 +46,6 @@ endif()
 # Issue 15: the desktop application as ITK-SNAP and Slicer users expect it.
 if(NW_HAVE_GUI AND TARGET neurowarp)
   nw_add_gui_test(test_gui_frictions test_gui_frictions.c start-page menus
-                  preset-message version-and-usage layer-order)
+                  preset-message version-and-usage layer-order
+                  save-layer)
 endif()

@@ -4,12 +4,15 @@
  * the session and F12 / Shift+F12 taking the pictures; a preset name that is neither
  * shipped nor a file gets a message naming it, the folder searched and the presets there.
  * `neurowarp --version` answers; the usage reads "[OPTION…]" in a UTF-8 locale; layers move
- * up and down the drawing order, the list's top row being the layer drawn on top.
+ * up and down the drawing order, the list's top row being the layer drawn on top; "Save layer
+ * as" writes what was opened so that it reads back the same, and never replaces a file
+ * unasked.
  * Skips (77) without a DISPLAY. */
 #include <stdio.h>
 #include <string.h>
 
 #include "gui_testutil.h"
+#include "io_nifti.h"
 #include "testutil.h"
 
 /* The window as it comes up on the demo case: the Layers page is shown and its button is
@@ -43,6 +46,7 @@ static void test_menus(void)
   g_assert_nonnull(strstr(out, "menu: Open…\tCtrl+O\n"));
   g_assert_nonnull(strstr(out, "menu: Save session…\tCtrl+S\n"));
   g_assert_nonnull(strstr(out, "menu: Save results…\tCtrl+R\n"));
+  g_assert_nonnull(strstr(out, "menu: Save layer as…\tShift+Ctrl+S\n"));
   g_assert_nonnull(strstr(out, "menu: Screenshot of the view…\tF12\n"));
   g_assert_nonnull(strstr(out, "menu: Export the 2×2 figure…\tShift+F12\n"));
   g_assert_nonnull(strstr(out, "menu: Quit\tCtrl+Q\n"));
@@ -104,6 +108,37 @@ static void test_layer_order(void)
   nw_image_clear(&im);
 }
 
+/* An image and a field of constant displacement (2, 0, 0) voxels saved and read back. */
+static void test_save_layer(void)
+{
+  nw_gui_write_constant("image.nii.gz", 100.0f);
+  g_autoptr(NwVolume) u = nw_volume_new(50, 50, 50, 3, NULL);
+  nw_volume_set_spacing(u, 2, 2, 2);
+  for (size_t i = 0; i < nw_volume_n_voxels(u); i++)
+    u->data[i * 3] = 2.0f;
+  g_autofree char *field = nw_test_path("u.nii.gz"), *image = nw_test_path("image.nii.gz");
+  g_autoptr(GError) error = NULL;
+  g_assert_true(nw_nifti_write_field(field, u, NW_FIELD_ITK, &error));
+  g_autofree char *img_out = nw_test_path("saved_image.nii.gz");
+  g_autofree char *u_out = nw_test_path("saved_u.nii.gz");
+  g_autofree char *text = g_strdup_printf("open %s\nopen %s\nsave-layer %s image.nii.gz\n"
+                                          "save-layer %s u.nii.gz\nsave-layer %s image.nii.gz\n",
+                                          image, field, img_out, u_out, img_out);
+  g_autofree char *script = nw_gui_write_script("save.txt", text);
+  const char *args[] = {"--no-demo", "--script", script, NULL};
+  /* the third save finds the file of the first: refused, the script stops (2) */
+  g_autofree char *err = nw_gui_run(args, 2);
+  g_assert_nonnull(strstr(err, "saved_image.nii.gz: exists already"));
+  g_autoptr(NwVolume) im = nw_nifti_read(img_out, &error);
+  g_assert_no_error(error);
+  g_assert_cmpint(im->nx, ==, 50);
+  g_assert_cmpfloat(im->data[nw_volume_index(im, 10, 20, 30)], ==, 100.0f);
+  g_autoptr(NwVolume) v = nw_nifti_read_field(u_out, &error);
+  g_assert_no_error(error);
+  g_assert_cmpint(v->nc, ==, 3);
+  g_assert_cmpfloat(nw_test_max_abs_diff(u, v), <, 1e-5);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -116,5 +151,6 @@ int main(int argc, char **argv)
   g_test_add_func("/gui/preset-message", test_preset_message);
   g_test_add_func("/gui/version-and-usage", test_version_and_usage);
   g_test_add_func("/gui/layer-order", test_layer_order);
+  g_test_add_func("/gui/save-layer", test_save_layer);
   return g_test_run();
 }

@@ -22,6 +22,7 @@ static const struct {
     {"app.quit", {"<Primary>q", NULL}},
     /* Ctrl+S saves the work, as in other programs; pictures have keys of their own */
     {"win.save-session", {"<Primary>s", NULL}},
+    {"win.save-layer", {"<Primary><Shift>s", NULL}},
     {"win.screenshot", {"F12", NULL}},
     {"win.export-figure", {"<Shift>F12", NULL}},
     {"win.maximize::axial", {"1", "KP_1", NULL}},

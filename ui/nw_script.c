@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "nw_error.h"
+#include "nw_layer_save.h"
 #include "nw_run_panel.h"
 #include "nw_screenshot.h"
 #include "nw_script_private.h"
@@ -138,6 +139,17 @@ static gboolean run_layer_setting(NwWindow *w, char **t, int n, const char *line
       return nw_script_bad(error, line, "unknown preset");
   }
   return TRUE;
+}
+
+/* save-layer [--overwrite] PATH LAYER */
+static gboolean run_save_layer(NwWindow *w, char **t, int n, const char *line, GError **error)
+{
+  const int overwrite = n > 1 && strcmp(t[1], "--overwrite") == 0;
+  if (n < 3 + overwrite)
+    return nw_script_bad(error, line, "expected: save-layer [--overwrite] PATH LAYER");
+  g_autofree char *name = g_strjoinv(" ", t + 2 + overwrite);
+  NwLayer *l = named_layer(w, name, line, error);
+  return l != NULL && nw_layer_save(l, t[1 + overwrite], overwrite, error);
 }
 
 static gboolean run_compare_setting(NwWindow *w, char **t, int n, const char *line, GError **error)
@@ -403,6 +415,8 @@ gboolean nw_script_run_line(NwWindow *w, const char *line, int cell, GError **er
   } else if (strcmp(cmd, "show") == 0 || strcmp(cmd, "hide") == 0 || strcmp(cmd, "active") == 0 ||
              strcmp(cmd, "raise") == 0 || strcmp(cmd, "lower") == 0) {
     return run_visibility(w, t, n, line, error);
+  } else if (strcmp(cmd, "save-layer") == 0) {
+    return run_save_layer(w, t, n, line, error);
   } else if (strcmp(cmd, "status") == 0) {
     printf("status: %s\n", nw_window_get_status_text(w));
     fflush(stdout);

@@ -12,6 +12,8 @@
  *   show LAYER | hide LAYER | active LAYER
  *   raise LAYER | lower LAYER          one place up / down the drawing order
  *   layers               print "layers: TOP | ... | BOTTOM", the layer list's rows
+ *   save-layer [--overwrite] PATH LAYER   the layer's data to PATH (nw_layer_save.h); an
+ *                        existing file is an error unless --overwrite
  *   field STYLE LAYER    grid | arrows | magnitude | log-jacobian
  *   colormap MAP LAYER | opacity F LAYER | step K LAYER (grid/arrow spacing, voxels)
  *   screenshot PATH      the current layout (see nw_window_save_screenshot)

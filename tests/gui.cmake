@@ -48,4 +48,5 @@ if(NW_HAVE_GUI AND TARGET neurowarp)
   nw_add_gui_test(test_gui_frictions test_gui_frictions.c start-page menus
                   preset-message version-and-usage layer-order
                   save-layer)
+  nw_add_gui_test(test_gui_help test_gui_help.c help-keys about)
 endif()

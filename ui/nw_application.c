@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 
+#include "nw_help.h"
 #include "nw_script.h"
 #include "nw_window.h"
 
@@ -20,6 +21,9 @@ static const struct {
 } accels[] = {
     {"app.open", {"<Primary>o", NULL}},
     {"app.quit", {"<Primary>q", NULL}},
+    {"app.help", {"F1", NULL}},
+    /* GtkApplication's own default for the shortcuts window lists Ctrl+F1 first */
+    {"win.show-help-overlay", {"<Primary>question", "<Primary>F1", NULL}},
     /* Ctrl+S saves the work, as in other programs; pictures have keys of their own */
     {"win.save-session", {"<Primary>s", NULL}},
     {"win.save-layer", {"<Primary><Shift>s", NULL}},
@@ -106,22 +110,30 @@ static void quit_action(GSimpleAction *a, GVariant *p, gpointer data)
 
 static void about_action(GSimpleAction *a, GVariant *p, gpointer data)
 {
+  nw_help_show_about(GTK_WINDOW(active_window(data)));
+}
+
+/* F1: the user guide; a failure (no viewer for Markdown) goes to the error bar. */
+static void help_action(GSimpleAction *a, GVariant *p, gpointer data)
+{
   NwWindow *w = active_window(data);
-  gtk_show_about_dialog(w ? GTK_WINDOW(w) : NULL, "program-name", "neurowarp", "version",
-                        NW_VERSION, "comments",
-                        "Watch GPU image registration happen: compare brain scans, "
-                        "deformation fields and surfaces.",
-                        "logo-icon-name", "org.neurowarp.Neurowarp", NULL);
+  g_autoptr(GError) error = NULL;
+  if (!nw_help_show_guide(GTK_WINDOW(w), &error) && w != NULL)
+    nw_window_show_error(w, error->message);
 }
 
 static void nw_application_startup(GApplication *gapp)
 {
   G_APPLICATION_CLASS(nw_application_parent_class)->startup(gapp);
   g_set_application_name("neurowarp");
+  /* the icon is in the application's resources (icons/), which GtkApplication adds to the
+   * icon theme */
+  gtk_window_set_default_icon_name("org.neurowarp.Neurowarp");
   const GActionEntry entries[] = {
       {"open", open_action, NULL, NULL, NULL, {0}},
       {"quit", quit_action, NULL, NULL, NULL, {0}},
       {"about", about_action, NULL, NULL, NULL, {0}},
+      {"help", help_action, NULL, NULL, NULL, {0}},
   };
   g_action_map_add_action_entries(G_ACTION_MAP(gapp), entries, G_N_ELEMENTS(entries), gapp);
   for (size_t i = 0; i < G_N_ELEMENTS(accels); i++)

@@ -11,8 +11,8 @@
 #include "nw_screenshot.h"
 #include "nw_script_private.h"
 
-/* The window as the X server shows it, GL views included. */
-static gboolean screenshot_window(NwWindow *w, const char *path, GError **error)
+/* A window as the X server shows it, GL views included. */
+static gboolean screenshot_window(GtkWindow *w, const char *path, GError **error)
 {
   GdkWindow *gw = gtk_widget_get_window(GTK_WIDGET(w));
   g_autoptr(GdkPixbuf) pb =
@@ -194,9 +194,10 @@ static gboolean run_screenshot(NwWindow *w, char **t, int n, int cell, const cha
                                GError **error)
 {
   if (strcmp(t[0], "screenshot-window") == 0) {
-    if (n != 2)
-      return nw_script_bad(error, line, "expected: screenshot-window PATH");
-    return screenshot_window(w, t[1], error);
+    GtkWindow *win = n == 3 ? nw_script_find_window(t[2]) : GTK_WINDOW(w);
+    if ((n != 2 && n != 3) || win == NULL)
+      return nw_script_bad(error, line, "expected: screenshot-window PATH [WINDOW-TYPE]");
+    return screenshot_window(win, t[1], error);
   }
   if (strcmp(t[0], "screenshot") == 0) {
     if (n != 2)

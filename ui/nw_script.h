@@ -12,13 +12,20 @@
  *   show LAYER | hide LAYER | active LAYER
  *   raise LAYER | lower LAYER          one place up / down the drawing order
  *   layers               print "layers: TOP | ... | BOTTOM", the layer list's rows
+ *   key ACCEL            a key press on the window ("F1", "<Primary>question"), handled by GTK
+ *   action app.NAME|win.NAME [STRING]  activate an action, as a menu item does
+ *   windows              print "window: TYPE "TITLE"" per window on screen
+ *   window-text TYPE     print what a window of that GTK type shows: "text: ..." per shown
+ *                        label and text view, "icon: NAME (found|missing)" per named icon
+ *   click TYPE LABEL     press the button labelled LABEL in the window of that type
  *   save-layer [--overwrite] PATH LAYER   the layer's data to PATH (nw_layer_save.h); an
  *                        existing file is an error unless --overwrite
  *   field STYLE LAYER    grid | arrows | magnitude | log-jacobian
  *   colormap MAP LAYER | opacity F LAYER | step K LAYER (grid/arrow spacing, voxels)
  *   screenshot PATH      the current layout (see nw_window_save_screenshot)
  *   screenshot-view VIEW PATH          one view
- *   screenshot-window PATH             the whole window as on screen (menus, layer list)
+ *   screenshot-window PATH [TYPE]      the whole window as on screen (menus, layer list), or
+ *                        the window of that GTK type (GtkAboutDialog, GtkShortcutsWindow)
  *   status               print the status bar's text on stdout
  *   zoom VIEW FACTOR     zoom a slice view about its centre (1 = fit)
  *   flicker-period MS    time each image stays up in flicker mode (0: switch only by

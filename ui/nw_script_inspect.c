@@ -1,6 +1,7 @@
 /* nw_script_inspect.c — script commands that read back or drive what the window shows the
  * user, for tests and the user guide (see nw_script.h): the sidebar page and its switcher,
- * the menus as drawn (labels and accelerators), the layer list's rows.
+ * the menus as drawn (labels and accelerators), the layer list's rows, the windows on screen
+ * and their text; and keys pressed and actions activated as a user would.
  * They print what the widgets themselves hold, not what the code meant to put there.
  * Main thread only. */
 #include <stdio.h>
@@ -81,10 +82,157 @@ static gboolean run_layers(NwWindow *w)
   return TRUE;
 }
 
+/* key ACCEL: a key press (as gtk_accelerator_parse reads ACCEL) delivered to the window as
+ * from the keyboard: GTK's own handling (accelerators, focus widget) decides what it does.
+ * The hardware keycode and Shift come from the keymap, as GTK matches accelerators by them. */
+static gboolean run_key(NwWindow *w, const char *accel, const char *line, GError **error)
+{
+  guint keyval = 0;
+  GdkModifierType mods = 0;
+  gtk_accelerator_parse(accel, &keyval, &mods);
+  GdkWindow *gw = gtk_widget_get_window(GTK_WIDGET(w));
+  GdkDisplay *display = gtk_widget_get_display(GTK_WIDGET(w));
+  g_autofree GdkKeymapKey *keys = NULL;
+  gint n_keys = 0;
+  if (keyval == 0 || gw == NULL ||
+      !gdk_keymap_get_entries_for_keyval(gdk_keymap_get_for_display(display), keyval, &keys,
+                                         &n_keys) ||
+      n_keys == 0)
+    return nw_script_bad(error, line, "expected: key ACCEL (a key this keyboard has)");
+  GdkEvent *ev = gdk_event_new(GDK_KEY_PRESS);
+  ev->key.window = g_object_ref(gw);
+  ev->key.send_event = TRUE;
+  ev->key.time = GDK_CURRENT_TIME;
+  ev->key.keyval = keyval;
+  ev->key.state = mods | (keys[0].level == 1 ? GDK_SHIFT_MASK : 0);
+  ev->key.hardware_keycode = (guint16)keys[0].keycode;
+  ev->key.group = (guint8)keys[0].group;
+  gdk_event_set_device(ev, gdk_seat_get_keyboard(gdk_display_get_default_seat(display)));
+  gtk_main_do_event(ev);
+  gdk_event_free(ev);
+  return TRUE;
+}
+
+/* action NAME [STRING]: activate app.NAME / win.NAME (with a string target), as a menu item
+ * does. */
+static gboolean run_action(NwWindow *w, char **t, int n, const char *line, GError **error)
+{
+  GApplication *app = G_APPLICATION(gtk_window_get_application(GTK_WINDOW(w)));
+  const char *dot = strchr(t[1], '.');
+  GActionGroup *group = g_str_has_prefix(t[1], "app.")   ? G_ACTION_GROUP(app)
+                        : g_str_has_prefix(t[1], "win.") ? G_ACTION_GROUP(w)
+                                                         : NULL;
+  if (group == NULL || !g_action_group_has_action(group, dot + 1))
+    return nw_script_bad(error, line, "expected: action app.NAME|win.NAME [STRING]");
+  g_action_group_activate_action(group, dot + 1, n == 3 ? g_variant_new_string(t[2]) : NULL);
+  return TRUE;
+}
+
+/* windows: "window: TYPE "TITLE"" for every toplevel window on screen. */
+static gboolean run_windows(void)
+{
+  g_autoptr(GList) all = gtk_window_list_toplevels();
+  for (GList *l = all; l != NULL; l = l->next) {
+    GtkWindow *win = l->data;
+    if (gtk_widget_get_mapped(GTK_WIDGET(win)) &&
+        gtk_window_get_window_type(win) == GTK_WINDOW_TOPLEVEL)
+      printf("window: %s \"%s\"\n", G_OBJECT_TYPE_NAME(win),
+             gtk_window_get_title(win) != NULL ? gtk_window_get_title(win) : "");
+  }
+  fflush(stdout);
+  return TRUE;
+}
+
+/* The text a user reads in w: shown labels, text views (About's licence), named icons and
+ * whether the icon theme has them. */
+static void print_text(GtkWidget *w, gpointer unused)
+{
+  if (GTK_IS_LABEL(w) && gtk_widget_get_visible(w) && *gtk_label_get_text(GTK_LABEL(w)) != '\0')
+    printf("text: %s\n", gtk_label_get_text(GTK_LABEL(w)));
+  if (GTK_IS_TEXT_VIEW(w)) {
+    GtkTextBuffer *b = gtk_text_view_get_buffer(GTK_TEXT_VIEW(w));
+    GtkTextIter start, end;
+    gtk_text_buffer_get_bounds(b, &start, &end);
+    g_autofree char *text = gtk_text_buffer_get_text(b, &start, &end, FALSE);
+    if (*text != '\0')
+      printf("text: %s\n", text);
+  }
+  const char *icon = NULL;
+  if (GTK_IS_IMAGE(w) && gtk_image_get_storage_type(GTK_IMAGE(w)) == GTK_IMAGE_ICON_NAME)
+    gtk_image_get_icon_name(GTK_IMAGE(w), &icon, NULL);
+  if (icon != NULL && gtk_widget_get_visible(w))
+    printf("icon: %s (%s)\n", icon,
+           gtk_icon_theme_has_icon(gtk_icon_theme_get_default(), icon) ? "found" : "missing");
+  if (GTK_IS_CONTAINER(w))
+    gtk_container_forall(GTK_CONTAINER(w), print_text, unused);
+}
+
+GtkWindow *nw_script_find_window(const char *type_name)
+{
+  g_autoptr(GList) all = gtk_window_list_toplevels();
+  for (GList *l = all; l != NULL; l = l->next)
+    if (g_strcmp0(G_OBJECT_TYPE_NAME(l->data), type_name) == 0 && gtk_widget_get_mapped(l->data))
+      return l->data;
+  return NULL;
+}
+
+/* The button of w whose label reads text (a mnemonic's underscore left out), or NULL. */
+static GtkButton *find_button(GtkWidget *w, const char *text)
+{
+  const char *label = GTK_IS_BUTTON(w) ? gtk_button_get_label(GTK_BUTTON(w)) : NULL;
+  if (label != NULL) {
+    g_auto(GStrv) parts = g_strsplit(label, "_", -1);
+    g_autofree char *shown =
+        gtk_button_get_use_underline(GTK_BUTTON(w)) ? g_strjoinv("", parts) : g_strdup(label);
+    if (strcmp(shown, text) == 0)
+      return GTK_BUTTON(w);
+  }
+  GtkButton *found = NULL;
+  if (GTK_IS_CONTAINER(w)) {
+    g_autoptr(GList) children = gtk_container_get_children(GTK_CONTAINER(w));
+    for (GList *c = children; c != NULL && found == NULL; c = c->next)
+      found = find_button(c->data, text);
+  }
+  return found;
+}
+
+/* click TYPE LABEL: press the button labelled LABEL in the window of type TYPE. */
+static gboolean run_click(char **t, int n, const char *line, GError **error)
+{
+  GtkWindow *win = nw_script_find_window(t[1]);
+  g_autofree char *label = g_strjoinv(" ", t + 2);
+  GtkButton *b = win != NULL ? find_button(GTK_WIDGET(win), label) : NULL;
+  if (b == NULL)
+    return nw_script_bad(error, line, "no such window, or no button of that label in it");
+  gtk_button_clicked(b);
+  return TRUE;
+}
+
+/* window-text TYPE: what a user reads in the window of that type (print_text). */
+static gboolean run_window_text(const char *type, const char *line, GError **error)
+{
+  GtkWindow *win = nw_script_find_window(type);
+  if (win == NULL)
+    return nw_script_bad(error, line, "no window of that type on screen");
+  print_text(GTK_WIDGET(win), NULL);
+  fflush(stdout);
+  return TRUE;
+}
+
 int nw_script_inspect(NwWindow *w, char **t, int n, const char *line, GError **error)
 {
   if (strcmp(t[0], "sidebar") == 0 && n <= 2)
     return run_sidebar(w, t, n, line, error);
+  if (strcmp(t[0], "key") == 0 && n == 2)
+    return run_key(w, t[1], line, error);
+  if (strcmp(t[0], "action") == 0 && (n == 2 || n == 3))
+    return run_action(w, t, n, line, error);
+  if (strcmp(t[0], "windows") == 0 && n == 1)
+    return run_windows();
+  if (strcmp(t[0], "click") == 0 && n >= 3)
+    return run_click(t, n, line, error);
+  if (strcmp(t[0], "window-text") == 0 && n == 2)
+    return run_window_text(t[1], line, error);
   if (strcmp(t[0], "layers") == 0 && n == 1)
     return run_layers(w);
   if (strcmp(t[0], "menu") == 0 && n == 2)

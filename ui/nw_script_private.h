@@ -9,6 +9,10 @@
 /* Sets "script line \"LINE\": WHY" and returns FALSE. */
 gboolean nw_script_bad(GError **error, const char *line, const char *why);
 
+/* The first toplevel window on screen whose type is named type_name ("GtkAboutDialog"), or
+ * NULL. */
+GtkWindow *nw_script_find_window(const char *type_name);
+
 /* The inspecting commands (t: the line's n words). -1: not one of them; else TRUE/FALSE as
  * nw_script_run_line. */
 int nw_script_inspect(NwWindow *w, char **t, int n, const char *line, GError **error);

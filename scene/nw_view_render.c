@@ -1,7 +1,8 @@
 /* nw_view_render.c — drawing the scene in one view's GL context (see nw_view_render.h).
  * Layers draw bottom first: images (the compared pair through the compare shader), label
- * maps, field overlays, surface contours; then the crosshair and the orientation letters,
- * which are cairo-drawn sprites so that screenshots carry them.
+ * maps, field overlays, surface contours; then the crosshair, the orientation letters and
+ * the colour and scale bars (nw_view_overlay.h), cairo-drawn sprites so that screenshots
+ * carry them.
  * Main thread, with the view's GL context current. */
 #include "nw_view_render.h"
 
@@ -14,6 +15,7 @@
 #include "live_source.h"
 #include "mesh_renderer.h"
 #include "nw_gl.h"
+#include "nw_view_overlay.h"
 
 const float nw_crosshair_color[4] = {1.0f, 0.85f, 0.0f, 0.9f};
 const float nw_view_background[3] = {0.06f, 0.06f, 0.08f};
@@ -57,6 +59,7 @@ struct NwViewGpu {
   GHashTable *entries;  /* cache->entries */
   GHashTable *lives;    /* cache->lives */
   NwSprite *letters[6]; /* L R A P S I */
+  NwViewOverlay *overlay; /* colour bars and scale bar */
 };
 
 static const char cache_key[] = "nw-gpu-cache";
@@ -141,6 +144,7 @@ NwViewGpu *nw_view_gpu_new(GObject *share_group, GError **error)
   gpu->lives = gpu->cache->lives;
   for (int i = 0; i < 6; i++)
     gpu->letters[i] = letter_sprite(letter_chars[i]);
+  gpu->overlay = nw_view_overlay_new();
   return gpu;
 }
 
@@ -151,6 +155,7 @@ void nw_view_gpu_free(NwViewGpu *gpu)
   cache_unref(gpu->cache);
   for (int i = 0; i < 6; i++)
     nw_sprite_free(gpu->letters[i]);
+  nw_view_overlay_free(gpu->overlay);
   nw_renderer_free(gpu->r);
   g_free(gpu);
 }
@@ -446,6 +451,9 @@ void nw_view_render_slice(NwViewGpu *gpu, NwScene *scene, const NwSliceGeometry 
   draw_contours(gpu, scene, g, mvp);
   draw_crosshair(gpu, scene, g, mvp);
   draw_letters(gpu, g);
+  NwOverlayLayout overlay;
+  nw_view_overlay_layout(scene, g, &overlay);
+  nw_view_overlay_draw(gpu->overlay, gpu->r, &overlay, g);
   glUseProgram(0);
   glBindVertexArray(0);
 }

@@ -49,4 +49,5 @@ if(NW_HAVE_GUI AND TARGET neurowarp)
                   preset-message version-and-usage layer-order
                   save-layer)
   nw_add_gui_test(test_gui_help test_gui_help.c help-keys about)
+  nw_add_gui_test(test_gui_bars test_gui_bars.c difference-bar log-jacobian-bar scale-bar)
 endif()

@@ -378,7 +378,7 @@ gboolean nw_script_run_line(NwWindow *w, const char *line, int cell, GError **er
   const int job = run_job_command(w, t, n, line, error);
   if (job >= 0)
     return job;
-  const int inspected = nw_script_inspect(w, t, n, line, error);
+  const int inspected = nw_script_inspect(w, t, n, cell, line, error);
   if (inspected >= 0)
     return inspected;
   if (strcmp(cmd, "open") == 0 && n >= 2) {

@@ -18,6 +18,9 @@
  *   window-text TYPE     print what a window of that GTK type shows: "text: ..." per shown
  *                        label and text view, "icon: NAME (found|missing)" per named icon
  *   click TYPE LABEL     press the button labelled LABEL in the window of that type
+ *   overlay VIEW         print the colour bars and scale bar of a slice view as
+ *                        screenshot-view draws it: "overlay: bar "TITLE" MAP LO HI strip X Y W
+ *                        H" per bar, "overlay: scale MM mm bar X Y W H"
  *   save-layer [--overwrite] PATH LAYER   the layer's data to PATH (nw_layer_save.h); an
  *                        existing file is an error unless --overwrite
  *   field STYLE LAYER    grid | arrows | magnitude | log-jacobian

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "nw_script_private.h"
+#include "nw_view_overlay.h"
 
 /* sidebar [layers|run]: switch the page, or print "sidebar: page P · switch S". */
 static gboolean run_sidebar(NwWindow *w, char **t, int n, const char *line, GError **error)
@@ -219,8 +220,34 @@ static gboolean run_window_text(const char *type, const char *line, GError **err
   return TRUE;
 }
 
-int nw_script_inspect(NwWindow *w, char **t, int n, const char *line, GError **error)
+/* overlay VIEW: the colour bars and scale bar of a slice view as screenshot-view draws it
+ * (2 cell pixels square): "overlay: bar "TITLE" MAP LO..HI strip X Y W H" per bar, then
+ * "overlay: scale MM mm bar X Y W H". */
+static gboolean run_overlay(NwWindow *w, const char *view, int cell, const char *line,
+                            GError **error)
 {
+  NwViewKind k;
+  if (!nw_view_kind_from_name(view, &k) || k == NW_VIEW_3D)
+    return nw_script_bad(error, line, "expected: overlay axial|coronal|sagittal");
+  NwSliceGeometry g = nw_view_get_slice_geometry(nw_window_get_view(w, k), 2 * cell, 2 * cell);
+  NwOverlayLayout lay;
+  nw_view_overlay_layout(nw_window_get_scene(w), &g, &lay);
+  for (int i = 0; i < lay.n_bars; i++) {
+    const NwColorBar *b = &lay.bars[i];
+    printf("overlay: bar \"%s\" %s %g %g strip %d %d %d %d\n", b->title,
+           nw_colormap_name(b->colormap), b->lo, b->hi, b->strip.x, b->strip.y, b->strip.width,
+           b->strip.height);
+  }
+  printf("overlay: scale %g mm bar %d %d %d %d\n", lay.scale_mm, lay.scale.x, lay.scale.y,
+         lay.scale.width, lay.scale.height);
+  fflush(stdout);
+  return TRUE;
+}
+
+int nw_script_inspect(NwWindow *w, char **t, int n, int cell, const char *line, GError **error)
+{
+  if (strcmp(t[0], "overlay") == 0 && n == 2)
+    return run_overlay(w, t[1], cell, line, error);
   if (strcmp(t[0], "sidebar") == 0 && n <= 2)
     return run_sidebar(w, t, n, line, error);
   if (strcmp(t[0], "key") == 0 && n == 2)

@@ -13,8 +13,8 @@ gboolean nw_script_bad(GError **error, const char *line, const char *why);
  * NULL. */
 GtkWindow *nw_script_find_window(const char *type_name);
 
-/* The inspecting commands (t: the line's n words). -1: not one of them; else TRUE/FALSE as
- * nw_script_run_line. */
-int nw_script_inspect(NwWindow *w, char **t, int n, const char *line, GError **error);
+/* The inspecting commands (t: the line's n words; cell: pixels per view in screenshots).
+ * -1: not one of them; else TRUE/FALSE as nw_script_run_line. */
+int nw_script_inspect(NwWindow *w, char **t, int n, int cell, const char *line, GError **error);
 
 #endif

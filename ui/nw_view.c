@@ -442,6 +442,11 @@ void nw_view_set_zoom(NwView *v, double zoom)
   gtk_gl_area_queue_render(GTK_GL_AREA(v));
 }
 
+NwSliceGeometry nw_view_get_slice_geometry(NwView *v, int width, int height)
+{
+  return slice_geometry(v, width, height);
+}
+
 NwViewKind nw_view_get_kind(NwView *v)
 {
   return v->kind;

@@ -13,6 +13,7 @@
 #include <gtk/gtk.h>
 
 #include "nw_scene.h"
+#include "view_geometry.h"
 
 G_BEGIN_DECLS
 
@@ -27,6 +28,9 @@ G_DECLARE_FINAL_TYPE(NwView, nw_view, NW, VIEW, GtkGLArea)
 
 NwView *nw_view_new(NwViewKind kind, NwScene *scene);
 NwViewKind nw_view_get_kind(NwView *v);
+/* What a slice view shows at width x height pixels (its zoom and pan, the crosshair's
+ * slice), as it draws it and as a snapshot of that size would. */
+NwSliceGeometry nw_view_get_slice_geometry(NwView *v, int width, int height);
 /* Zoom to fit, no pan, default 3D camera. */
 void nw_view_reset(NwView *v);
 /* Zoom of a slice view about the view centre: 1 fits the scene box (clamped to 0.2..50). */

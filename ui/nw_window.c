@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "nw_layer_list.h"
+#include "nw_layer_readout.h"
 #include "nw_loader.h"
 #include "nw_screenshot.h"
 #include "nw_window_private.h"
@@ -34,16 +35,7 @@ static void append_values(NwWindow *w, GString *s, const double ras[3])
                              floor(ijk[1] + 0.5), floor(ijk[2] + 0.5));
       have_voxel = TRUE;
     }
-    double v;
-    if (!nw_layer_get_visible(l) || !nw_layer_value_at(l, ras, &v))
-      continue;
-    const char *name = nw_layer_get_name(l);
-    if (nw_layer_get_kind(l) == NW_LAYER_FIELD)
-      g_string_append_printf(s, "   %s |u| %.2f mm", name, v);
-    else if (nw_layer_get_kind(l) == NW_LAYER_LABELS)
-      g_string_append_printf(s, "   %s %.0f", name, v);
-    else
-      g_string_append_printf(s, "   %s %.4g", name, v);
+    nw_layer_append_readout(l, ras, s); /* the value as the layer is drawn */
   }
 }
 

@@ -112,6 +112,7 @@ void nw_render_slice_layer(NwRenderer *r, const double mvp[16], const float quad
   nw_gl_set_float(p, "u_opacity", style->opacity);
   nw_gl_set_int(p, "u_label", style->colormap == NW_COLORMAP_LABEL);
   nw_gl_set_int(p, "u_clear_below", style->clear_below);
+  nw_gl_set_int(p, "u_clear_centre", style->clear_centre);
   blend_straight_alpha();
   stream_quad(r, quad);
   glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);

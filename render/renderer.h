@@ -35,6 +35,8 @@ typedef struct {
   float opacity;        /* 0..1 */
   gboolean clear_below; /* values up to lo + 5 % of hi - lo are transparent (heat maps
                            over anatomy, empty background of 3D slice planes) */
+  gboolean clear_centre; /* values within 2.5 % of hi - lo of the middle are transparent
+                            (diverging overlays such as a Jacobian map show only change) */
 } NwLayerStyle;
 
 /* A scalar layer; label maps (colormap NW_COLORMAP_LABEL) use the integer lookup. */

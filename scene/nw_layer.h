@@ -87,6 +87,16 @@ void nw_layer_set_auto_window(NwLayer *l, float lo, float hi);
 /* Surfaces without scalars, field grid and arrows: RGB, 0..1. */
 const float *nw_layer_get_color(NwLayer *l);
 
+/* An image of det J (log_scale FALSE: neutral at 1) or of log det J (TRUE: neutral at 0),
+ * the way Jacobian maps are read: a diverging overlay, red where the transformation expands,
+ * blue where it compresses, over a range symmetric about the neutral value that holds the
+ * image's 0.5..99.5 % values, rounded up to 0.05 (0.05..1 for det J, 0.05..2 for log det J);
+ * opacity 0.7, the neutral middle transparent so that the anatomy shows where nothing
+ * changes. Such a map is an overlay: it is not one of the images compared. */
+void nw_layer_show_as_jacobian(NwLayer *l, gboolean log_scale);
+/* TRUE for an image drawn over the anatomy (a Jacobian map) rather than one to compare. */
+gboolean nw_layer_is_overlay(NwLayer *l);
+
 /* How a field is drawn. The one display rule of fields: a log-Jacobian map gets the
  * diverging colour map over a symmetric range around 0 (no volume change) that holds the
  * field's log det J, rounded up to 0.05 and between 0.05 and 2 (0.5 when it cannot be

@@ -12,6 +12,7 @@
 #include "marching_cubes.h"
 #include "nw_error.h"
 #include "nw_layer.h"
+#include "nw_loader_private.h"
 #include "resample.h"
 #include "smooth.h"
 
@@ -47,6 +48,19 @@ static gboolean name_suggests_labels(const char *base)
   return FALSE;
 }
 
+/* A Jacobian map by its name, as neurowarp and other tools write them (PREFIX_jacobian,
+ * jac.nii.gz, logjacobian, log_jac...): 1 det J, 2 log det J, 0 neither. */
+static int jacobian_kind(const char *base)
+{
+  g_autofree char *lower = g_ascii_strdown(base, -1);
+  if (strstr(lower, "jac") == NULL)
+    return 0;
+  return strstr(lower, "logjac") != NULL || strstr(lower, "log_jac") != NULL ||
+                 strstr(lower, "log-jac") != NULL
+             ? 2
+             : 1;
+}
+
 static gboolean is_field_header(const NwNiftiInfo *info)
 {
   if (info->ndim >= 5 && info->dim[5] == 3)
@@ -64,6 +78,8 @@ GPtrArray *nw_load_file(const char *path, GError **error)
     g_set_error(error, NW_ERROR, NW_ERROR_IO, "%s: no such file", path);
     return NULL;
   }
+  if (g_str_has_suffix(path, ".json"))
+    return nw_load_run_summary(path, error);
   if (nw_mesh_format_from_name(path) != NW_MESH_AUTO) {
     NwSurface *s = nw_mesh_read(path, error);
     if (s == NULL)
@@ -89,6 +105,8 @@ GPtrArray *nw_load_file(const char *path, GError **error)
                                                                                   : NW_LAYER_IMAGE;
   NwLayer *l = nw_layer_new_volume(kind, base, v);
   nw_layer_set_path(l, path);
+  if (kind == NW_LAYER_IMAGE && jacobian_kind(base) != 0)
+    nw_layer_show_as_jacobian(l, jacobian_kind(base) == 2);
   g_ptr_array_add(out, l);
   return g_steal_pointer(&out);
 }

@@ -72,7 +72,7 @@ void nw_scene_add_layer(NwScene *s, NwLayer *layer)
   g_ptr_array_add(s->layers, g_object_ref(layer));
   g_signal_connect(layer, "changed", G_CALLBACK(on_layer_changed), s);
   const NwLayerKind kind = nw_layer_get_kind(layer);
-  if (kind == NW_LAYER_IMAGE) {
+  if (kind == NW_LAYER_IMAGE && !nw_layer_is_overlay(layer)) {
     if (s->compare_a == NULL)
       s->compare_a = layer;
     else if (s->compare_b == NULL)

@@ -27,8 +27,8 @@ G_DECLARE_FINAL_TYPE(NwScene, nw_scene, NW, SCENE, GObject)
 
 NwScene *nw_scene_new(void);
 
-/* Layers, bottom first. The scene keeps a reference. The first two images become the
- * compared pair A and B. */
+/* Layers, bottom first. The scene keeps a reference. The first two images (not overlays,
+ * nw_layer_is_overlay) become the compared pair A and B. */
 void nw_scene_add_layer(NwScene *s, NwLayer *layer);
 void nw_scene_remove_layer(NwScene *s, NwLayer *layer);
 guint nw_scene_n_layers(NwScene *s);

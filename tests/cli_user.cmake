@@ -6,3 +6,7 @@ if(NW_PYTHON3)
                    $<TARGET_FILE:neurowarp-cli>)
   set_tests_properties(cli_user_test PROPERTIES SKIP_RETURN_CODE 77 LABELS "cli" TIMEOUT 300)
 endif()
+nw_add_test(test_cli_info_mesh SOURCES test_cli_info_mesh.c LABELS cli)
+target_compile_definitions(test_cli_info_mesh PRIVATE
+                           NW_CLI_BINARY="$<TARGET_FILE:neurowarp-cli>")
+add_dependencies(test_cli_info_mesh neurowarp-cli)

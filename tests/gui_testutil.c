@@ -6,8 +6,8 @@
 #include "io_nifti.h"
 #include "testutil.h"
 
-#ifndef NW_GUI_BINARY
-#error "NW_GUI_BINARY must name the neurowarp executable"
+#if !defined(NW_GUI_BINARY) || !defined(NW_CLI_BINARY)
+#error "NW_GUI_BINARY and NW_CLI_BINARY must name the neurowarp and neurowarp-cli executables"
 #endif
 
 void nw_image_load(NwImage *im, const char *path)
@@ -89,6 +89,32 @@ char *nw_gui_run_env(const char *const *args, const char *const *env_extra, int 
 char *nw_gui_run_out(const char *const *args, int want_status, char **out_text)
 {
   return nw_gui_run_env(args, NULL, want_status, out_text);
+}
+
+char *nw_gui_run_cli(const char *const *args, int want_status, char **err_text)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new();
+  g_ptr_array_add(argv, (char *)NW_CLI_BINARY);
+  for (int i = 0; args[i] != NULL; i++)
+    g_ptr_array_add(argv, (char *)args[i]);
+  g_ptr_array_add(argv, NULL);
+  char *out = NULL, *err = NULL;
+  int status = 0;
+  g_autoptr(GError) error = NULL;
+  g_assert_true(g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out,
+                             &err, &status, &error));
+  g_assert_no_error(error);
+  g_autoptr(GError) wait_error = NULL;
+  int code = 0;
+  if (!g_spawn_check_wait_status(status, &wait_error))
+    code = wait_error->domain == G_SPAWN_EXIT_ERROR ? wait_error->code : -1;
+  if (code != want_status)
+    g_error("neurowarp-cli: exit status %d, wanted %d; stderr:\n%s", code, want_status, err);
+  if (err_text != NULL)
+    *err_text = err;
+  else
+    g_free(err);
+  return out;
 }
 
 char *nw_gui_run(const char *const *args, int want_status)

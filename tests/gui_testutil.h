@@ -35,6 +35,9 @@ char *nw_gui_run_out(const char *const *args, int want_status, char **out_text);
 char *nw_gui_run_env(const char *const *args, const char *const *env_extra, int want_status,
                      char **out_text);
 char *nw_gui_run(const char *const *args, int want_status);
+/* Run neurowarp-cli with args (NULL-terminated); asserts the exit status; returns stdout
+ * (stderr in *err_text when given). */
+char *nw_gui_run_cli(const char *const *args, int want_status, char **err_text);
 /* The environment nw_gui_run gives the application (g_strfreev). */
 char **nw_gui_environ(void);
 

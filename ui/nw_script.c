@@ -420,6 +420,7 @@ gboolean nw_script_run_line(NwWindow *w, const char *line, int cell, GError **er
     return run_save_layer(w, t, n, line, error);
   } else if (strcmp(cmd, "status") == 0) {
     printf("status: %s\n", nw_window_get_status_text(w));
+    printf("compare: %s\n", nw_window_get_compare_text(w));
     fflush(stdout);
   } else if (strcmp(cmd, "zoom") == 0) {
     NwViewKind k;

@@ -29,7 +29,8 @@
  *   screenshot-view VIEW PATH          one view
  *   screenshot-window PATH [TYPE]      the whole window as on screen (menus, layer list), or
  *                        the window of that GTK type (GtkAboutDialog, GtkShortcutsWindow)
- *   status               print the status bar's text on stdout
+ *   status               print the status bar's text on stdout ("status: ..."), then the
+ *                        comparison bar's ("compare: MODE: A vs B")
  *   zoom VIEW FACTOR     zoom a slice view about its centre (1 = fit)
  *   flicker-period MS    time each image stays up in flicker mode (0: switch only by
  *                        flicker-step, for a known phase)

@@ -116,6 +116,11 @@ const char *nw_window_get_status_text(NwWindow *w)
   return gtk_label_get_text(w->status_label);
 }
 
+const char *nw_window_get_compare_text(NwWindow *w)
+{
+  return gtk_label_get_text(w->compare_label);
+}
+
 const char *nw_window_get_error_text(NwWindow *w)
 {
   return w->error_text;

@@ -37,6 +37,8 @@ gboolean nw_window_views_ready(NwWindow *w);
 void nw_window_show_error(NwWindow *w, const char *message);
 const char *nw_window_get_error_text(NwWindow *w);
 
+/* The comparison bar's text: "MODE: A vs B". */
+const char *nw_window_get_compare_text(NwWindow *w);
 /* The status bar's text (coordinates and values at the crosshair or pointer). */
 const char *nw_window_get_status_text(NwWindow *w);
 

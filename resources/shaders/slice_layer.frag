@@ -8,6 +8,7 @@ uniform mat4 u_ras_to_tex;  // world RAS mm -> texture coordinates
 uniform float u_lo, u_hi, u_opacity;
 uniform int u_label;        // 1: label map
 uniform int u_clear_below;  // 1: values up to lo + 5 % of the range are transparent
+uniform int u_clear_centre; // 1: values within 2.5 % of the range of its middle are too
 out vec4 frag;
 
 bool inside(vec3 tc) { return all(greaterThanEqual(tc, vec3(0.0))) && all(lessThanEqual(tc, vec3(1.0))); }
@@ -29,7 +30,7 @@ void main()
     c = texelFetch(u_lut, 1 + (l - 1) % 255, 0);
   } else {
     float t = (v - u_lo) / max(u_hi - u_lo, 1e-20);
-    if (u_clear_below == 1 && t <= 0.05)
+    if ((u_clear_below == 1 && t <= 0.05) || (u_clear_centre == 1 && abs(t - 0.5) <= 0.025))
       discard;
     c = lut(t);
   }

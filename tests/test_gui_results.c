@@ -1,0 +1,106 @@
+/* test_gui_results.c — opening results as ITK-SNAP and Slicer users expect (issue 15, point
+ * 3), on the running application under X: a run's summary JSON opens the run's files with
+ * the fixed image and the warped result compared and the rest hidden; a Jacobian map opens
+ * as a diverging overlay (transparent where nothing changes) with its colour bar. Skips
+ * (77) without a DISPLAY. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gui_testutil.h"
+#include "io_nifti.h"
+#include "testutil.h"
+
+/* The demo pair registered by neurowarp-cli (3 iterations), then its summary opened. */
+static void test_open_summary(void)
+{
+  g_autofree char *dir = nw_test_path("demo");
+  const char *demo[] = {"demo-data", dir, NULL};
+  g_free(nw_gui_run_cli(demo, 0, NULL));
+  g_autofree char *fixed = g_build_filename(dir, "fixed_2mm.nii.gz", NULL);
+  g_autofree char *moving = g_build_filename(dir, "moving_2mm.nii.gz", NULL);
+  g_autofree char *fl = g_build_filename(dir, "fixed_labels_2mm.nii.gz", NULL);
+  g_autofree char *ml = g_build_filename(dir, "moving_labels_2mm.nii.gz", NULL);
+  g_autofree char *prefix = g_build_filename(dir, "r", NULL);
+  const char *reg[] = {"demons", fixed,
+                       moving,   "-o",
+                       prefix,   "--levels",
+                       "1",      "--iterations",
+                       "3",      "--device",
+                       "cpu",    "--fixed-labels",
+                       fl,       "--moving-labels",
+                       ml,       NULL};
+  g_free(nw_gui_run_cli(reg, 0, NULL));
+  g_autofree char *text = g_strdup_printf("open %s_summary.json\nlayers\nstatus\nquit\n", prefix);
+  g_autofree char *script = nw_gui_write_script("summary.txt", text);
+  const char *args[] = {"--no-demo", "--script", script, NULL};
+  g_autofree char *out = NULL;
+  g_autofree char *err = nw_gui_run_out(args, 0, &out);
+  /* every file of the run is a layer: inputs, warped image and labels, fields, Jacobian */
+  const char *layers = strstr(out, "layers: ");
+  g_assert_nonnull(layers);
+  static const char *const names[] = {"fixed_2mm.nii.gz",  "moving_2mm.nii.gz", "r_warped.nii.gz",
+                                      "r_forward.nii.gz",  "r_inverse.nii.gz",  "r_velocity.nii.gz",
+                                      "r_jacobian.nii.gz", "r_labels.nii.gz"};
+  for (gsize i = 0; i < G_N_ELEMENTS(names); i++) {
+    g_autofree char *row = g_strdup_printf(" %s ", names[i]);
+    g_autofree char *last = g_strdup_printf(" %s\n", names[i]);
+    g_assert_true(strstr(layers, row) != NULL || strstr(layers, last) != NULL);
+  }
+  /* shown: fixed and warped only (the status bar lists the visible layers' values) */
+  const char *status = strstr(out, "status: ");
+  g_assert_nonnull(status);
+  g_assert_nonnull(strstr(status, "fixed_2mm.nii.gz "));
+  g_assert_nonnull(strstr(status, "r_warped.nii.gz "));
+  g_assert_null(strstr(status, "moving_2mm"));
+  g_assert_null(strstr(status, "r_jacobian"));
+  g_assert_null(strstr(status, "r_forward"));
+  g_assert_nonnull(strstr(status, "\ncompare: blend: fixed_2mm.nii.gz vs r_warped.nii.gz\n"));
+  g_assert_null(strstr(err, "error"));
+}
+
+/* An image of 100 under a Jacobian map: 1 (no change) on the left half, 1.3 on the right. */
+static void test_jacobian_overlay(void)
+{
+  nw_gui_write_constant("anatomy.nii.gz", 100.0f);
+  g_autoptr(NwVolume) j = nw_volume_new(50, 50, 50, 1, NULL);
+  nw_volume_set_spacing(j, 2, 2, 2);
+  for (int k = 0; k < 50; k++)
+    for (int y = 0; y < 50; y++)
+      for (int x = 0; x < 50; x++)
+        j->data[nw_volume_index(j, x, y, k)] = x < 25 ? 1.0f : 1.3f;
+  g_autofree char *jpath = nw_test_path("run_jacobian.nii.gz");
+  g_autofree char *anatomy = nw_test_path("anatomy.nii.gz"), *shot = nw_test_path("jac.png");
+  g_autoptr(GError) error = NULL;
+  g_assert_true(nw_nifti_write(jpath, j, NW_DT_FLOAT32, FALSE, &error));
+  g_autofree char *text = g_strdup_printf(
+      "open %s\nopen %s\noverlay axial\nscreenshot-view axial %s\nquit\n", anatomy, jpath, shot);
+  g_autofree char *script = nw_gui_write_script("jac.txt", text);
+  const char *args[] = {"--no-demo", "--shot-size", "200", "--script", script, NULL};
+  g_autofree char *out = NULL;
+  g_autofree char *err = nw_gui_run_out(args, 0, &out);
+  /* diverging about 1, the range holding 1.3 */
+  g_assert_nonnull(strstr(out, "overlay: bar \"run_jacobian.nii.gz\" diverging 0.7 1.3 strip "));
+  NwImage im;
+  nw_image_load(&im, shot);
+  /* world x < 49 mm: det J = 1, transparent: the anatomy's white */
+  nw_image_assert_rgb(&im, 100, 100, 255, 255, 255, 2);
+  /* det J = 1.3: the red end at 70 % over white */
+  const guint8 *p = nw_image_at(&im, 300, 100);
+  g_assert_cmpint(p[0], >, 180);
+  g_assert_cmpint(p[1], <, 110);
+  g_assert_cmpint(p[0] - p[2], >, 60);
+  nw_image_clear(&im);
+}
+
+int main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  if (g_getenv("DISPLAY") == NULL || g_getenv("DISPLAY")[0] == '\0') {
+    printf("SKIP: no DISPLAY (run under xvfb-run)\n");
+    return NW_TEST_SKIP;
+  }
+  g_test_add_func("/gui/open-summary", test_open_summary);
+  g_test_add_func("/gui/jacobian-overlay", test_jacobian_overlay);
+  return g_test_run();
+}

@@ -151,10 +151,15 @@ GPtrArray *nw_load_demo(double spacing_mm, GError **error)
   NwLayer *labels =
       nw_layer_new_volume(NW_LAYER_LABELS, "labels", g_steal_pointer(&c.fixed_labels));
   nw_layer_set_visible(labels, FALSE);
+  /* a run warps these with the moving image and reports Dice against the fixed labels */
+  NwLayer *mlabels =
+      nw_layer_new_volume(NW_LAYER_LABELS, "moving labels", g_steal_pointer(&c.moving_labels));
+  nw_layer_set_visible(mlabels, FALSE);
   g_ptr_array_add(out, fixed);
   g_ptr_array_add(out, moving);
   g_ptr_array_add(out, w);
   g_ptr_array_add(out, labels);
+  g_ptr_array_add(out, mlabels);
   add_field_layers(out, "true field", g_steal_pointer(&c.true_field), NULL);
   nw_layer_set_visible(g_ptr_array_index(out, out->len - 2), FALSE); /* the field's grid */
   NwLayer *surf = brain_surface(nw_layer_get_volume(fixed), nw_layer_surface_iso(fixed), error);

@@ -20,7 +20,7 @@ G_BEGIN_DECLS
 /* Synchronous (any thread): a GPtrArray of NwLayer* (freeing the array unrefs them). */
 GPtrArray *nw_load_file(const char *path, GError **error);
 /* The demo case at spacing_mm (nw_demo_make): fixed and moving images, the moving image
- * warped by the true field (hidden), the fixed labels (hidden), the true field and its
+ * warped by the true field (hidden), the fixed and moving labels (hidden), the true field and its
  * log-Jacobian (hidden), and a brain surface by marching cubes of the smoothed fixed
  * image. */
 GPtrArray *nw_load_demo(double spacing_mm, GError **error);

@@ -51,5 +51,6 @@ if(NW_HAVE_GUI AND TARGET neurowarp)
                   save-layer)
   nw_add_gui_test(test_gui_help test_gui_help.c help-keys about)
   nw_add_gui_test(test_gui_bars test_gui_bars.c difference-bar log-jacobian-bar scale-bar)
-  nw_add_gui_test(test_gui_results test_gui_results.c open-summary jacobian-overlay)
+  nw_add_gui_test(test_gui_results test_gui_results.c open-summary jacobian-overlay
+                  run-summary)
 endif()

@@ -1,8 +1,9 @@
 /* test_gui_results.c — opening results as ITK-SNAP and Slicer users expect (issue 15, point
  * 3), on the running application under X: a run's summary JSON opens the run's files with
  * the fixed image and the warped result compared and the rest hidden; a Jacobian map opens
- * as a diverging overlay (transparent where nothing changes) with its colour bar. Skips
- * (77) without a DISPLAY. */
+ * as a diverging overlay (transparent where nothing changes) with its colour bar; the end of
+ * a run says what was achieved and which files were saved (point 7). Skips (77) without a
+ * DISPLAY. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +94,61 @@ static void test_jacobian_overlay(void)
   nw_image_clear(&im);
 }
 
+/* The demo's registration, two levels: the Run page's summary of it, then of the save. */
+static void test_run_summary(void)
+{
+  g_autofree char *dir = nw_test_path("saved");
+  g_assert_cmpint(g_mkdir_with_parents(dir, 0755), ==, 0);
+  g_autofree char *text = g_strdup_printf(
+      "demo\nmethod demons\ndevice cpu\nparam levels 2\nparam iterations 3\nrun-summary\nrun\n"
+      "wait-state finished\nrun-summary\nsave-results %s/out\nrun-summary\nquit\n",
+      dir);
+  g_autofree char *script = nw_gui_write_script("summary-run.txt", text);
+  const char *args[] = {"--no-demo", "--script", script, NULL};
+  g_autofree char *out = NULL;
+  g_autofree char *err = nw_gui_run_out(args, 0, &out);
+  /* nothing before a run has ended */
+  g_assert_nonnull(strstr(out, "run-summary: none\n"));
+  /* how it ended, iterations per level, time, device */
+  const char *s = strstr(out, "run-summary: Finished: ");
+  g_assert_nonnull(s);
+  int n = 0, l1 = 0, l2 = 0;
+  double seconds = -1;
+  g_assert_cmpint(
+      sscanf(s, "run-summary: Finished: %d iterations (levels %d + %d) in %lf s on the CPU", &n,
+             &l1, &l2, &seconds),
+      ==, 4);
+  g_assert_cmpint(n, ==, l1 + l2);
+  g_assert_cmpint(l1, >=, 1);
+  g_assert_cmpfloat(seconds, >, 0.0);
+  /* the metric improved from its value before the registration */
+  double ncc0 = 0, ncc1 = 0;
+  const char *ncc = strstr(s, "run-summary: NCC ");
+  g_assert_nonnull(ncc);
+  g_assert_cmpint(sscanf(ncc, "run-summary: NCC %lf → %lf", &ncc0, &ncc1), ==, 2);
+  g_assert_cmpfloat(ncc1, >, ncc0);
+  g_assert_nonnull(strstr(ncc, " · smallest det J "));
+  /* Dice of the demo's labels (the moving labels warped with the image) */
+  double d1 = 0, d0 = 0;
+  unsigned labels = 0;
+  const char *dice = strstr(s, "run-summary: Dice ");
+  g_assert_nonnull(dice);
+  g_assert_cmpint(
+      sscanf(dice, "run-summary: Dice %lf (before %lf), mean over %u labels", &d1, &d0, &labels),
+      ==, 3);
+  g_assert_cmpfloat(d1, >, d0);
+  g_assert_cmpuint(labels, >, 1);
+  /* after saving: the files, all of which exist */
+  g_autofree char *saved = g_strdup_printf("run-summary: Saved 7 files in %s: out_warped.nii.gz, "
+                                           "out_forward.nii.gz, out_inverse.nii.gz, "
+                                           "out_velocity.nii.gz, out_jacobian.nii.gz, "
+                                           "out_labels.nii.gz, out_surface.gii\n",
+                                           dir);
+  g_assert_nonnull(strstr(out, saved));
+  g_autofree char *labels_file = g_build_filename(dir, "out_labels.nii.gz", NULL);
+  g_assert_true(g_file_test(labels_file, G_FILE_TEST_IS_REGULAR));
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -102,5 +158,6 @@ int main(int argc, char **argv)
   }
   g_test_add_func("/gui/open-summary", test_open_summary);
   g_test_add_func("/gui/jacobian-overlay", test_jacobian_overlay);
+  g_test_add_func("/gui/run-summary", test_run_summary);
   return g_test_run();
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "nw_error.h"
+#include "nw_run_summary.h"
 #include "nw_session.h"
 
 
@@ -379,9 +380,19 @@ static void on_run_iteration(NwRun *r, gpointer report_ptr, double ms, gpointer 
   nw_run_panel_update_readouts(p);
 }
 
+/* The end of run 1 in words below the readouts; hidden while a job runs. */
+static void show_summary(NwRunPanel *p)
+{
+  g_autofree char *text = p->runs[0] != NULL ? nw_run_summary_text(p->runs[0]) : NULL;
+  gtk_label_set_text(p->summary, text != NULL ? text : "");
+  gtk_widget_set_visible(GTK_WIDGET(p->summary), text != NULL);
+}
+
 static void on_run_state(NwRun *r, int state, gpointer data)
 {
   NwRunPanel *p = data;
+  if (r == p->runs[0])
+    show_summary(p);
   if (state == NW_JOB_FAILED && nw_run_get_error(r) != NULL) {
     g_autofree char *msg = g_strdup_printf("run %s failed: %s", nw_run_get_label(r),
                                            nw_run_get_error(r)->message);
@@ -524,6 +535,11 @@ NwRun *nw_run_panel_get_run(NwRunPanel *p, int job)
   return p->runs[job];
 }
 
+const char *nw_run_panel_get_summary(NwRunPanel *p)
+{
+  return gtk_widget_get_visible(GTK_WIDGET(p->summary)) ? gtk_label_get_text(p->summary) : NULL;
+}
+
 NwPlot *nw_run_panel_get_plot(NwRunPanel *p)
 {
   return p->plot;
@@ -568,6 +584,12 @@ static void build_controls(NwRunPanel *p, GtkBox *box)
   p->readout_ms = readout(box, "readout-ms");
   p->readout_device = readout(box, "readout-device");
   p->readout_path = readout(box, "readout-path");
+  p->summary = GTK_LABEL(gtk_label_new(NULL));
+  gtk_widget_set_name(GTK_WIDGET(p->summary), "run-summary");
+  gtk_label_set_xalign(p->summary, 0.0f);
+  gtk_label_set_line_wrap(p->summary, TRUE);
+  gtk_label_set_selectable(p->summary, TRUE);
+  gtk_box_pack_start(box, GTK_WIDGET(p->summary), FALSE, FALSE, 0);
   GtkWidget *live = gtk_check_button_new_with_label("Live view");
   gtk_actionable_set_action_name(GTK_ACTIONABLE(live), "win.live-view");
   gtk_widget_set_tooltip_text(live, "Draw the job's state every display frame (F7); off, the "
@@ -655,6 +677,8 @@ NwRunPanel *nw_run_panel_new(NwScene *scene)
   g_signal_connect_swapped(p->scene, "changed", G_CALLBACK(nw_run_panel_update_readouts), p);
   gtk_widget_show_all(GTK_WIDGET(p));
   gtk_widget_hide(p->second_box);
+  gtk_widget_hide(GTK_WIDGET(p->summary));
+  gtk_widget_set_no_show_all(GTK_WIDGET(p->summary), TRUE);
   gtk_widget_set_no_show_all(p->second_box, TRUE); /* the window's show_all leaves it hidden */
   g_autoptr(GPtrArray) names = nw_method_names();
   if (names->len > 0) {

@@ -322,6 +322,14 @@ static int run_job_command(NwWindow *w, char **t, int n, const char *line, GErro
     return nw_plot_save_png(nw_run_panel_get_plot(p), t[1], 640, 480, error);
   if (strcmp(cmd, "readouts") == 0 && n == 1)
     return run_readouts(p);
+  if (strcmp(cmd, "run-summary") == 0 && n == 1) {
+    const char *text = nw_run_panel_get_summary(p);
+    g_auto(GStrv) lines = g_strsplit(text != NULL ? text : "none", "\n", -1);
+    for (int i = 0; lines[i] != NULL; i++)
+      printf("run-summary: %s\n", lines[i]);
+    fflush(stdout);
+    return TRUE;
+  }
   if (g_str_has_prefix(cmd, "wait-") && n == 2)
     return TRUE; /* the runner waits for these (script_wait) */
   return -1;

@@ -63,6 +63,8 @@
  *                        --overwrite (which replaces them and removes the stale ones)
  *   session-save PATH | session-open PATH
  *   screenshot-plot PATH the live plot, 640 x 480 PNG
+ *   run-summary          print what the Run page says of the ended run, "run-summary: LINE"
+ *                        per line ("run-summary: none" before a run has ended)
  *   readouts             print "readouts: iteration I · ms M · path P · shown S" on stdout,
  *                        then " | job 2 iteration ..." the same for a second job
  * Empty lines and lines starting with # are skipped. A bad line or a failed screenshot

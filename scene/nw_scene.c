@@ -12,6 +12,7 @@ struct _NwScene {
   NwCompareStyle compare;
   double crosshair[3];
   gboolean crosshair_set;
+  gboolean radiological; /* axial and coronal views mirrored left-right */
   gboolean interop; /* live CUDA frames can reach the views by interop */
   char *interop_why;
 };
@@ -218,6 +219,19 @@ void nw_scene_set_crosshair(NwScene *s, const double ras[3])
   s->crosshair_set = TRUE;
   g_signal_emit(s, signals[SIG_CROSSHAIR_MOVED], 0);
   nw_scene_changed(s);
+}
+
+void nw_scene_set_radiological(NwScene *s, gboolean radiological)
+{
+  if (s->radiological != !!radiological) {
+    s->radiological = !!radiological;
+    nw_scene_changed(s);
+  }
+}
+
+gboolean nw_scene_get_radiological(NwScene *s)
+{
+  return s->radiological;
 }
 
 void nw_scene_get_bounds(NwScene *s, double lo[3], double hi[3])

@@ -58,6 +58,12 @@ gboolean nw_scene_comparing(NwScene *s);
 void nw_scene_get_crosshair(NwScene *s, double ras[3]);
 void nw_scene_set_crosshair(NwScene *s, const double ras[3]);
 
+/* Radiological convention: the axial and coronal views show the patient's right on the
+ * screen's left (as Slicer does by default); FALSE (the default): neurological, right on
+ * the right. Emits "changed". */
+void nw_scene_set_radiological(NwScene *s, gboolean radiological);
+gboolean nw_scene_get_radiological(NwScene *s);
+
 /* World box (RAS mm) of all volume layers (else surfaces; else a 200 mm cube). */
 void nw_scene_get_bounds(NwScene *s, double lo[3], double hi[3]);
 /* Voxel size (mm) of the first volume layer along world axis `axis`, for slice steps. */

@@ -428,7 +428,7 @@ static void draw_crosshair(NwViewGpu *gpu, NwScene *scene, const NwSliceGeometry
 static void draw_letters(NwViewGpu *gpu, const NwSliceGeometry *g)
 {
   const char *l[4];
-  nw_plane_letters(g->plane, l);
+  nw_slice_geometry_letters(g, l);
   int w = g->width, h = g->height;
   const double pos[4][2] = {
       {4, 0.5 * h - 11}, {w - 24, 0.5 * h - 11}, {0.5 * w - 10, 4}, {0.5 * w - 10, h - 26}};
@@ -477,6 +477,37 @@ static void plane_quad(NwScene *scene, NwPlane plane, float quad[12], float outl
     memcpy(outline + 3 * k, quad + 3 * ring[k], 3 * sizeof(float));
 }
 
+/* The orientation marker of the 3D view: the R (red), A (green) and S (blue) axes from a
+ * point near the bottom-left corner, turned as the camera turns them (the rotation part of
+ * view), each labelled at its tip; drawn in pixels over everything. */
+static void draw_orientation_marker(NwViewGpu *gpu, const double view[16], int w, int h)
+{
+  static const float colors[3][4] = {
+      {0.95f, 0.25f, 0.25f, 1.0f}, {0.25f, 0.85f, 0.25f, 1.0f}, {0.35f, 0.55f, 1.0f, 1.0f}};
+  static const char letters[3] = {'R', 'A', 'S'};
+  const double size = MAX(MIN(w, h) * 0.08, 16.0);
+  const double cx = 14.0 + size, cy = h - 14.0 - size; /* pixels, top-left origin */
+  /* pixels -> clip (row-major) */
+  const double mvp[16] = {2.0 / w, 0, 0, -1, 0, -2.0 / h, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1};
+  for (int a = 0; a < 3; a++) {
+    /* the axis in eye space: column a of the view rotation; screen y points down */
+    const double dx = view[0 * 4 + a], dy = -view[1 * 4 + a];
+    const double len = MAX(sqrt(dx * dx + dy * dy), 1e-6);
+    const double tx = cx + size * dx, ty = cy + size * dy, nx = -dy / len, ny = dx / len;
+    float seg[18];
+    for (int k = 0; k < 3; k++) { /* three pixels wide: core profile lines are one */
+      const float o = (float)(k - 1);
+      const float s[6] = {(float)(cx + o * nx), (float)(cy + o * ny), 0,
+                          (float)(tx + o * nx), (float)(ty + o * ny), 0};
+      memcpy(seg + 6 * k, s, sizeof s);
+    }
+    nw_render_lines(gpu->r, mvp, seg, 6, colors[a]);
+    const NwSprite *sp = gpu->letters[strchr(letter_chars, letters[a]) - letter_chars];
+    nw_render_sprite(gpu->r, sp, tx + 0.35 * size * dx - 0.5 * sp->width,
+                     ty + 0.35 * size * dy - 0.5 * sp->height, w, h);
+  }
+}
+
 void nw_view_render_3d(NwViewGpu *gpu, NwScene *scene, const NwOrbitCamera *cam)
 {
   prune(gpu, scene);
@@ -516,6 +547,7 @@ void nw_view_render_3d(NwViewGpu *gpu, NwScene *scene, const NwOrbitCamera *cam)
     nw_render_mesh(gpu->r, mesh, view, mvp, &st);
   }
   glDisable(GL_DEPTH_TEST);
+  draw_orientation_marker(gpu, view, cam->width, cam->height);
   glUseProgram(0);
   glBindVertexArray(0);
 }

@@ -53,4 +53,5 @@ if(NW_HAVE_GUI AND TARGET neurowarp)
   nw_add_gui_test(test_gui_bars test_gui_bars.c difference-bar log-jacobian-bar scale-bar)
   nw_add_gui_test(test_gui_results test_gui_results.c open-summary jacobian-overlay
                   run-summary)
+  nw_add_gui_test(test_gui_orientation test_gui_orientation.c radiological orientation-marker)
 endif()

@@ -180,6 +180,9 @@ static void options_to_script(GVariantDict *o, GPtrArray *lines)
     g_ptr_array_add(lines, g_strdup_printf("window %.9g %.9g", x, y));
   if (g_variant_dict_lookup(o, "view", "&s", &s))
     g_ptr_array_add(lines, g_strdup_printf("view %s", s));
+  gboolean radiological = FALSE;
+  if (g_variant_dict_lookup(o, "radiological", "b", &radiological) && radiological)
+    g_ptr_array_add(lines, g_strdup("radiological on"));
 }
 
 static gboolean read_script(const char *path, GPtrArray *lines, GError **error)
@@ -283,6 +286,8 @@ static const GOptionEntry options[] = {
     {"curtain", 0, 0, G_OPTION_ARG_DOUBLE, NULL, "Curtain position, 0..1 of the view width", "F"},
     {"blend", 0, 0, G_OPTION_ARG_DOUBLE, NULL, "Blend weight of the second image, 0..1", "W"},
     {"crosshair", 0, 0, G_OPTION_ARG_STRING, NULL, "Crosshair at world RAS mm", "X,Y,Z"},
+    {"radiological", 0, 0, G_OPTION_ARG_NONE, NULL,
+     "Radiological convention: the patient's right on the screen's left", NULL},
     {"window", 0, 0, G_OPTION_ARG_DOUBLE, NULL, "Window width of the image layers (with --level)",
      "W"},
     {"level", 0, 0, G_OPTION_ARG_DOUBLE, NULL, "Window centre of the image layers", "L"},

@@ -441,6 +441,16 @@ gboolean nw_script_run_line(NwWindow *w, const char *line, int cell, GError **er
     if (n != 2 || !parse_double(t[1], &ms) || ms < 0 || ms > 60000)
       return nw_script_bad(error, line, "expected: flicker-period MS (0..60000)");
     nw_window_set_flicker_period(w, (guint)ms);
+  } else if (strcmp(cmd, "radiological") == 0) {
+    if (n != 2 || (strcmp(t[1], "on") != 0 && strcmp(t[1], "off") != 0))
+      return nw_script_bad(error, line, "expected: radiological on|off");
+    g_action_group_change_action_state(ag, "radiological",
+                                       g_variant_new_boolean(strcmp(t[1], "on") == 0));
+  } else if (strcmp(cmd, "camera") == 0) {
+    double yaw, pitch;
+    if (n != 3 || !parse_double(t[1], &yaw) || !parse_double(t[2], &pitch))
+      return nw_script_bad(error, line, "expected: camera YAW PITCH (degrees)");
+    nw_view_set_camera(nw_window_get_view(w, NW_VIEW_3D), yaw, pitch);
   } else if (strcmp(cmd, "flicker-step") == 0 && n == 1) {
     nw_window_flicker_step(w);
   } else if (strcmp(cmd, "sleep") == 0) {

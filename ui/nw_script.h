@@ -18,9 +18,10 @@
  *   window-text TYPE     print what a window of that GTK type shows: "text: ..." per shown
  *                        label and text view, "icon: NAME (found|missing)" per named icon
  *   click TYPE LABEL     press the button labelled LABEL in the window of that type
- *   overlay VIEW         print the colour bars and scale bar of a slice view as
- *                        screenshot-view draws it: "overlay: bar "TITLE" MAP LO HI strip X Y W
- *                        H" per bar, "overlay: scale MM mm bar X Y W H"
+ *   overlay VIEW         print the orientation letters, colour bars and scale bar of a slice
+ *                        view as screenshot-view draws it: "overlay: letters L R T B", then
+ *                        "overlay: bar "TITLE" MAP LO HI strip X Y W H" per bar, "overlay:
+ *                        scale MM mm bar X Y W H"
  *   save-layer [--overwrite] PATH LAYER   the layer's data to PATH (nw_layer_save.h); an
  *                        existing file is an error unless --overwrite
  *   field STYLE LAYER    grid | arrows | magnitude | log-jacobian
@@ -32,6 +33,8 @@
  *   status               print the status bar's text on stdout ("status: ..."), then the
  *                        comparison bar's ("compare: MODE: A vs B")
  *   zoom VIEW FACTOR     zoom a slice view about its centre (1 = fit)
+ *   camera YAW PITCH     the 3D view's camera, degrees (0 0: from posterior, R on the right)
+ *   radiological on|off  the patient's right on the screen's left in axial and coronal views
  *   flicker-period MS    time each image stays up in flicker mode (0: switch only by
  *                        flicker-step, for a known phase)
  *   flicker-step         switch the flicker between A and B once

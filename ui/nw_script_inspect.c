@@ -232,6 +232,9 @@ static gboolean run_overlay(NwWindow *w, const char *view, int cell, const char 
   NwSliceGeometry g = nw_view_get_slice_geometry(nw_window_get_view(w, k), 2 * cell, 2 * cell);
   NwOverlayLayout lay;
   nw_view_overlay_layout(nw_window_get_scene(w), &g, &lay);
+  const char *letters[4];
+  nw_slice_geometry_letters(&g, letters);
+  printf("overlay: letters %s %s %s %s\n", letters[0], letters[1], letters[2], letters[3]);
   for (int i = 0; i < lay.n_bars; i++) {
     const NwColorBar *b = &lay.bars[i];
     printf("overlay: bar \"%s\" %s %g %g strip %d %d %d %d\n", b->title,

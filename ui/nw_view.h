@@ -33,6 +33,9 @@ NwViewKind nw_view_get_kind(NwView *v);
 NwSliceGeometry nw_view_get_slice_geometry(NwView *v, int width, int height);
 /* Zoom to fit, no pan, default 3D camera. */
 void nw_view_reset(NwView *v);
+/* The 3D view's camera: yaw about S and pitch towards S, degrees (view_geometry.h: yaw 0,
+ * pitch 0 looks from posterior, R on the right). */
+void nw_view_set_camera(NwView *v, double yaw_deg, double pitch_deg);
 /* Zoom of a slice view about the view centre: 1 fits the scene box (clamped to 0.2..50). */
 void nw_view_set_zoom(NwView *v, double zoom);
 /* TRUE once the GL context is up and the renderers are built. */

@@ -180,6 +180,14 @@ static void fullscreen(GSimpleAction *a, GVariant *p, gpointer data)
     gtk_window_unfullscreen(GTK_WINDOW(w));
 }
 
+/* View → Radiological convention: the patient's right on the screen's left in the axial
+ * and coronal views. */
+static void radiological(GSimpleAction *a, GVariant *state, gpointer data)
+{
+  g_simple_action_set_state(a, state);
+  nw_scene_set_radiological(NW_WINDOW(data)->scene, g_variant_get_boolean(state));
+}
+
 static void window_preset(GSimpleAction *a, GVariant *p, gpointer data)
 {
   NwWindow *w = NW_WINDOW(data);
@@ -203,6 +211,7 @@ void nw_window_install_actions(NwWindow *w)
       {"maximize", maximize, "s", "'grid'", NULL, {0}},
       {"reset-views", reset_views, NULL, NULL, NULL, {0}},
       {"fullscreen", fullscreen, NULL, "false", NULL, {0}},
+      {"radiological", NULL, NULL, "false", radiological, {0}},
       {"window-preset", window_preset, "s", NULL, NULL, {0}},
   };
   g_action_map_add_action_entries(G_ACTION_MAP(w), entries, G_N_ELEMENTS(entries), w);

@@ -22,6 +22,7 @@ struct _NwLayer {
   float color[3];
   NwFieldShow field_show;
   gboolean overlay; /* a map over the anatomy, not an image to compare */
+  NwLabelTable *label_table; /* label maps: names and colours, or NULL */
   int grid_step_vox;
   float data_min, data_max;   /* finite values (fields: |u| in mm; surfaces: scalars) */
   float robust_lo, robust_hi; /* the "auto" window: 0.5 and 99.5 percentiles of the
@@ -127,6 +128,7 @@ static void nw_layer_finalize(GObject *obj)
   g_free(l->path);
   nw_volume_free(l->volume);
   nw_surface_free(l->surface);
+  nw_label_table_unref(l->label_table);
   G_OBJECT_CLASS(nw_layer_parent_class)->finalize(obj);
 }
 
@@ -413,6 +415,27 @@ void nw_layer_set_grid_step(NwLayer *l, int step_vox)
     l->grid_step_vox = step_vox;
     changed(l);
   }
+}
+
+/* ---- label names ---- */
+
+void nw_layer_set_label_table(NwLayer *l, NwLabelTable *table)
+{
+  if (table == l->label_table)
+    return;
+  nw_label_table_unref(l->label_table);
+  l->label_table = table;
+  changed(l);
+}
+
+NwLabelTable *nw_layer_get_label_table(NwLayer *l)
+{
+  return l->label_table;
+}
+
+const char *nw_layer_get_label_name(NwLayer *l, int label)
+{
+  return l->label_table != NULL ? nw_label_table_name(l->label_table, label) : NULL;
 }
 
 /* ---- live layers ---- */

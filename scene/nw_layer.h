@@ -19,6 +19,7 @@
 #include <glib-object.h>
 
 #include "live_source.h"
+#include "nw_label_table.h"
 #include "renderer.h"
 #include "surface.h"
 #include "volume.h"
@@ -107,6 +108,13 @@ void nw_layer_set_field_show(NwLayer *l, NwFieldShow show);
 /* Grid lines / arrows every step voxels (>= 1). */
 int nw_layer_get_grid_step(NwLayer *l);
 void nw_layer_set_grid_step(NwLayer *l, int step_vox);
+
+/* Label maps: the names and colours of their labels (nw_label_table.h; taken: a reference);
+ * NULL: bare numbers in the default colours. Emits "changed". */
+void nw_layer_set_label_table(NwLayer *l, NwLabelTable *table);
+NwLabelTable *nw_layer_get_label_table(NwLayer *l);
+/* The label's name in the layer's table, or NULL. */
+const char *nw_layer_get_label_name(NwLayer *l, int label);
 
 /* ---- live layers (of a running job, nw_run.h) ---- */
 /* The job's frame source (render/live_source.h), which the views ask for a frame once per

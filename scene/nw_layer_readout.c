@@ -52,9 +52,12 @@ void nw_layer_append_readout(NwLayer *l, const double ras[3], GString *out)
       g_string_append_printf(out, "   %s |u| %.2f mm", name, v);
     }
     break;
-  case NW_LAYER_LABELS:
-    g_string_append_printf(out, "   %s %.0f", name, v);
+  case NW_LAYER_LABELS: {
+    const char *label = nw_layer_get_label_name(l, (int)v);
+    g_string_append_printf(out, "   %s %.0f%s%s", name, v, label != NULL ? " " : "",
+                           label != NULL ? label : "");
     break;
+  }
   default:
     g_string_append_printf(out, "   %s %.4g", name, v);
     break;

@@ -10,7 +10,8 @@
 G_BEGIN_DECLS
 
 /* Appends "   NAME VALUE" for a visible layer with voxels at ras (RAS mm); nothing
- * otherwise. VALUE: "100" (images, "%.4g"), "37" (labels), "|u| 2.89 mm" (fields drawn as
+ * otherwise. VALUE: "100" (images, "%.4g"), "37 Hippocampus_L" (labels, with the name from
+ * the layer's label table when it has one), "|u| 2.89 mm" (fields drawn as
  * grid, arrows or magnitude), "log det J 0.123" or "det J -0.050 (folded)" (fields drawn as
  * the log-Jacobian, from central differences at the voxel under ras, as the views compute
  * it). */

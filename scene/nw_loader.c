@@ -105,6 +105,8 @@ GPtrArray *nw_load_file(const char *path, GError **error)
                                                                                   : NW_LAYER_IMAGE;
   NwLayer *l = nw_layer_new_volume(kind, base, v);
   nw_layer_set_path(l, path);
+  if (kind == NW_LAYER_LABELS)
+    nw_layer_set_label_table(l, nw_label_table_find_for(path));
   if (kind == NW_LAYER_IMAGE && jacobian_kind(base) != 0)
     nw_layer_show_as_jacobian(l, jacobian_kind(base) == 2);
   g_ptr_array_add(out, l);
@@ -151,6 +153,8 @@ GPtrArray *nw_load_demo(double spacing_mm, GError **error)
   NwLayer *labels =
       nw_layer_new_volume(NW_LAYER_LABELS, "labels", g_steal_pointer(&c.fixed_labels));
   nw_layer_set_visible(labels, FALSE);
+  if (!c.is_phantom) /* AAL: mricron-data's names and colours */
+    nw_layer_set_label_table(labels, nw_label_table_find_for(NW_MRICRON_TEMPLATES "/aal.nii.gz"));
   /* a run warps these with the moving image and reports Dice against the fixed labels */
   NwLayer *mlabels =
       nw_layer_new_volume(NW_LAYER_LABELS, "moving labels", g_steal_pointer(&c.moving_labels));

@@ -30,6 +30,8 @@ typedef struct {
   gboolean used;
   NwGlLive *live; /* layers of a run on the interop path: the job's GL objects (borrowed from
                      the cache's lives) */
+  GLuint label_colors;        /* label maps with a table: their colours (nw_label_colors_new) */
+  NwLabelTable *colors_table; /* the table they were made from (a reference) */
 } GpuEntry;
 
 /* The interop objects of one live job, shared by its layers and the views. */
@@ -71,6 +73,9 @@ static void entry_free(gpointer p)
   GpuEntry *e = p;
   nw_gl_volume_free(e->vol);
   nw_gl_mesh_free(e->mesh);
+  if (e->label_colors != 0)
+    glDeleteTextures(1, &e->label_colors);
+  nw_label_table_unref(e->colors_table);
   for (int a = 0; a < 3; a++)
     if (e->contour[a] != NULL)
       g_array_free(e->contour[a], TRUE);
@@ -306,6 +311,34 @@ static void clear_view(int w, int h, gboolean depth)
     glDisable(GL_DEPTH_TEST);
 }
 
+/* The colour texture of a label layer with a table (0 without one), made again when the
+ * layer gets another table: the table's colours, the default label colours where it has
+ * none, label 0 transparent. */
+static GLuint label_colors(GpuEntry *e)
+{
+  NwLabelTable *t = nw_layer_get_label_table(e->layer);
+  if (t != e->colors_table) {
+    if (e->label_colors != 0)
+      glDeleteTextures(1, &e->label_colors);
+    e->label_colors = 0;
+    nw_label_table_unref(e->colors_table);
+    e->colors_table = t != NULL ? nw_label_table_ref(t) : NULL;
+  }
+  if (t == NULL || e->label_colors != 0)
+    return e->label_colors;
+  float lo, hi;
+  nw_layer_get_data_range(e->layer, &lo, &hi);
+  const int n = CLAMP(MAX(nw_label_table_max_index(t), (int)hi) + 1, 1, 65536);
+  guint8 lut[NW_LUT_SIZE * 4];
+  nw_colormap_fill(NW_COLORMAP_LABEL, lut);
+  g_autofree guint8 *rgba = g_malloc0((size_t)n * 4);
+  for (int l = 1; l < n; l++)
+    if (!nw_label_table_color(t, l, rgba + 4 * l))
+      memcpy(rgba + 4 * l, lut + 4 * nw_colormap_label_index(l), 4);
+  e->label_colors = nw_label_colors_new(rgba, n);
+  return e->label_colors;
+}
+
 /* Images and label maps on one quad (2D view rectangle or 3D slice plane). */
 static void draw_volumes(NwViewGpu *gpu, NwScene *scene, const double mvp[16], const float quad[12],
                          int viewport_w, gboolean clear_background)
@@ -333,6 +366,8 @@ static void draw_volumes(NwViewGpu *gpu, NwScene *scene, const double mvp[16], c
       if (vb != NULL)
         nw_render_slice_compare(gpu->r, mvp, quad, vol, &st, vb, &sb,
                                 nw_scene_get_compare(scene), viewport_w);
+    } else if (kind == NW_LAYER_LABELS) {
+      nw_render_slice_labels(gpu->r, mvp, quad, vol, &st, label_colors(e));
     } else {
       nw_render_slice_layer(gpu->r, mvp, quad, vol, &st);
     }

@@ -54,4 +54,5 @@ if(NW_HAVE_GUI AND TARGET neurowarp)
   nw_add_gui_test(test_gui_results test_gui_results.c open-summary jacobian-overlay
                   run-summary)
   nw_add_gui_test(test_gui_orientation test_gui_orientation.c radiological orientation-marker)
+  nw_add_gui_test(test_gui_labels test_gui_labels.c mricron-table freesurfer-itksnap aal)
 endif()

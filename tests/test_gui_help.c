@@ -39,15 +39,18 @@ static char *register_viewer(void)
 static void test_help_keys(void)
 {
   g_autofree char *opened = register_viewer();
-  g_autofree char *script =
-      nw_gui_write_script("help.txt", "key F1\nkey <Primary>question\nsleep 1500\nwindows\n"
-                                      "window-text GtkShortcutsWindow\nmenu primary\nquit\n");
+  g_autofree char *script = nw_gui_write_script(
+      "help.txt", "key F1\nkey <Primary>question\nwait-window GtkShortcutsWindow\nwindows\n"
+                  "window-text GtkShortcutsWindow\nmenu primary\nquit\n");
   const char *args[] = {"--no-demo", "--script", script, NULL};
   g_autofree char *out = NULL;
   g_autofree char *err = nw_gui_run_out(args, 0, &out);
   /* F1: the viewer was given the guide */
+  /* the viewer is a process of its own: give it time to start */
   g_autofree char *got = NULL;
-  g_assert_true(g_file_get_contents(opened, &got, NULL, NULL));
+  for (int i = 0; i < 200 && !g_file_get_contents(opened, &got, NULL, NULL); i++)
+    g_usleep(50000);
+  g_assert_nonnull(got);
   g_strchomp(got);
   /* GIO hands a local file to "%u" as its path */
   g_autofree char *path =
@@ -82,7 +85,7 @@ static void test_about(void)
 {
   g_autofree char *shot = nw_test_path("about.png");
   g_autofree char *text = g_strdup_printf(
-      "action app.about\nsleep 500\nscreenshot-window %s GtkAboutDialog\n"
+      "action app.about\nwait-window GtkAboutDialog\nscreenshot-window %s GtkAboutDialog\n"
       "click GtkAboutDialog Credits\nwindow-text GtkAboutDialog\nclick GtkAboutDialog License\n"
       "window-text GtkAboutDialog\nquit\n",
       shot);

@@ -8,6 +8,7 @@
 #include "io_mesh.h"
 #include "io_nifti.h"
 #include "nw_error.h"
+#include "nw_label_table.h"
 #include "nw_layer.h"
 #include "nw_layer_readout.h"
 #include "nw_loader.h"
@@ -363,6 +364,40 @@ static void test_scale_bar_length(void)
   g_assert_cmpfloat(nw_scale_bar_mm(0.0, 100), ==, 0.0);
 }
 
+/* Label tables: the three text formats side by side, and a bad line named. */
+static void test_label_table_formats(void)
+{
+  g_autofree char *path = nw_test_path("labels.txt");
+  g_assert_true(g_file_set_contents(path,
+                                    "# comment\n"
+                                    "3 Caudate_L 7001\n"                       /* MRIcron */
+                                    "4\tThalamus 0 128 255 0\n"                /* FreeSurfer */
+                                    "  5  10 20 30  0.5  1 1  \"Two words\"\n" /* ITK-SNAP */
+                                    "  6  10 20 30  1.0  0 1  \"Hidden\"\n",
+                                    -1, NULL));
+  g_autoptr(NwLabelTable) t = nw_label_table_new();
+  g_autoptr(GError) error = NULL;
+  g_assert_true(nw_label_table_load(t, path, &error));
+  g_assert_cmpstr(nw_label_table_name(t, 3), ==, "Caudate_L");
+  g_assert_cmpstr(nw_label_table_name(t, 4), ==, "Thalamus");
+  g_assert_cmpstr(nw_label_table_name(t, 5), ==, "Two words");
+  g_assert_null(nw_label_table_name(t, 7));
+  guint8 c[4];
+  g_assert_false(nw_label_table_color(t, 3, c));
+  g_assert_true(nw_label_table_color(t, 4, c));
+  g_assert_cmpint(c[2], ==, 255);
+  g_assert_cmpint(c[3], ==, 255);
+  g_assert_true(nw_label_table_color(t, 5, c));
+  g_assert_cmpint(c[3], ==, 128);
+  g_assert_true(nw_label_table_color(t, 6, c));
+  g_assert_cmpint(c[3], ==, 0);
+  g_assert_cmpint(nw_label_table_max_index(t), ==, 6);
+  g_autofree char *bad = nw_test_path("bad.txt");
+  g_assert_true(g_file_set_contents(bad, "1 One\nnot a label\n", -1, NULL));
+  g_assert_false(nw_label_table_load(t, bad, &error));
+  g_assert_nonnull(strstr(error->message, "bad.txt: line 2 is not a label"));
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -374,5 +409,6 @@ int main(int argc, char **argv)
   g_test_add_func("/scene-layer/loader-kinds", test_loader_kinds);
   g_test_add_func("/scene-layer/readout-as-drawn", test_readout_as_drawn);
   g_test_add_func("/scene-layer/scale-bar-length", test_scale_bar_length);
+  g_test_add_func("/scene-layer/label-table-formats", test_label_table_formats);
   return g_test_run();
 }

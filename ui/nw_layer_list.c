@@ -24,6 +24,7 @@ typedef struct {
   GtkRange *opacity;
   GtkComboBox *colormap, *field_show;
   GtkSpinButton *lo, *hi;
+  GtkLabel *table; /* label maps: the files their names come from */
 } Row;
 
 static NwLayer *row_layer(GtkWidget *w)
@@ -137,6 +138,22 @@ static GtkSpinButton *range_spin(NwLayerList *ll, NwLayer *l, float value, GCall
   return GTK_SPIN_BUTTON(tagged(s, l));
 }
 
+/* Where a label map's names come from: the files' names (full paths in the tooltip). */
+static void show_table(GtkLabel *label, NwLayer *l)
+{
+  NwLabelTable *t = nw_layer_get_label_table(l);
+  g_autoptr(GString) shown = g_string_new(NULL);
+  g_auto(GStrv) files = g_strsplit(t != NULL ? nw_label_table_sources(t) : "", "; ", -1);
+  for (int i = 0; files[i] != NULL && files[i][0] != '\0'; i++) {
+    g_autofree char *base = g_path_get_basename(files[i]);
+    g_string_append_printf(shown, "%s%s", i > 0 ? ", " : "", base);
+  }
+  gtk_label_set_text(label, shown->len > 0 ? shown->str : "numbers only");
+  gtk_widget_set_tooltip_text(GTK_WIDGET(label), t != NULL
+                                                     ? nw_label_table_sources(t)
+                                                     : "Main menu → Load label names and colours…");
+}
+
 /* The row's widgets take the layer's values (a setting changed elsewhere: a script, a
  * window/level drag, a preset, or the field drawing that brings its own colours). */
 static void sync_row(NwLayerList *ll, Row *row, NwLayer *l)
@@ -153,6 +170,8 @@ static void sync_row(NwLayerList *ll, Row *row, NwLayer *l)
     set_range_spin(row->lo, l, st->lo);
   if (row->hi != NULL && gtk_spin_button_get_value(row->hi) != st->hi)
     set_range_spin(row->hi, l, st->hi);
+  if (row->table != NULL)
+    show_table(row->table, l);
   ll->syncing = FALSE;
 }
 
@@ -239,6 +258,16 @@ static GtkWidget *controls_row(NwLayerList *ll, NwLayer *l, Row *r)
     gtk_grid_attach(GTK_GRID(grid), caption("draw as", l), 0, row, 1, 1);
     gtk_grid_attach(GTK_GRID(grid), fs, 1, row++, 3, 1);
     r->field_show = GTK_COMBO_BOX(fs);
+  }
+  if (nw_layer_get_kind(l) == NW_LAYER_LABELS) {
+    GtkWidget *names = tagged(gtk_label_new(NULL), l);
+    gtk_widget_set_name(names, "layer-label-table");
+    gtk_label_set_xalign(GTK_LABEL(names), 0.0f);
+    gtk_label_set_ellipsize(GTK_LABEL(names), PANGO_ELLIPSIZE_MIDDLE);
+    r->table = GTK_LABEL(names);
+    show_table(r->table, l);
+    gtk_grid_attach(GTK_GRID(grid), caption("names", l), 0, row, 1, 1);
+    gtk_grid_attach(GTK_GRID(grid), names, 1, row++, 3, 1);
   }
   if (nw_layer_get_kind(l) != NW_LAYER_LABELS && mapped) {
     r->lo = range_spin(ll, l, st->lo, G_CALLBACK(on_lo));

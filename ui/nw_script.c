@@ -11,12 +11,25 @@
 #include "nw_screenshot.h"
 #include "nw_script_private.h"
 
-/* A window as the X server shows it, GL views included. */
+/* The main window as the X server shows it, GL views included; another window (a dialog,
+ * no GL) drawn by GTK itself now, so that a window just opened is pictured whole even before
+ * the X server has its first frame. */
 static gboolean screenshot_window(GtkWindow *w, const char *path, GError **error)
 {
   GdkWindow *gw = gtk_widget_get_window(GTK_WIDGET(w));
-  g_autoptr(GdkPixbuf) pb =
-      gdk_pixbuf_get_from_window(gw, 0, 0, gdk_window_get_width(gw), gdk_window_get_height(gw));
+  g_autoptr(GdkPixbuf) pb = NULL;
+  if (NW_IS_WINDOW(w)) {
+    pb = gdk_pixbuf_get_from_window(gw, 0, 0, gdk_window_get_width(gw), gdk_window_get_height(gw));
+  } else {
+    const int width = gtk_widget_get_allocated_width(GTK_WIDGET(w)),
+              height = gtk_widget_get_allocated_height(GTK_WIDGET(w));
+    cairo_surface_t *cs = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, width, height);
+    cairo_t *cr = cairo_create(cs);
+    gtk_widget_draw(GTK_WIDGET(w), cr);
+    cairo_destroy(cr);
+    pb = gdk_pixbuf_get_from_surface(cs, 0, 0, width, height);
+    cairo_surface_destroy(cs);
+  }
   if (pb == NULL) {
     g_set_error(error, NW_ERROR, NW_ERROR_IO, "%s: the window could not be read back", path);
     return FALSE;
@@ -138,6 +151,26 @@ static gboolean run_layer_setting(NwWindow *w, char **t, int n, const char *line
     if (!nw_layer_apply_window_preset(l, t[1]))
       return nw_script_bad(error, line, "unknown preset");
   }
+  return TRUE;
+}
+
+/* label-table PATH LAYER: names and colours for a label layer (nw_label_table.h) */
+static gboolean run_label_table(NwWindow *w, char **t, int n, const char *line, GError **error)
+{
+  if (n < 3)
+    return nw_script_bad(error, line, "expected: label-table PATH LAYER");
+  g_autofree char *name = g_strjoinv(" ", t + 2);
+  NwLayer *l = named_layer(w, name, line, error);
+  if (l == NULL)
+    return FALSE;
+  if (nw_layer_get_kind(l) != NW_LAYER_LABELS)
+    return nw_script_bad(error, line, "not a label layer");
+  NwLabelTable *table = nw_label_table_new();
+  if (!nw_label_table_load(table, t[1], error)) {
+    nw_label_table_unref(table);
+    return FALSE;
+  }
+  nw_layer_set_label_table(l, table);
   return TRUE;
 }
 
@@ -335,9 +368,11 @@ static int run_job_command(NwWindow *w, char **t, int n, const char *line, GErro
   return -1;
 }
 
-/* wait-iteration N: run 1 (and the second job, when there is one) has completed N iterations
- * and the views show them; wait-state S:
- * run 1 (and the second job, when there is one) is in state S. 1: met (or not a wait line), 0: not yet, -1: a bad line. */
+/* wait-window TYPE: a window of that GTK type is on screen; wait-iteration N: run 1 (and the
+ * second job, when there is one) has completed N iterations and the views show them;
+ * wait-state S:
+ * run 1 (and the second job, when there is one) is in state S. 1: met (or not a wait line), 0: not
+ * yet, -1: a bad line. */
 static int script_wait(NwWindow *w, const char *line, GError **error)
 {
   g_autofree char *copy = g_strstrip(g_strdup(line));
@@ -353,6 +388,8 @@ static int script_wait(NwWindow *w, const char *line, GError **error)
     return r != NULL && nw_run_get_iteration(r) >= it && nw_run_get_shown_iteration(r) >= it &&
            (r2 == NULL || (nw_run_get_iteration(r2) >= it && nw_run_get_shown_iteration(r2) >= it));
   }
+  if (strcmp(t[0], "wait-window") == 0 && t[1] != NULL)
+    return nw_script_find_window(t[1]) != NULL;
   if (strcmp(t[0], "wait-state") == 0 && t[1] != NULL) {
     NwRun *r2 = nw_run_panel_get_run(nw_window_get_run_panel(w), 1);
     for (guint i = 0; i < G_N_ELEMENTS(job_states); i++)
@@ -424,6 +461,8 @@ gboolean nw_script_run_line(NwWindow *w, const char *line, int cell, GError **er
   } else if (strcmp(cmd, "show") == 0 || strcmp(cmd, "hide") == 0 || strcmp(cmd, "active") == 0 ||
              strcmp(cmd, "raise") == 0 || strcmp(cmd, "lower") == 0) {
     return run_visibility(w, t, n, line, error);
+  } else if (strcmp(cmd, "label-table") == 0) {
+    return run_label_table(w, t, n, line, error);
   } else if (strcmp(cmd, "save-layer") == 0) {
     return run_save_layer(w, t, n, line, error);
   } else if (strcmp(cmd, "status") == 0) {

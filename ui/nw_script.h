@@ -15,9 +15,13 @@
  *   key ACCEL            a key press on the window ("F1", "<Primary>question"), handled by GTK
  *   action app.NAME|win.NAME [STRING]  activate an action, as a menu item does
  *   windows              print "window: TYPE "TITLE"" per window on screen
+ *   wait-window TYPE     wait until a window of that GTK type is on screen
  *   window-text TYPE     print what a window of that GTK type shows: "text: ..." per shown
  *                        label and text view, "icon: NAME (found|missing)" per named icon
  *   click TYPE LABEL     press the button labelled LABEL in the window of that type
+ *   pointer VIEW FX FY   the mouse moved over a view to the fractions FX, FY of its size
+ *   label-table PATH LAYER             names and colours of a label layer's labels (MRIcron
+ *                        .txt/.lut, FreeSurferColorLUT.txt, ITK-SNAP label description)
  *   overlay VIEW         print the orientation letters, colour bars and scale bar of a slice
  *                        view as screenshot-view draws it: "overlay: letters L R T B", then
  *                        "overlay: bar "TITLE" MAP LO HI strip X Y W H" per bar, "overlay:

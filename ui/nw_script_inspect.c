@@ -114,6 +114,41 @@ static gboolean run_key(NwWindow *w, const char *accel, const char *line, GError
   return TRUE;
 }
 
+/* pointer VIEW FX FY: the pointer moved over a view to the fractions FX, FY of its width and
+ * height, as a motion event from the mouse (the status bar follows it). */
+static gboolean run_pointer(NwWindow *w, char **t, const char *line, GError **error)
+{
+  NwViewKind k;
+  double fx, fy;
+  char *end1 = NULL, *end2 = NULL;
+  if (!nw_view_kind_from_name(t[1], &k) || (fx = g_ascii_strtod(t[2], &end1), *end1 != '\0') ||
+      (fy = g_ascii_strtod(t[3], &end2), *end2 != '\0'))
+    return nw_script_bad(error, line, "expected: pointer VIEW FX FY (fractions of the view)");
+  GtkWidget *v = GTK_WIDGET(nw_window_get_view(w, k));
+  GdkWindow *gw = NULL; /* the view's input window (a GtkGLArea's own child window) */
+  g_autoptr(GList) children =
+      gtk_widget_get_mapped(v) ? gdk_window_get_children(gtk_widget_get_window(v)) : NULL;
+  for (GList *c = children; c != NULL && gw == NULL; c = c->next) {
+    gpointer owner = NULL;
+    gdk_window_get_user_data(c->data, &owner);
+    if (owner == v)
+      gw = c->data;
+  }
+  if (gw == NULL)
+    return nw_script_bad(error, line, "that view is not on screen");
+  GdkDisplay *display = gtk_widget_get_display(v);
+  GdkEvent *ev = gdk_event_new(GDK_MOTION_NOTIFY);
+  ev->motion.window = g_object_ref(gw);
+  ev->motion.send_event = TRUE;
+  ev->motion.time = GDK_CURRENT_TIME;
+  ev->motion.x = fx * gtk_widget_get_allocated_width(v);
+  ev->motion.y = fy * gtk_widget_get_allocated_height(v);
+  gdk_event_set_device(ev, gdk_seat_get_pointer(gdk_display_get_default_seat(display)));
+  gtk_main_do_event(ev);
+  gdk_event_free(ev);
+  return TRUE;
+}
+
 /* action NAME [STRING]: activate app.NAME / win.NAME (with a string target), as a menu item
  * does. */
 static gboolean run_action(NwWindow *w, char **t, int n, const char *line, GError **error)
@@ -253,6 +288,8 @@ int nw_script_inspect(NwWindow *w, char **t, int n, int cell, const char *line, 
     return run_overlay(w, t[1], cell, line, error);
   if (strcmp(t[0], "sidebar") == 0 && n <= 2)
     return run_sidebar(w, t, n, line, error);
+  if (strcmp(t[0], "pointer") == 0 && n == 4)
+    return run_pointer(w, t, line, error);
   if (strcmp(t[0], "key") == 0 && n == 2)
     return run_key(w, t[1], line, error);
   if (strcmp(t[0], "action") == 0 && (n == 2 || n == 3))

@@ -83,6 +83,39 @@ static void save_layer(GSimpleAction *a, GVariant *p, gpointer data)
   report(w, error, path);
 }
 
+/* Load label names… : a label table for the selected label map (nw_label_table.h). */
+static void label_table(GSimpleAction *a, GVariant *p, gpointer data)
+{
+  NwWindow *w = NW_WINDOW(data);
+  NwLayer *l = nw_scene_get_active(w->scene);
+  if (l == NULL || nw_layer_get_kind(l) != NW_LAYER_LABELS) {
+    nw_window_show_error(w, "Load label names: select a label map in the layer list first");
+    return;
+  }
+  g_autofree char *title = g_strdup_printf("Label names and colours for %s", nw_layer_get_name(l));
+  GtkFileChooserNative *fc = gtk_file_chooser_native_new(
+      title, GTK_WINDOW(w), GTK_FILE_CHOOSER_ACTION_OPEN, "_Open", "_Cancel");
+  GtkFileFilter *f = gtk_file_filter_new();
+  gtk_file_filter_set_name(f, "Label tables (MRIcron .txt/.lut, FreeSurferColorLUT.txt, ITK-SNAP)");
+  static const char *const patterns[] = {"*.txt", "*.lut", "*.label", "*.ctbl", NULL};
+  for (int i = 0; patterns[i] != NULL; i++)
+    gtk_file_filter_add_pattern(f, patterns[i]);
+  gtk_file_chooser_add_filter(GTK_FILE_CHOOSER(fc), f);
+  if (gtk_native_dialog_run(GTK_NATIVE_DIALOG(fc)) == GTK_RESPONSE_ACCEPT) {
+    g_autofree char *path = gtk_file_chooser_get_filename(GTK_FILE_CHOOSER(fc));
+    NwLabelTable *t = nw_label_table_new();
+    g_autoptr(GError) error = NULL;
+    if (nw_label_table_load(t, path, &error)) {
+      nw_layer_set_label_table(l, t);
+    } else {
+      nw_label_table_unref(t);
+      g_autofree char *msg = g_strdup_printf("Could not load label names: %s", error->message);
+      nw_window_show_error(w, msg);
+    }
+  }
+  g_object_unref(fc);
+}
+
 static void remove_layer(GSimpleAction *a, GVariant *p, gpointer data)
 {
   NwWindow *w = NW_WINDOW(data);
@@ -205,6 +238,7 @@ void nw_window_install_actions(NwWindow *w)
       {"export-figure", export_figure, NULL, NULL, NULL, {0}},
       {"remove-layer", remove_layer, NULL, NULL, NULL, {0}},
       {"save-layer", save_layer, NULL, NULL, NULL, {0}},
+      {"label-table", label_table, NULL, NULL, NULL, {0}},
       {"compare-mode", compare_mode, "s", "'blend'", NULL, {0}},
       {"blend-colormaps", blend_colormaps, NULL, "false", NULL, {0}},
       {"swap-compare", swap_compare, NULL, NULL, NULL, {0}},

@@ -48,7 +48,7 @@ endif()
 if(NW_HAVE_GUI AND TARGET neurowarp)
   nw_add_gui_test(test_gui_frictions test_gui_frictions.c start-page menus
                   preset-message version-and-usage layer-order
-                  save-layer)
+                  save-layer drop)
   nw_add_gui_test(test_gui_help test_gui_help.c help-keys about)
   nw_add_gui_test(test_gui_bars test_gui_bars.c difference-bar log-jacobian-bar scale-bar)
   nw_add_gui_test(test_gui_results test_gui_results.c open-summary jacobian-overlay

@@ -6,7 +6,8 @@
  * `neurowarp --version` answers; the usage reads "[OPTION…]" in a UTF-8 locale; layers move
  * up and down the drawing order, the list's top row being the layer drawn on top; "Save layer
  * as" writes what was opened so that it reads back the same, and never replaces a file
- * unasked.
+ * unasked; files dropped on the window open, whatever their names, and a dropped web
+ * address gets a message.
  * Skips (77) without a DISPLAY. */
 #include <stdio.h>
 #include <string.h>
@@ -139,6 +140,28 @@ static void test_save_layer(void)
   g_assert_cmpfloat(nw_test_max_abs_diff(u, v), <, 1e-5);
 }
 
+/* Two files dropped at once, one with a space and an accent in its name (escaped in the
+ * uri-list), and a web address. */
+static void test_drop(void)
+{
+  nw_gui_write_constant("my scan é.nii.gz", 100.0f);
+  nw_gui_write_constant("b_2.nii.gz", 50.0f);
+  g_autofree char *a = nw_test_path("my scan é.nii.gz"), *b = nw_test_path("b_2.nii.gz");
+  g_autofree char *text = g_strdup_printf(
+      "drop %s | %s | https://example.org/scan.nii.gz\nlayers\nstatus\nquit\n", a, b);
+  g_autofree char *script = nw_gui_write_script("drop.txt", text);
+  const char *args[] = {"--no-demo", "--script", script, NULL};
+  g_autofree char *out = NULL;
+  g_autofree char *err = nw_gui_run_out(args, 0, &out);
+  /* both opened (loads run side by side: either order) */
+  g_assert_true(strstr(out, "layers: b_2.nii.gz | my scan é.nii.gz\n") != NULL ||
+                strstr(out, "layers: my scan é.nii.gz | b_2.nii.gz\n") != NULL);
+  g_assert_nonnull(strstr(out, "my scan é.nii.gz 100"));
+  g_assert_nonnull(strstr(out, "b_2.nii.gz 50"));
+  g_assert_nonnull(strstr(err, "neurowarp: error: Could not open https://example.org/scan.nii.gz: "
+                               "only files on this computer can be dropped\n"));
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -152,5 +175,6 @@ int main(int argc, char **argv)
   g_test_add_func("/gui/version-and-usage", test_version_and_usage);
   g_test_add_func("/gui/layer-order", test_layer_order);
   g_test_add_func("/gui/save-layer", test_save_layer);
+  g_test_add_func("/gui/drop", test_drop);
   return g_test_run();
 }

@@ -20,6 +20,8 @@
  *                        label and text view, "icon: NAME (found|missing)" per named icon
  *   click TYPE LABEL     press the button labelled LABEL in the window of that type
  *   pointer VIEW FX FY   the mouse moved over a view to the fractions FX, FY of its size
+ *   drop PATH [| PATH...]              files (or URIs) dropped on the window: their URIs go
+ *                        through an X selection as text/uri-list, as a drag's do
  *   label-table PATH LAYER             names and colours of a label layer's labels (MRIcron
  *                        .txt/.lut, FreeSurferColorLUT.txt, ITK-SNAP label description)
  *   overlay VIEW         print the orientation letters, colour bars and scale bar of a slice

@@ -149,6 +149,54 @@ static gboolean run_pointer(NwWindow *w, char **t, const char *line, GError **er
   return TRUE;
 }
 
+/* The uri-list of a drop, offered on a selection of the script's own. */
+static void offer_uris(GtkClipboard *c, GtkSelectionData *sd, guint info, gpointer uris)
+{
+  gtk_selection_data_set_uris(sd, uris);
+}
+
+static void forget_uris(GtkClipboard *c, gpointer uris)
+{
+  g_strfreev(uris);
+}
+
+/* drop PATH [| PATH...]: the files (or URIs) dropped on the window. The URIs travel as a
+ * drag's do: set as text/uri-list on an X selection and read back as GtkSelectionData
+ * (gtk_selection_data_set_uris / get_uris: escaping, UTF-8 names), then the window's drop
+ * handler opens them. */
+static gboolean run_drop(NwWindow *w, char **t, int n, const char *line, GError **error)
+{
+  g_autofree char *rest = g_strjoinv(" ", t + 1);
+  g_auto(GStrv) items = g_strsplit(rest, " | ", -1);
+  GStrv uris = g_new0(char *, g_strv_length(items) + 1);
+  for (int i = 0; items[i] != NULL; i++) {
+    g_autofree char *abs = g_canonicalize_filename(items[i], NULL);
+    uris[i] =
+        strstr(items[i], "://") != NULL ? g_strdup(items[i]) : g_filename_to_uri(abs, NULL, NULL);
+  }
+  GtkClipboard *c =
+      gtk_widget_get_clipboard(GTK_WIDGET(w), gdk_atom_intern_static_string("NW_SCRIPT_DROP"));
+  GtkTargetList *list = gtk_target_list_new(NULL, 0);
+  gtk_target_list_add_uri_targets(list, 0);
+  gint n_targets = 0;
+  GtkTargetEntry *targets = gtk_target_table_new_from_list(list, &n_targets);
+  const gboolean set =
+      gtk_clipboard_set_with_data(c, targets, (guint)n_targets, offer_uris, forget_uris, uris);
+  if (!set)
+    g_strfreev(uris);
+  gtk_target_table_free(targets, n_targets);
+  gtk_target_list_unref(list);
+  GtkSelectionData *sd =
+      set ? gtk_clipboard_wait_for_contents(c, gdk_atom_intern_static_string("text/uri-list"))
+          : NULL;
+  if (sd == NULL)
+    return nw_script_bad(error, line, "the dropped files could not be put on a selection");
+  nw_window_drop(w, sd);
+  gtk_selection_data_free(sd);
+  gtk_clipboard_clear(c);
+  return TRUE;
+}
+
 /* action NAME [STRING]: activate app.NAME / win.NAME (with a string target), as a menu item
  * does. */
 static gboolean run_action(NwWindow *w, char **t, int n, const char *line, GError **error)
@@ -288,6 +336,8 @@ int nw_script_inspect(NwWindow *w, char **t, int n, int cell, const char *line, 
     return run_overlay(w, t[1], cell, line, error);
   if (strcmp(t[0], "sidebar") == 0 && n <= 2)
     return run_sidebar(w, t, n, line, error);
+  if (strcmp(t[0], "drop") == 0 && n >= 2)
+    return run_drop(w, t, n, line, error);
   if (strcmp(t[0], "pointer") == 0 && n == 4)
     return run_pointer(w, t, line, error);
   if (strcmp(t[0], "key") == 0 && n == 2)

@@ -216,16 +216,28 @@ gboolean nw_window_is_busy(NwWindow *w)
 
 /* ---- drag and drop, recent files ---- */
 
+guint nw_window_drop(NwWindow *w, GtkSelectionData *data)
+{
+  g_auto(GStrv) uris = gtk_selection_data_get_uris(data);
+  guint opened = 0;
+  for (int i = 0; uris != NULL && uris[i] != NULL; i++) {
+    g_autofree char *path = g_filename_from_uri(uris[i], NULL, NULL);
+    if (path != NULL) {
+      nw_window_open_file(w, path);
+      opened++;
+    } else {
+      g_autofree char *msg =
+          g_strdup_printf("Could not open %s: only files on this computer can be dropped", uris[i]);
+      nw_window_show_error(w, msg);
+    }
+  }
+  return opened;
+}
+
 static void on_drag_data(GtkWidget *widget, GdkDragContext *ctx, int x, int y,
                          GtkSelectionData *data, guint info, guint time, NwWindow *w)
 {
-  g_auto(GStrv) uris = gtk_selection_data_get_uris(data);
-  for (int i = 0; uris != NULL && uris[i] != NULL; i++) {
-    g_autofree char *path = g_filename_from_uri(uris[i], NULL, NULL);
-    if (path != NULL)
-      nw_window_open_file(w, path);
-  }
-  gtk_drag_finish(ctx, uris != NULL, FALSE, time);
+  gtk_drag_finish(ctx, nw_window_drop(w, data) > 0, FALSE, time);
 }
 
 static void fill_recent_menu(GtkRecentManager *rm, NwWindow *w)

@@ -26,6 +26,9 @@ NwView *nw_window_get_view(NwWindow *w, NwViewKind kind);
 /* Start loading (worker thread); the layers appear when done. */
 void nw_window_open_file(NwWindow *w, const char *path);
 void nw_window_open_demo(NwWindow *w);
+/* What a drop on the window does with the dropped data (text/uri-list): opens every local
+ * file (a message in the error bar for other URIs); returns how many. */
+guint nw_window_drop(NwWindow *w, GtkSelectionData *data);
 /* How many files (or demo loads) could not be opened so far. */
 guint nw_window_get_load_failures(NwWindow *w);
 /* TRUE while any load runs. */

@@ -16,6 +16,7 @@
 #include "live_source.h"
 #include "marching_cubes.h"
 #include "nw_error.h"
+#include "nw_run_summary.h"
 #include "result_io.h"
 
 #define MS_WINDOW 10 /* ms/iteration: mean of the last MS_WINDOW reports (of each kind) */
@@ -50,6 +51,7 @@ struct _NwRun {
   double work_ms; /* the job's time: the sum of its iterations' (no pauses) */
   int level_iterations[NW_RUN_MAX_LEVELS]; /* iterations per level, as reported */
   int n_levels;
+  double before_mse, before_ncc; /* of the pair as given (NAN: no moving image) */
   NwLiveStats live_stats; /* of the last job, kept when its source is freed */
   guint64 frames_made;    /* live frames the last job published, kept when it is freed */
   gboolean surface_busy;  /* an iso-surface task is running */
@@ -525,6 +527,9 @@ gboolean nw_run_start(NwRun *r, const NwMethodOps *ops, const NwParams *params,
     g_clear_pointer(&r->live, nw_live_source_free);
     return FALSE;
   }
+  r->before_mse = r->before_ncc = NAN;
+  if (ops->needs_moving)
+    nw_image_similarity(r->inputs[0], r->inputs[1], &r->before_mse, &r->before_ncc);
   NwMethodInputs in = {.fixed = r->inputs[0],
                        .moving = r->inputs[1],
                        .fixed_labels = r->inputs[2],
@@ -718,6 +723,12 @@ int nw_run_get_level_iterations(NwRun *r, int counts[NW_RUN_MAX_LEVELS])
 const NwVolume *nw_run_get_input(NwRun *r, NwRunInput which)
 {
   return r->inputs[which];
+}
+
+void nw_run_get_before(NwRun *r, double *mse, double *ncc)
+{
+  *mse = r->before_mse;
+  *ncc = r->before_ncc;
 }
 
 const NwMethodResult *nw_run_get_result(NwRun *r)

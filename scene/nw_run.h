@@ -93,6 +93,9 @@ int nw_run_get_level_iterations(NwRun *r, int counts[NW_RUN_MAX_LEVELS]);
  * (NULL while none). */
 const NwVolume *nw_run_get_input(NwRun *r, NwRunInput which);
 const NwMethodResult *nw_run_get_result(NwRun *r);
+/* MSE and NCC of the fixed and moving images as given, at the last start (NAN for a method
+ * without a moving image): the figures before the registration. */
+void nw_run_get_before(NwRun *r, double *mse, double *ncc);
 const NwMethodOps *nw_run_get_ops(NwRun *r);
 /* The run's layers in the scene (NULL before the first start; the surface also until the
  * first iso-surface is made on the host path): warped image, deformation field, iso-surface.

@@ -66,14 +66,10 @@ static double figure(const NwIterationReport *rep, const char *name)
 static void append_figures(GString *s, NwRun *r)
 {
   const NwIterationReport *rep = nw_run_get_last_report(r);
-  const NwVolume *fixed = nw_run_get_input(r, NW_RUN_FIXED);
-  const NwVolume *moving = nw_run_get_input(r, NW_RUN_MOVING);
-  const NwMethodOps *ops = nw_run_get_ops(r);
-  if (rep == NULL || ops == NULL)
+  if (rep == NULL)
     return;
-  double before[2] = {NAN, NAN}; /* mse, ncc */
-  if (ops->needs_moving && fixed != NULL && moving != NULL)
-    nw_image_similarity(fixed, moving, &before[0], &before[1]);
+  double before[2]; /* mse, ncc */
+  nw_run_get_before(r, &before[0], &before[1]);
   static const struct {
     const char *name, *label;
     int before; /* index into before[], or -1 */

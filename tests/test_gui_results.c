@@ -101,8 +101,9 @@ static void test_run_summary(void)
   g_assert_cmpint(g_mkdir_with_parents(dir, 0755), ==, 0);
   g_autofree char *text = g_strdup_printf(
       "demo\nmethod demons\ndevice cpu\nparam levels 2\nparam iterations 3\nrun-summary\nrun\n"
-      "wait-state finished\nrun-summary\nsave-results %s/out\nrun-summary\nquit\n",
-      dir);
+      "wait-state finished\nrun-summary\nsave-results %s/out\nrun-summary\n"
+      "screenshot-plot %s/plot.png\nquit\n",
+      dir, dir);
   g_autofree char *script = nw_gui_write_script("summary-run.txt", text);
   const char *args[] = {"--no-demo", "--script", script, NULL};
   g_autofree char *out = NULL;
@@ -147,6 +148,19 @@ static void test_run_summary(void)
   g_assert_nonnull(strstr(out, saved));
   g_autofree char *labels_file = g_build_filename(dir, "out_labels.nii.gz", NULL);
   g_assert_true(g_file_test(labels_file, G_FILE_TEST_IS_REGULAR));
+  /* the plot's NCC panel (the second of three) has the dotted line of the NCC before, in
+   * its own grey (nw_plot.c: 0.35) */
+  g_autofree char *plot = g_build_filename(dir, "plot.png", NULL);
+  NwImage im;
+  nw_image_load(&im, plot);
+  int before = 0;
+  for (int y = im.h / 3; y < 2 * im.h / 3; y++)
+    for (int x = im.w / 2; x < im.w; x++) {
+      const guint8 *p = nw_image_at(&im, x, y);
+      before += abs(p[0] - 89) <= 6 && p[0] == p[1] && p[1] == p[2];
+    }
+  g_assert_cmpint(before, >, 20);
+  nw_image_clear(&im);
 }
 
 int main(int argc, char **argv)

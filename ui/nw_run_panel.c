@@ -486,6 +486,11 @@ gboolean nw_run_panel_start(NwRunPanel *p, gboolean paused, GError **error)
       return FALSE;
     }
   name_jobs(p, n_jobs);
+  /* where the figures started: the pair as given (the last level works at its resolution) */
+  double mse, ncc;
+  nw_run_get_before(p->runs[0], &mse, &ncc);
+  nw_plot_set_before(p->plot, "ncc", ncc);
+  nw_plot_set_before(p->plot, "mse", mse);
   if (n_jobs == 2) {
     /* Teaching mode: the two results literally side by side in every view. */
     nw_scene_set_compare_pair(p->scene, nw_run_get_warped(p->runs[0]),

@@ -127,6 +127,15 @@ static void sprite_from_cairo(CachedSprite *c, cairo_surface_t *cs, const char *
   cairo_surface_destroy(cs);
 }
 
+void nw_overlay_outline_fill(cairo_t *cr, double outline, double r, double g, double b)
+{
+  cairo_set_source_rgba(cr, 0, 0, 0, 0.85);
+  cairo_set_line_width(cr, outline);
+  cairo_stroke_preserve(cr);
+  cairo_set_source_rgb(cr, r, g, b);
+  cairo_fill(cr);
+}
+
 static void set_font(cairo_t *cr)
 {
   cairo_select_font_face(cr, "Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
@@ -155,11 +164,7 @@ static void outlined_text(cairo_t *cr, const char *text, double x, double y, dou
   cairo_text_extents(cr, text, &ext);
   cairo_move_to(cr, round(x - align * ext.x_advance), round(y + 11));
   cairo_text_path(cr, text);
-  cairo_set_source_rgba(cr, 0, 0, 0, 0.85);
-  cairo_set_line_width(cr, 2.5);
-  cairo_stroke_preserve(cr);
-  cairo_set_source_rgb(cr, 0.95, 0.95, 0.95);
-  cairo_fill(cr);
+  nw_overlay_outline_fill(cr, 2.5, 0.95, 0.95, 0.95);
 }
 
 static void format_value(char *buf, size_t n, float v)

@@ -9,6 +9,8 @@
 #ifndef NW_VIEW_OVERLAY_H
 #define NW_VIEW_OVERLAY_H
 
+#include <cairo.h>
+
 #include "nw_scene.h"
 #include "renderer.h"
 #include "view_geometry.h"
@@ -42,6 +44,10 @@ void nw_view_overlay_layout(NwScene *scene, const NwSliceGeometry *g, NwOverlayL
 
 /* The longest of 1, 2, 5 x 10^k mm that spans at most max_px pixels; 0 when none does. */
 double nw_scale_bar_mm(double mm_per_pixel, double max_px);
+
+/* The current cairo path (text) stroked with a dark outline of width outline, then filled
+ * with (r, g, b): readable on any image (the views' letters, the bars' labels). */
+void nw_overlay_outline_fill(cairo_t *cr, double outline, double r, double g, double b);
 
 /* Sprites of one view's overlay, remade only when what they show changes. */
 typedef struct NwViewOverlay NwViewOverlay;

@@ -96,11 +96,7 @@ static NwSprite *letter_sprite(char c)
   cairo_text_extents(cr, text, &ext);
   cairo_move_to(cr, 0.5 * (w - ext.width) - ext.x_bearing, 0.5 * (h - ext.height) - ext.y_bearing);
   cairo_text_path(cr, text);
-  cairo_set_source_rgba(cr, 0, 0, 0, 0.85);
-  cairo_set_line_width(cr, 3.0);
-  cairo_stroke_preserve(cr);
-  cairo_set_source_rgb(cr, 0.55, 0.85, 1.0);
-  cairo_fill(cr);
+  nw_overlay_outline_fill(cr, 3.0, 0.55, 0.85, 1.0);
   cairo_surface_flush(cs);
   NwSprite *s =
       nw_sprite_new(cairo_image_surface_get_data(cs), w, h, cairo_image_surface_get_stride(cs));

@@ -1,6 +1,7 @@
 /* gui_testutil.c — the application under X for tests (see gui_testutil.h). */
 #include "gui_testutil.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "io_nifti.h"
@@ -9,6 +10,15 @@
 #if !defined(NW_GUI_BINARY) || !defined(NW_CLI_BINARY)
 #error "NW_GUI_BINARY and NW_CLI_BINARY must name the neurowarp and neurowarp-cli executables"
 #endif
+
+gboolean nw_gui_test_init(int *argc, char ***argv)
+{
+  g_test_init(argc, argv, NULL);
+  if (g_getenv("DISPLAY") != NULL && g_getenv("DISPLAY")[0] != '\0')
+    return TRUE;
+  printf("SKIP: no DISPLAY (run under xvfb-run)\n");
+  return FALSE;
+}
 
 void nw_image_load(NwImage *im, const char *path)
 {
@@ -55,30 +65,43 @@ char **nw_gui_environ(void)
   return env;
 }
 
-char *nw_gui_run_env(const char *const *args, const char *const *env_extra, int want_status,
-                     char **out_text)
+/* Run argv (NULL-terminated) with env; asserts the exit status; stdout and stderr. */
+static void run_checked(GPtrArray *argv, char **env, int want_status, char **out, char **err)
 {
-  g_autoptr(GPtrArray) argv = g_ptr_array_new();
-  g_ptr_array_add(argv, (char *)NW_GUI_BINARY);
-  for (int i = 0; args[i] != NULL; i++)
-    g_ptr_array_add(argv, (char *)args[i]);
-  g_ptr_array_add(argv, NULL);
-  g_auto(GStrv) env = nw_gui_environ();
-  for (int i = 0; env_extra != NULL && env_extra[i] != NULL; i += 2)
-    env = g_environ_setenv(env, env_extra[i], env_extra[i + 1], TRUE);
-  char *out = NULL, *err = NULL;
   int status = 0;
   g_autoptr(GError) error = NULL;
-  g_assert_true(g_spawn_sync(NULL, (char **)argv->pdata, env, G_SPAWN_DEFAULT, NULL, NULL, &out,
-                             &err, &status, &error));
+  g_ptr_array_add(argv, NULL);
+  g_assert_true(g_spawn_sync(NULL, (char **)argv->pdata, env, G_SPAWN_DEFAULT, NULL, NULL, out, err,
+                             &status, &error));
   g_assert_no_error(error);
   g_autoptr(GError) wait_error = NULL;
   int code = 0;
   if (!g_spawn_check_wait_status(status, &wait_error))
     code = wait_error->domain == G_SPAWN_EXIT_ERROR ? wait_error->code : -1;
   if (code != want_status)
-    g_error("neurowarp: exit status %d (%s), wanted %d; stderr:\n%s", code,
-            wait_error ? wait_error->message : "ok", want_status, err);
+    g_error("%s: exit status %d (%s), wanted %d; stderr:\n%s",
+            (const char *)g_ptr_array_index(argv, 0), code, wait_error ? wait_error->message : "ok",
+            want_status, *err);
+}
+
+static GPtrArray *command(const char *program, const char *const *args)
+{
+  GPtrArray *argv = g_ptr_array_new();
+  g_ptr_array_add(argv, (char *)program);
+  for (int i = 0; args[i] != NULL; i++)
+    g_ptr_array_add(argv, (char *)args[i]);
+  return argv;
+}
+
+char *nw_gui_run_env(const char *const *args, const char *const *env_extra, int want_status,
+                     char **out_text)
+{
+  g_autoptr(GPtrArray) argv = command(NW_GUI_BINARY, args);
+  g_auto(GStrv) env = nw_gui_environ();
+  for (int i = 0; env_extra != NULL && env_extra[i] != NULL; i += 2)
+    env = g_environ_setenv(env, env_extra[i], env_extra[i + 1], TRUE);
+  char *out = NULL, *err = NULL;
+  run_checked(argv, env, want_status, &out, &err);
   if (out_text != NULL)
     *out_text = out;
   else
@@ -93,23 +116,9 @@ char *nw_gui_run_out(const char *const *args, int want_status, char **out_text)
 
 char *nw_gui_run_cli(const char *const *args, int want_status, char **err_text)
 {
-  g_autoptr(GPtrArray) argv = g_ptr_array_new();
-  g_ptr_array_add(argv, (char *)NW_CLI_BINARY);
-  for (int i = 0; args[i] != NULL; i++)
-    g_ptr_array_add(argv, (char *)args[i]);
-  g_ptr_array_add(argv, NULL);
+  g_autoptr(GPtrArray) argv = command(NW_CLI_BINARY, args);
   char *out = NULL, *err = NULL;
-  int status = 0;
-  g_autoptr(GError) error = NULL;
-  g_assert_true(g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out,
-                             &err, &status, &error));
-  g_assert_no_error(error);
-  g_autoptr(GError) wait_error = NULL;
-  int code = 0;
-  if (!g_spawn_check_wait_status(status, &wait_error))
-    code = wait_error->domain == G_SPAWN_EXIT_ERROR ? wait_error->code : -1;
-  if (code != want_status)
-    g_error("neurowarp-cli: exit status %d, wanted %d; stderr:\n%s", code, want_status, err);
+  run_checked(argv, NULL, want_status, &out, &err);
   if (err_text != NULL)
     *err_text = err;
   else
@@ -120,6 +129,19 @@ char *nw_gui_run_cli(const char *const *args, int want_status, char **err_text)
 char *nw_gui_run(const char *const *args, int want_status)
 {
   return nw_gui_run_out(args, want_status, NULL);
+}
+
+char *nw_gui_run_script(const char *name, const char *text, int want_status, char **err_text)
+{
+  g_autofree char *script = nw_gui_write_script(name, text);
+  const char *args[] = {"--no-demo", "--shot-size", NW_GUI_SHOT, "--script", script, NULL};
+  char *out = NULL;
+  char *err = nw_gui_run_out(args, want_status, &out);
+  if (err_text != NULL)
+    *err_text = err;
+  else
+    g_free(err);
+  return out;
 }
 
 void nw_gui_write_constant(const char *name, float value)

@@ -9,8 +9,13 @@
 
 G_BEGIN_DECLS
 
+/* g_test_init, then FALSE (after saying "SKIP: no DISPLAY") when there is no X display to
+ * run the application on: main returns NW_TEST_SKIP. */
+gboolean nw_gui_test_init(int *argc, char ***argv);
+
 /* Pixels per view in the tests' screenshots. */
 enum { NW_GUI_CELL = 200 };
+#define NW_GUI_SHOT "200" /* the same, as nw_gui_run_script passes it */
 /* Synthetic volumes: 50^3 voxels of 2 mm, world = 2 * index, so the box is [-1, 99] mm and
  * a 200-pixel view shows 0.52 mm per pixel around the centre (49, 49, 49). */
 #define NW_GUI_MMPP (100.0 / NW_GUI_CELL * 1.04)
@@ -40,6 +45,11 @@ char *nw_gui_run(const char *const *args, int want_status);
 char *nw_gui_run_cli(const char *const *args, int want_status, char **err_text);
 /* The environment nw_gui_run gives the application (g_strfreev). */
 char **nw_gui_environ(void);
+
+/* Write text as the script name in the test's folder and run it: neurowarp --no-demo
+ * --shot-size SHOT --script; asserts the exit status; returns stdout (stderr in *err_text
+ * when given). */
+char *nw_gui_run_script(const char *name, const char *text, int want_status, char **err_text);
 
 /* A 50^3 volume of 2 mm voxels, every voxel value, in the test's folder. */
 void nw_gui_write_constant(const char *name, float value);

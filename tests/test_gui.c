@@ -70,10 +70,8 @@ static void test_compare_and_actions(void)
                       "zoom axial 2\nscreenshot %s/zoom.png\n"
                       "quit\n",
                       fixed, moving, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir);
-  g_autofree char *script = nw_gui_write_script("compare.txt", text);
-  const char *args[] = {"--no-demo", "--shot-size", "200", "--script", script, NULL};
-  g_autofree char *out = NULL;
-  g_autofree char *err = nw_gui_run_out(args, 0, &out);
+  g_autofree char *err = NULL;
+  g_autofree char *out = nw_gui_run_script("compare.txt", text, 0, &err);
   NwImage im;
   g_autofree char *p = NULL;
 
@@ -200,9 +198,8 @@ static void test_open_field(void)
       g_strdup_printf("open %s\nscreenshot %s\nhide field.nii.gz\nshow field.nii.gz: log-Jacobian\n"
                       "screenshot %s\nquit\n",
                       field, grid_png, jac_png);
-  g_autofree char *script = nw_gui_write_script("field.txt", text);
-  const char *args[] = {"--no-demo", "--shot-size", "200", "--script", script, NULL};
-  g_autofree char *err = nw_gui_run(args, 0);
+  g_autofree char *err = NULL;
+  g_free(nw_gui_run_script("field.txt", text, 0, &err));
   NwImage im;
   nw_image_load(&im, grid_png);
   /* vertical grid lines at x = 8 m + 4 mm, horizontal ones at y = 8 m; row at y = 52 mm lies
@@ -323,10 +320,8 @@ static void test_run_demons(void)
       "pause\nwait-state paused\nreadouts\nscreenshot %s/s2.png\nscreenshot-plot %s/plot.png\n"
       "stop\nwait-state cancelled\nsave-results %s/out\nsession-save %s/s.ini\nquit\n",
       dir, dir, dir, dir, dir);
-  g_autofree char *script = nw_gui_write_script("run.txt", text);
-  const char *args[] = {"--no-demo", "--shot-size", "200", "--script", script, NULL};
-  g_autofree char *out = NULL;
-  g_autofree char *err = nw_gui_run_out(args, 0, &out);
+  g_autofree char *err = NULL;
+  g_autofree char *out = nw_gui_run_script("run.txt", text, 0, &err);
   /* readouts: iteration 1 after the first step, >= 6 after running; host frames (no GPU) */
   const char *r1 = strstr(out, "readouts: iteration 1 ·");
   g_assert_nonnull(r1);
@@ -408,10 +403,8 @@ static void test_run_two_jobs(void)
       "step\nwait-iteration 1\nwait-state paused\nstep\nwait-iteration 2\nwait-state paused\n"
       "readouts\nstatus\nsession-save %s/two.ini\nstop\nwait-state cancelled\nquit\n",
       dir);
-  g_autofree char *script = nw_gui_write_script("two.txt", text);
-  const char *args[] = {"--no-demo", "--shot-size", "200", "--script", script, NULL};
-  g_autofree char *out = NULL;
-  g_autofree char *err = nw_gui_run_out(args, 0, &out);
+  g_autofree char *err = NULL;
+  g_autofree char *out = nw_gui_run_script("two.txt", text, 0, &err);
   /* both jobs did exactly two iterations (Step steps both), on host frames, with timings */
   const char *r = strstr(out, "readouts: iteration 2 · ms ");
   g_assert_nonnull(r);
@@ -436,11 +429,8 @@ static void test_run_two_jobs(void)
 
 int main(int argc, char **argv)
 {
-  g_test_init(&argc, &argv, NULL);
-  if (g_getenv("DISPLAY") == NULL || g_getenv("DISPLAY")[0] == '\0') {
-    printf("SKIP: no DISPLAY (run under xvfb-run)\n");
+  if (!nw_gui_test_init(&argc, &argv))
     return NW_TEST_SKIP;
-  }
   g_test_add_func("/gui/demo-figure", test_demo_figure);
   g_test_add_func("/gui/compare-and-actions", test_compare_and_actions);
   g_test_add_func("/gui/open-field", test_open_field);

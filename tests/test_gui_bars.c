@@ -65,10 +65,8 @@ static void test_difference_bar(void)
                       "screenshot-view axial %s\naction win.swap-compare\nwindow 100 50\n"
                       "screenshot-view axial %s\nquit\n",
                       fixed, moving, plus, minus);
-  g_autofree char *script = nw_gui_write_script("diff.txt", text);
-  const char *args[] = {"--no-demo", "--shot-size", "200", "--script", script, NULL};
-  g_autofree char *out = NULL;
-  g_autofree char *err = nw_gui_run_out(args, 0, &out);
+  g_autofree char *err = NULL;
+  g_autofree char *out = nw_gui_run_script("diff.txt", text, 0, &err);
   Bar b;
   g_assert_true(parse_bar(out, &b, NULL));
   g_assert_cmpstr(b.title, ==, "A − B");
@@ -112,10 +110,8 @@ static void test_log_jacobian_bar_and_status(void)
       "open %s\ncrosshair 50 50 50\nstatus\nfield log-jacobian expand.nii.gz\nstatus\n"
       "opacity 1 expand.nii.gz\noverlay axial\nscreenshot-view axial %s\nquit\n",
       field, shot);
-  g_autofree char *script = nw_gui_write_script("logjac.txt", text);
-  const char *args[] = {"--no-demo", "--shot-size", "200", "--script", script, NULL};
-  g_autofree char *out = NULL;
-  g_autofree char *err = nw_gui_run_out(args, 0, &out);
+  g_autofree char *err = NULL;
+  g_autofree char *out = nw_gui_run_script("logjac.txt", text, 0, &err);
   /* drawn as a grid the status bar reads |u|; as log-Jacobian, log det J */
   const char *s1 = strstr(out, "status: ");
   g_assert_nonnull(s1);
@@ -148,10 +144,8 @@ static void test_scale_bar(void)
   g_autofree char *path = nw_test_path("grey.nii.gz"), *shot = nw_test_path("scale.png");
   g_autofree char *text =
       g_strdup_printf("open %s\noverlay axial\nscreenshot-view axial %s\nquit\n", path, shot);
-  g_autofree char *script = nw_gui_write_script("scale.txt", text);
-  const char *args[] = {"--no-demo", "--shot-size", "200", "--script", script, NULL};
-  g_autofree char *out = NULL;
-  g_autofree char *err = nw_gui_run_out(args, 0, &out);
+  g_autofree char *err = NULL;
+  g_autofree char *out = nw_gui_run_script("scale.txt", text, 0, &err);
   double mm = 0;
   int x, y, w, h;
   const char *l = strstr(out, "overlay: scale ");
@@ -176,11 +170,8 @@ static void test_scale_bar(void)
 
 int main(int argc, char **argv)
 {
-  g_test_init(&argc, &argv, NULL);
-  if (g_getenv("DISPLAY") == NULL || g_getenv("DISPLAY")[0] == '\0') {
-    printf("SKIP: no DISPLAY (run under xvfb-run)\n");
+  if (!nw_gui_test_init(&argc, &argv))
     return NW_TEST_SKIP;
-  }
   g_test_add_func("/gui/difference-bar", test_difference_bar);
   g_test_add_func("/gui/log-jacobian-bar", test_log_jacobian_bar_and_status);
   g_test_add_func("/gui/scale-bar", test_scale_bar);

@@ -39,10 +39,8 @@ static void test_menus(void)
   g_autofree char *path = nw_test_path("sform_zero.nii.gz");
   /* the recent manager writes its list and announces it a moment after the load */
   g_autofree char *text = g_strdup_printf("open %s\nsleep 2000\nmenu primary\nquit\n", path);
-  g_autofree char *script = nw_gui_write_script("menus.txt", text);
-  const char *args[] = {"--no-demo", "--script", script, NULL};
-  g_autofree char *out = NULL;
-  g_autofree char *err = nw_gui_run_out(args, 0, &out);
+  g_autofree char *err = NULL;
+  g_autofree char *out = nw_gui_run_script("menus.txt", text, 0, &err);
   g_assert_nonnull(strstr(out, "menu: Recent files\t\nmenu:   sform_zero.nii.gz\t\n"));
   g_assert_nonnull(strstr(out, "menu: Open…\tCtrl+O\n"));
   g_assert_nonnull(strstr(out, "menu: Save session…\tCtrl+S\n"));
@@ -149,10 +147,8 @@ static void test_drop(void)
   g_autofree char *a = nw_test_path("my scan é.nii.gz"), *b = nw_test_path("b_2.nii.gz");
   g_autofree char *text = g_strdup_printf(
       "drop %s | %s | https://example.org/scan.nii.gz\nlayers\nstatus\nquit\n", a, b);
-  g_autofree char *script = nw_gui_write_script("drop.txt", text);
-  const char *args[] = {"--no-demo", "--script", script, NULL};
-  g_autofree char *out = NULL;
-  g_autofree char *err = nw_gui_run_out(args, 0, &out);
+  g_autofree char *err = NULL;
+  g_autofree char *out = nw_gui_run_script("drop.txt", text, 0, &err);
   /* both opened (loads run side by side: either order) */
   g_assert_true(strstr(out, "layers: b_2.nii.gz | my scan é.nii.gz\n") != NULL ||
                 strstr(out, "layers: my scan é.nii.gz | b_2.nii.gz\n") != NULL);
@@ -164,11 +160,8 @@ static void test_drop(void)
 
 int main(int argc, char **argv)
 {
-  g_test_init(&argc, &argv, NULL);
-  if (g_getenv("DISPLAY") == NULL || g_getenv("DISPLAY")[0] == '\0') {
-    printf("SKIP: no DISPLAY (run under xvfb-run)\n");
+  if (!nw_gui_test_init(&argc, &argv))
     return NW_TEST_SKIP;
-  }
   g_test_add_func("/gui/start-page", test_start_page);
   g_test_add_func("/gui/menus", test_menus);
   g_test_add_func("/gui/preset-message", test_preset_message);

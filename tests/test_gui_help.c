@@ -89,10 +89,8 @@ static void test_about(void)
       "click GtkAboutDialog Credits\nwindow-text GtkAboutDialog\nclick GtkAboutDialog License\n"
       "window-text GtkAboutDialog\nquit\n",
       shot);
-  g_autofree char *script = nw_gui_write_script("about.txt", text);
-  const char *args[] = {"--no-demo", "--script", script, NULL};
-  g_autofree char *out = NULL;
-  g_autofree char *err = nw_gui_run_out(args, 0, &out);
+  g_autofree char *err = NULL;
+  g_autofree char *out = nw_gui_run_script("about.txt", text, 0, &err);
   g_assert_nonnull(strstr(out, "icon: org.neurowarp.Neurowarp (found)\n"));
   g_autofree char *version = g_strdup_printf("text: %s\n", "0.1.0");
   g_assert_nonnull(strstr(out, version));
@@ -108,11 +106,8 @@ static void test_about(void)
 
 int main(int argc, char **argv)
 {
-  g_test_init(&argc, &argv, NULL);
-  if (g_getenv("DISPLAY") == NULL || g_getenv("DISPLAY")[0] == '\0') {
-    printf("SKIP: no DISPLAY (run under xvfb-run)\n");
+  if (!nw_gui_test_init(&argc, &argv))
     return NW_TEST_SKIP;
-  }
   g_test_add_func("/gui/help-keys", test_help_keys);
   g_test_add_func("/gui/about", test_about);
   return g_test_run();

@@ -148,20 +148,15 @@ static void test_aal(void)
   g_assert_true(found);
   g_autofree char *text =
       g_strdup_printf("open %s\ncrosshair %g %g %g\nstatus\nquit\n", aal, ras[0], ras[1], ras[2]);
-  g_autofree char *script = nw_gui_write_script("aal.txt", text);
-  const char *args[] = {"--no-demo", "--script", script, NULL};
-  g_autofree char *out = NULL;
-  g_autofree char *err = nw_gui_run_out(args, 0, &out);
+  g_autofree char *err = NULL;
+  g_autofree char *out = nw_gui_run_script("aal.txt", text, 0, &err);
   g_assert_nonnull(strstr(out, "aal.nii.gz 37 Hippocampus_L\n"));
 }
 
 int main(int argc, char **argv)
 {
-  g_test_init(&argc, &argv, NULL);
-  if (g_getenv("DISPLAY") == NULL || g_getenv("DISPLAY")[0] == '\0') {
-    printf("SKIP: no DISPLAY (run under xvfb-run)\n");
+  if (!nw_gui_test_init(&argc, &argv))
     return NW_TEST_SKIP;
-  }
   g_test_add_func("/gui/mricron-table", test_mricron_table);
   g_test_add_func("/gui/freesurfer-itksnap", test_freesurfer_then_itksnap);
   g_test_add_func("/gui/aal", test_aal);

@@ -48,10 +48,8 @@ static void test_radiological(void)
                       "screenshot-view axial %s/r-ax.png\nscreenshot-view coronal %s/r-co.png\n"
                       "screenshot-view sagittal %s/r-sa.png\nquit\n",
                       path, dir, dir, dir, dir, dir, dir);
-  g_autofree char *script = nw_gui_write_script("rad.txt", text);
-  const char *args[] = {"--no-demo", "--shot-size", "200", "--script", script, NULL};
-  g_autofree char *out = NULL;
-  g_autofree char *err = nw_gui_run_out(args, 0, &out);
+  g_autofree char *err = NULL;
+  g_autofree char *out = nw_gui_run_script("rad.txt", text, 0, &err);
   const char *n = strstr(out, "overlay: letters L R A P\n");
   g_assert_nonnull(n);
   const char *r = strstr(n, "overlay: letters R L A P\n");
@@ -130,9 +128,8 @@ static void test_orientation_marker(void)
   g_autofree char *text = g_strdup_printf("open %s\ncamera 0 0\nscreenshot-view 3d %s\n"
                                           "camera 180 0\nscreenshot-view 3d %s\nquit\n",
                                           path, back, front);
-  g_autofree char *script = nw_gui_write_script("marker.txt", text);
-  const char *args[] = {"--no-demo", "--shot-size", "200", "--script", script, NULL};
-  g_autofree char *err = nw_gui_run(args, 0);
+  g_autofree char *err = NULL;
+  g_free(nw_gui_run_script("marker.txt", text, 0, &err));
   double red[2], blue[2];
   /* from behind (posterior): R to the right of the vertical S axis, S above R */
   axis_centroids(back, red, blue);
@@ -146,11 +143,8 @@ static void test_orientation_marker(void)
 
 int main(int argc, char **argv)
 {
-  g_test_init(&argc, &argv, NULL);
-  if (g_getenv("DISPLAY") == NULL || g_getenv("DISPLAY")[0] == '\0') {
-    printf("SKIP: no DISPLAY (run under xvfb-run)\n");
+  if (!nw_gui_test_init(&argc, &argv))
     return NW_TEST_SKIP;
-  }
   g_test_add_func("/gui/radiological", test_radiological);
   g_test_add_func("/gui/orientation-marker", test_orientation_marker);
   return g_test_run();

@@ -33,10 +33,8 @@ static void test_open_summary(void)
                        ml,       NULL};
   g_free(nw_gui_run_cli(reg, 0, NULL));
   g_autofree char *text = g_strdup_printf("open %s_summary.json\nlayers\nstatus\nquit\n", prefix);
-  g_autofree char *script = nw_gui_write_script("summary.txt", text);
-  const char *args[] = {"--no-demo", "--script", script, NULL};
-  g_autofree char *out = NULL;
-  g_autofree char *err = nw_gui_run_out(args, 0, &out);
+  g_autofree char *err = NULL;
+  g_autofree char *out = nw_gui_run_script("summary.txt", text, 0, &err);
   /* every file of the run is a layer: inputs, warped image and labels, fields, Jacobian */
   const char *layers = strstr(out, "layers: ");
   g_assert_nonnull(layers);
@@ -76,10 +74,8 @@ static void test_jacobian_overlay(void)
   g_assert_true(nw_nifti_write(jpath, j, NW_DT_FLOAT32, FALSE, &error));
   g_autofree char *text = g_strdup_printf(
       "open %s\nopen %s\noverlay axial\nscreenshot-view axial %s\nquit\n", anatomy, jpath, shot);
-  g_autofree char *script = nw_gui_write_script("jac.txt", text);
-  const char *args[] = {"--no-demo", "--shot-size", "200", "--script", script, NULL};
-  g_autofree char *out = NULL;
-  g_autofree char *err = nw_gui_run_out(args, 0, &out);
+  g_autofree char *err = NULL;
+  g_autofree char *out = nw_gui_run_script("jac.txt", text, 0, &err);
   /* diverging about 1, the range holding 1.3 */
   g_assert_nonnull(strstr(out, "overlay: bar \"run_jacobian.nii.gz\" diverging 0.7 1.3 strip "));
   NwImage im;
@@ -104,10 +100,8 @@ static void test_run_summary(void)
       "wait-state finished\nrun-summary\nsave-results %s/out\nrun-summary\n"
       "screenshot-plot %s/plot.png\nquit\n",
       dir, dir);
-  g_autofree char *script = nw_gui_write_script("summary-run.txt", text);
-  const char *args[] = {"--no-demo", "--script", script, NULL};
-  g_autofree char *out = NULL;
-  g_autofree char *err = nw_gui_run_out(args, 0, &out);
+  g_autofree char *err = NULL;
+  g_autofree char *out = nw_gui_run_script("summary-run.txt", text, 0, &err);
   /* nothing before a run has ended */
   g_assert_nonnull(strstr(out, "run-summary: none\n"));
   /* how it ended, iterations per level, time, device */
@@ -165,11 +159,8 @@ static void test_run_summary(void)
 
 int main(int argc, char **argv)
 {
-  g_test_init(&argc, &argv, NULL);
-  if (g_getenv("DISPLAY") == NULL || g_getenv("DISPLAY")[0] == '\0') {
-    printf("SKIP: no DISPLAY (run under xvfb-run)\n");
+  if (!nw_gui_test_init(&argc, &argv))
     return NW_TEST_SKIP;
-  }
   g_test_add_func("/gui/open-summary", test_open_summary);
   g_test_add_func("/gui/jacobian-overlay", test_jacobian_overlay);
   g_test_add_func("/gui/run-summary", test_run_summary);

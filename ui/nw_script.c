@@ -81,9 +81,10 @@ gboolean nw_script_bad(GError **error, const char *line, const char *why)
   return FALSE;
 }
 
-/* The layer named by the rest of the line (names may contain spaces). */
-static NwLayer *named_layer(NwWindow *w, const char *name, const char *line, GError **error)
+/* The layer named by the words t[from..] of the line (names may contain spaces). */
+static NwLayer *named_layer(NwWindow *w, char **t, int from, const char *line, GError **error)
 {
+  g_autofree char *name = g_strjoinv(" ", t + from);
   NwLayer *l = nw_scene_find_layer(nw_window_get_scene(w), name);
   if (l == NULL)
     nw_script_bad(error, line, "no layer of that name");
@@ -104,8 +105,7 @@ static gboolean run_window(NwWindow *w, char **t, int n, const char *line, GErro
     return nw_script_bad(error, line, "expected: window WIDTH LEVEL [LAYER]");
   NwScene *scene = nw_window_get_scene(w);
   if (n > 3) {
-    g_autofree char *name = g_strjoinv(" ", t + 3);
-    NwLayer *l = named_layer(w, name, line, error);
+    NwLayer *l = named_layer(w, t, 3, line, error);
     if (l == NULL)
       return FALSE;
     nw_layer_set_window_level(l, win, lev);
@@ -124,8 +124,7 @@ static gboolean run_layer_setting(NwWindow *w, char **t, int n, const char *line
 {
   if (n < 3)
     return nw_script_bad(error, line, "expected: VERB VALUE LAYER");
-  g_autofree char *name = g_strjoinv(" ", t + 2);
-  NwLayer *l = named_layer(w, name, line, error);
+  NwLayer *l = named_layer(w, t, 2, line, error);
   if (l == NULL)
     return FALSE;
   double x;
@@ -159,8 +158,7 @@ static gboolean run_label_table(NwWindow *w, char **t, int n, const char *line, 
 {
   if (n < 3)
     return nw_script_bad(error, line, "expected: label-table PATH LAYER");
-  g_autofree char *name = g_strjoinv(" ", t + 2);
-  NwLayer *l = named_layer(w, name, line, error);
+  NwLayer *l = named_layer(w, t, 2, line, error);
   if (l == NULL)
     return FALSE;
   if (nw_layer_get_kind(l) != NW_LAYER_LABELS)
@@ -180,8 +178,7 @@ static gboolean run_save_layer(NwWindow *w, char **t, int n, const char *line, G
   const int overwrite = n > 1 && strcmp(t[1], "--overwrite") == 0;
   if (n < 3 + overwrite)
     return nw_script_bad(error, line, "expected: save-layer [--overwrite] PATH LAYER");
-  g_autofree char *name = g_strjoinv(" ", t + 2 + overwrite);
-  NwLayer *l = named_layer(w, name, line, error);
+  NwLayer *l = named_layer(w, t, 2 + overwrite, line, error);
   return l != NULL && nw_layer_save(l, t[1 + overwrite], overwrite, error);
 }
 
@@ -206,8 +203,7 @@ static gboolean run_visibility(NwWindow *w, char **t, int n, const char *line, G
 {
   if (n < 2)
     return nw_script_bad(error, line, "expected a layer name");
-  g_autofree char *name = g_strjoinv(" ", t + 1);
-  NwLayer *l = named_layer(w, name, line, error);
+  NwLayer *l = named_layer(w, t, 1, line, error);
   if (l == NULL)
     return FALSE;
   NwScene *scene = nw_window_get_scene(w);

@@ -4,6 +4,7 @@
  * (CPU/CUDA) is picked per method.
  *
  * Exit codes: 0 success, 1 runtime failure, 2 usage error, 130 cancelled (cli_common.h). */
+#include <locale.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -49,6 +50,10 @@ static void print_help(FILE *out)
 
 int main(int argc, char **argv)
 {
+  /* The user's character set, so that GOption's usage reads "[OPTION…]" and not "[OPTION?]";
+   * numbers stay in the C locale: scripts read the output. */
+  setlocale(LC_ALL, "");
+  setlocale(LC_NUMERIC, "C");
   nw_methods_register_builtin();
   if (argc < 2)
     return nw_cli_usage(NULL, "missing subcommand");

@@ -1,11 +1,14 @@
 /* cli_info.c — `neurowarp-cli info FILE...`: header, geometry and intensity summary of NIfTI
- * volumes (NIfTI-1/2, including 4D and 5D vector fields) and 2D images, as text or one JSON
- * object per file. Main thread; CPU only (no method, no job). */
+ * volumes (NIfTI-1/2, including 4D and 5D vector fields) and 2D images, and size, extent and
+ * per-vertex values of surfaces (GIFTI as neurowarp writes it, FreeSurfer, VTK, PLY, OBJ),
+ * as text or one JSON object per file. Main thread; CPU only (no method, no job). */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli_common.h"
 #include "io_image.h"
+#include "io_mesh.h"
 #include "io_nifti.h"
 #include "json_out.h"
 #include "nw_error.h"
@@ -198,22 +201,82 @@ static void print_json(const InfoRecord *r)
   printf("%s\n", text);
 }
 
+/* ---- surfaces ---- */
+
+/* Finite per-vertex values' range; FALSE without values. */
+static gboolean scalar_range(const NwSurface *s, double *lo, double *hi)
+{
+  *lo = G_MAXDOUBLE, *hi = -G_MAXDOUBLE;
+  for (int i = 0; s->scalars != NULL && i < s->n_vertices; i++)
+    if (isfinite(s->scalars[i]))
+      *lo = MIN(*lo, s->scalars[i]), *hi = MAX(*hi, s->scalars[i]);
+  return *lo <= *hi;
+}
+
+static gboolean info_mesh(const char *path, gboolean json, GError **error)
+{
+  g_autoptr(NwSurface) s = nw_mesh_read(path, error);
+  if (s == NULL)
+    return FALSE;
+  const char *format = nw_mesh_format_name(nw_mesh_format_from_name(path));
+  float lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+  if (s->n_vertices > 0)
+    nw_surface_bounds(s, lo, hi);
+  double smin, smax;
+  const gboolean has_scalars = scalar_range(s, &smin, &smax);
+  if (!json) {
+    printf("%s\n  format       %s surface\n  vertices     %d\n  triangles    %d\n", path, format,
+           s->n_vertices, s->n_triangles);
+    printf("  extent       x %.2f .. %.2f  y %.2f .. %.2f  z %.2f .. %.2f mm (RAS)\n", lo[0], hi[0],
+           lo[1], hi[1], lo[2], hi[2]);
+    if (has_scalars)
+      printf("  scalars      min %g  max %g (one per vertex)\n", smin, smax);
+    else
+      printf("  scalars      none\n");
+    return TRUE;
+  }
+  g_autoptr(JsonBuilder) b = json_builder_new();
+  json_builder_begin_object(b);
+  nw_json_member_string(b, "path", path);
+  nw_json_member_string(b, "format", format);
+  nw_json_member_string(b, "kind", "surface");
+  nw_json_member_number(b, "n_vertices", s->n_vertices);
+  nw_json_member_number(b, "n_triangles", s->n_triangles);
+  const double dlo[3] = {lo[0], lo[1], lo[2]}, dhi[3] = {hi[0], hi[1], hi[2]};
+  json_numbers(b, "extent_min_mm", dlo, 3);
+  json_numbers(b, "extent_max_mm", dhi, 3);
+  json_builder_set_member_name(b, "scalars");
+  if (has_scalars) {
+    const double range[2] = {smin, smax};
+    json_numbers(b, NULL, range, 2);
+  } else {
+    json_builder_add_null_value(b);
+  }
+  json_builder_end_object(b);
+  g_autofree char *text = nw_json_to_string(b, FALSE);
+  printf("%s\n", text);
+  return TRUE;
+}
+
 static const char info_description[] =
     "For each file: format and version, dimensions, voxel spacing (mm), orientation code\n"
     "(the world direction of each voxel axis, e.g. RAS or LPI), datatype, intensity range\n"
     "(min, max and mean of finite voxels, count of NaN/Inf), intent, sform/qform codes and\n"
-    "the voxel-to-RAS affine (sform, else qform, else pixdim).\n\n"
+    "the voxel-to-RAS affine (sform, else qform, else pixdim). For surfaces (.gii, .vtk,\n"
+    ".ply, .obj, FreeSurfer lh.pial & co.): format, vertices, triangles, extent in RAS mm\n"
+    "and the range of per-vertex values.\n\n"
     "Examples:\n"
     "  neurowarp-cli info /usr/share/mricron/templates/ch2bet.nii.gz\n"
-    "  neurowarp-cli info --json fixed.nii.gz moving.nii.gz slice.png\n";
+    "  neurowarp-cli info --json fixed.nii.gz moving.nii.gz slice.png\n"
+    "  neurowarp-cli info run_surface.gii\n";
 
 int nw_cli_info(int argc, char **argv)
 {
   gboolean json = FALSE;
   GOptionEntry entries[] = {
       {"json", 0, 0, G_OPTION_ARG_NONE, &json, "One JSON object per file on stdout", NULL}, {NULL}};
-  g_autoptr(GOptionContext) ctx =
-      nw_cli_context_new("FILE...", "Describe NIfTI volumes and 2D images.", info_description);
+  g_autoptr(GOptionContext) ctx = nw_cli_context_new(
+      "FILE...", "Describe NIfTI volumes, 2D images and surfaces.", info_description);
   g_option_context_add_main_entries(ctx, entries, NULL);
   int code = NW_CLI_EXIT_OK;
   if (!nw_cli_parse(ctx, "info", &argc, &argv, &code))
@@ -224,7 +287,12 @@ int nw_cli_info(int argc, char **argv)
   for (int i = 1; i < argc; i++) {
     InfoRecord r = {.path = argv[i]};
     g_autoptr(GError) error = NULL;
-    if (load_record(&r, &error)) {
+    if (nw_mesh_format_from_name(argv[i]) != NW_MESH_AUTO) {
+      if (info_mesh(argv[i], json, &error))
+        fflush(stdout);
+      else
+        code = nw_cli_fail(error);
+    } else if (load_record(&r, &error)) {
       if (json)
         print_json(&r);
       else

@@ -3,6 +3,7 @@
 #include "renderer.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "nw_gl.h"
 
@@ -101,6 +102,27 @@ static void blend_straight_alpha(void)
 void nw_render_slice_layer(NwRenderer *r, const double mvp[16], const float quad[12],
                            const NwGlVolume *vol, const NwLayerStyle *style)
 {
+  nw_render_slice_labels(r, mvp, quad, vol, style, 0);
+}
+
+GLuint nw_label_colors_new(const guint8 *rgba, int n_labels)
+{
+  const int rows = MAX((n_labels + 255) / 256, 1);
+  g_autofree guint8 *full = g_malloc0((size_t)rows * 256 * 4);
+  memcpy(full, rgba, (size_t)n_labels * 4);
+  GLuint tex;
+  glGenTextures(1, &tex);
+  glBindTexture(GL_TEXTURE_2D, tex);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, 256, rows, 0, GL_RGBA, GL_UNSIGNED_BYTE, full);
+  return tex;
+}
+
+void nw_render_slice_labels(NwRenderer *r, const double mvp[16], const float quad[12],
+                            const NwGlVolume *vol, const NwLayerStyle *style, GLuint label_colors)
+{
   GLuint p = r->prog_slice;
   glUseProgram(p);
   nw_gl_set_mat4(p, "u_mvp", mvp);
@@ -112,6 +134,10 @@ void nw_render_slice_layer(NwRenderer *r, const double mvp[16], const float quad
   nw_gl_set_float(p, "u_opacity", style->opacity);
   nw_gl_set_int(p, "u_label", style->colormap == NW_COLORMAP_LABEL);
   nw_gl_set_int(p, "u_clear_below", style->clear_below);
+  nw_gl_set_int(p, "u_clear_centre", style->clear_centre);
+  /* a sampler of its own unit even when unused: samplers of two types on one unit fail */
+  nw_gl_bind_texture(p, "u_label_colors", 2, GL_TEXTURE_2D, label_colors);
+  nw_gl_set_int(p, "u_label_table", label_colors != 0);
   blend_straight_alpha();
   stream_quad(r, quad);
   glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);

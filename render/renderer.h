@@ -35,11 +35,21 @@ typedef struct {
   float opacity;        /* 0..1 */
   gboolean clear_below; /* values up to lo + 5 % of hi - lo are transparent (heat maps
                            over anatomy, empty background of 3D slice planes) */
+  gboolean clear_centre; /* values within 2.5 % of hi - lo of the middle are transparent
+                            (diverging overlays such as a Jacobian map show only change) */
 } NwLayerStyle;
 
 /* A scalar layer; label maps (colormap NW_COLORMAP_LABEL) use the integer lookup. */
 void nw_render_slice_layer(NwRenderer *r, const double mvp[16], const float quad[12],
                            const NwGlVolume *vol, const NwLayerStyle *style);
+/* A label map in its own colours: label_colors from nw_label_colors_new (0: the default
+ * colours, as nw_render_slice_layer). */
+void nw_render_slice_labels(NwRenderer *r, const double mvp[16], const float quad[12],
+                            const NwGlVolume *vol, const NwLayerStyle *style, GLuint label_colors);
+/* The colours of labels 0..n_labels-1 (RGBA8, alpha 0 hides a label) as the 2D texture
+ * nw_render_slice_labels reads: 256 wide, label l at (l % 256, l / 256). Delete with
+ * glDeleteTextures. */
+GLuint nw_label_colors_new(const guint8 *rgba, int n_labels);
 
 typedef enum {
   NW_COMPARE_NONE,

@@ -29,11 +29,27 @@ const char *nw_plane_name(NwPlane plane)
   return n[plane];
 }
 
+void nw_slice_geometry_letters(const NwSliceGeometry *g, const char *letters[4])
+{
+  nw_plane_letters(g->plane, letters);
+  if (g->mirror_u) {
+    const char *left = letters[0];
+    letters[0] = letters[1];
+    letters[1] = left;
+  }
+}
+
+double nw_slice_geometry_u_sign(const NwSliceGeometry *g)
+{
+  return g->mirror_u ? -1.0 : 1.0;
+}
+
 void nw_slice_geometry_mvp(const NwSliceGeometry *g, double mvp[16])
 {
   int u, v, n;
   nw_plane_axes(g->plane, &u, &v, &n);
-  double sx = 2.0 / (g->mm_per_pixel * g->width), sy = 2.0 / (g->mm_per_pixel * g->height);
+  double sx = nw_slice_geometry_u_sign(g) * 2.0 / (g->mm_per_pixel * g->width),
+         sy = 2.0 / (g->mm_per_pixel * g->height);
   memset(mvp, 0, 16 * sizeof(double));
   mvp[0 * 4 + u] = sx;
   mvp[0 * 4 + 3] = -sx * g->center_ras[u];
@@ -48,7 +64,7 @@ void nw_slice_geometry_pixel_to_world(const NwSliceGeometry *g, double px, doubl
   int u, v, n;
   nw_plane_axes(g->plane, &u, &v, &n);
   ras[n] = g->center_ras[n];
-  ras[u] = g->center_ras[u] + (px - 0.5 * g->width) * g->mm_per_pixel;
+  ras[u] = g->center_ras[u] + nw_slice_geometry_u_sign(g) * (px - 0.5 * g->width) * g->mm_per_pixel;
   ras[v] = g->center_ras[v] - (py - 0.5 * g->height) * g->mm_per_pixel;
 }
 
@@ -57,7 +73,8 @@ void nw_slice_geometry_world_to_pixel(const NwSliceGeometry *g, const double ras
 {
   int u, v, n;
   nw_plane_axes(g->plane, &u, &v, &n);
-  *px = 0.5 * g->width + (ras[u] - g->center_ras[u]) / g->mm_per_pixel;
+  *px =
+      0.5 * g->width + nw_slice_geometry_u_sign(g) * (ras[u] - g->center_ras[u]) / g->mm_per_pixel;
   *py = 0.5 * g->height - (ras[v] - g->center_ras[v]) / g->mm_per_pixel;
 }
 

@@ -6,6 +6,9 @@
  *   axial    screen right = +x (R), up = +y (A), normal z (S)
  *   coronal  screen right = +x (R), up = +z (S), normal y (A)
  *   sagittal screen right = +y (A), up = +z (S), normal x (R)
+ * A mirrored geometry (mirror_u) has screen right = -u instead: the radiological convention
+ * (the patient's right on the screen's left, as seen from the feet or the front) for the
+ * axial and coronal planes.
  * Pixels count from the top-left corner of the viewport; pixel (i, j) has its centre at
  * (i + 0.5, j + 0.5). One pixel spans the same millimetres along both screen axes, so the
  * picture keeps the aspect of the voxel spacing. */
@@ -31,7 +34,14 @@ typedef struct {
   double center_ras[3]; /* world point at the viewport centre; [n_axis] is the slice depth */
   double mm_per_pixel;  /* zoom */
   int width, height;    /* viewport in pixels */
+  gboolean mirror_u;    /* screen right = -u (radiological axial and coronal views) */
 } NwSliceGeometry;
+
+/* The letters at the left, right, top and bottom edges of g's view (mirror_u swaps left and
+ * right). */
+void nw_slice_geometry_letters(const NwSliceGeometry *g, const char *letters[4]);
+/* +1, or -1 when mirrored: world u per screen-right millimetre. */
+double nw_slice_geometry_u_sign(const NwSliceGeometry *g);
 
 /* world RAS mm -> clip coordinates (row-major, for nw_gl_set_mat4). */
 void nw_slice_geometry_mvp(const NwSliceGeometry *g, double mvp[16]);

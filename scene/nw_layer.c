@@ -21,6 +21,8 @@ struct _NwLayer {
   NwLayerStyle style;
   float color[3];
   NwFieldShow field_show;
+  gboolean overlay; /* a map over the anatomy, not an image to compare */
+  NwLabelTable *label_table; /* label maps: names and colours, or NULL */
   int grid_step_vox;
   float data_min, data_max;   /* finite values (fields: |u| in mm; surfaces: scalars) */
   float robust_lo, robust_hi; /* the "auto" window: 0.5 and 99.5 percentiles of the
@@ -126,6 +128,7 @@ static void nw_layer_finalize(GObject *obj)
   g_free(l->path);
   nw_volume_free(l->volume);
   nw_surface_free(l->surface);
+  nw_label_table_unref(l->label_table);
   G_OBJECT_CLASS(nw_layer_parent_class)->finalize(obj);
 }
 
@@ -288,7 +291,8 @@ const NwLayerStyle *nw_layer_get_style(NwLayer *l)
 static gboolean style_equal(const NwLayerStyle *a, const NwLayerStyle *b)
 {
   return a->colormap == b->colormap && a->lo == b->lo && a->hi == b->hi &&
-         a->opacity == b->opacity && a->clear_below == b->clear_below;
+         a->opacity == b->opacity && a->clear_below == b->clear_below &&
+         a->clear_centre == b->clear_centre;
 }
 
 void nw_layer_set_style(NwLayer *l, const NwLayerStyle *style)
@@ -354,6 +358,25 @@ static float log_jacobian_range(const NwVolume *field)
   return (float)r;
 }
 
+void nw_layer_show_as_jacobian(NwLayer *l, gboolean log_scale)
+{
+  const double centre = log_scale ? 0.0 : 1.0, top = log_scale ? 2.0 : 1.0;
+  double r = MAX(fabs(l->robust_lo - centre), fabs(l->robust_hi - centre));
+  r = CLAMP(ceil(r * 20.0) / 20.0, 0.05, top);
+  NwLayerStyle st = {.colormap = NW_COLORMAP_DIVERGING,
+                     .lo = (float)(centre - r),
+                     .hi = (float)(centre + r),
+                     .opacity = 0.7f,
+                     .clear_centre = TRUE};
+  l->overlay = TRUE;
+  nw_layer_set_style(l, &st);
+}
+
+gboolean nw_layer_is_overlay(NwLayer *l)
+{
+  return l->overlay;
+}
+
 NwFieldShow nw_layer_get_field_show(NwLayer *l)
 {
   return l->field_show;
@@ -392,6 +415,27 @@ void nw_layer_set_grid_step(NwLayer *l, int step_vox)
     l->grid_step_vox = step_vox;
     changed(l);
   }
+}
+
+/* ---- label names ---- */
+
+void nw_layer_set_label_table(NwLayer *l, NwLabelTable *table)
+{
+  if (table == l->label_table)
+    return;
+  nw_label_table_unref(l->label_table);
+  l->label_table = table;
+  changed(l);
+}
+
+NwLabelTable *nw_layer_get_label_table(NwLayer *l)
+{
+  return l->label_table;
+}
+
+const char *nw_layer_get_label_name(NwLayer *l, int label)
+{
+  return l->label_table != NULL ? nw_label_table_name(l->label_table, label) : NULL;
 }
 
 /* ---- live layers ---- */

@@ -19,6 +19,7 @@
 #include <glib-object.h>
 
 #include "live_source.h"
+#include "nw_label_table.h"
 #include "renderer.h"
 #include "surface.h"
 #include "volume.h"
@@ -87,6 +88,16 @@ void nw_layer_set_auto_window(NwLayer *l, float lo, float hi);
 /* Surfaces without scalars, field grid and arrows: RGB, 0..1. */
 const float *nw_layer_get_color(NwLayer *l);
 
+/* An image of det J (log_scale FALSE: neutral at 1) or of log det J (TRUE: neutral at 0),
+ * the way Jacobian maps are read: a diverging overlay, red where the transformation expands,
+ * blue where it compresses, over a range symmetric about the neutral value that holds the
+ * image's 0.5..99.5 % values, rounded up to 0.05 (0.05..1 for det J, 0.05..2 for log det J);
+ * opacity 0.7, the neutral middle transparent so that the anatomy shows where nothing
+ * changes. Such a map is an overlay: it is not one of the images compared. */
+void nw_layer_show_as_jacobian(NwLayer *l, gboolean log_scale);
+/* TRUE for an image drawn over the anatomy (a Jacobian map) rather than one to compare. */
+gboolean nw_layer_is_overlay(NwLayer *l);
+
 /* How a field is drawn. The one display rule of fields: a log-Jacobian map gets the
  * diverging colour map over a symmetric range around 0 (no volume change) that holds the
  * field's log det J, rounded up to 0.05 and between 0.05 and 2 (0.5 when it cannot be
@@ -97,6 +108,13 @@ void nw_layer_set_field_show(NwLayer *l, NwFieldShow show);
 /* Grid lines / arrows every step voxels (>= 1). */
 int nw_layer_get_grid_step(NwLayer *l);
 void nw_layer_set_grid_step(NwLayer *l, int step_vox);
+
+/* Label maps: the names and colours of their labels (nw_label_table.h; taken: a reference);
+ * NULL: bare numbers in the default colours. Emits "changed". */
+void nw_layer_set_label_table(NwLayer *l, NwLabelTable *table);
+NwLabelTable *nw_layer_get_label_table(NwLayer *l);
+/* The label's name in the layer's table, or NULL. */
+const char *nw_layer_get_label_name(NwLayer *l, int label);
 
 /* ---- live layers (of a running job, nw_run.h) ---- */
 /* The job's frame source (render/live_source.h), which the views ask for a frame once per

@@ -12,6 +12,7 @@
 #include "marching_cubes.h"
 #include "nw_error.h"
 #include "nw_layer.h"
+#include "nw_loader_private.h"
 #include "resample.h"
 #include "smooth.h"
 
@@ -47,6 +48,19 @@ static gboolean name_suggests_labels(const char *base)
   return FALSE;
 }
 
+/* A Jacobian map by its name, as neurowarp and other tools write them (PREFIX_jacobian,
+ * jac.nii.gz, logjacobian, log_jac...): 1 det J, 2 log det J, 0 neither. */
+static int jacobian_kind(const char *base)
+{
+  g_autofree char *lower = g_ascii_strdown(base, -1);
+  if (strstr(lower, "jac") == NULL)
+    return 0;
+  return strstr(lower, "logjac") != NULL || strstr(lower, "log_jac") != NULL ||
+                 strstr(lower, "log-jac") != NULL
+             ? 2
+             : 1;
+}
+
 static gboolean is_field_header(const NwNiftiInfo *info)
 {
   if (info->ndim >= 5 && info->dim[5] == 3)
@@ -64,6 +78,8 @@ GPtrArray *nw_load_file(const char *path, GError **error)
     g_set_error(error, NW_ERROR, NW_ERROR_IO, "%s: no such file", path);
     return NULL;
   }
+  if (g_str_has_suffix(path, ".json"))
+    return nw_load_run_summary(path, error);
   if (nw_mesh_format_from_name(path) != NW_MESH_AUTO) {
     NwSurface *s = nw_mesh_read(path, error);
     if (s == NULL)
@@ -89,6 +105,10 @@ GPtrArray *nw_load_file(const char *path, GError **error)
                                                                                   : NW_LAYER_IMAGE;
   NwLayer *l = nw_layer_new_volume(kind, base, v);
   nw_layer_set_path(l, path);
+  if (kind == NW_LAYER_LABELS)
+    nw_layer_set_label_table(l, nw_label_table_find_for(path));
+  if (kind == NW_LAYER_IMAGE && jacobian_kind(base) != 0)
+    nw_layer_show_as_jacobian(l, jacobian_kind(base) == 2);
   g_ptr_array_add(out, l);
   return g_steal_pointer(&out);
 }
@@ -133,10 +153,17 @@ GPtrArray *nw_load_demo(double spacing_mm, GError **error)
   NwLayer *labels =
       nw_layer_new_volume(NW_LAYER_LABELS, "labels", g_steal_pointer(&c.fixed_labels));
   nw_layer_set_visible(labels, FALSE);
+  if (!c.is_phantom) /* AAL: mricron-data's names and colours */
+    nw_layer_set_label_table(labels, nw_label_table_find_for(NW_MRICRON_TEMPLATES "/aal.nii.gz"));
+  /* a run warps these with the moving image and reports Dice against the fixed labels */
+  NwLayer *mlabels =
+      nw_layer_new_volume(NW_LAYER_LABELS, "moving labels", g_steal_pointer(&c.moving_labels));
+  nw_layer_set_visible(mlabels, FALSE);
   g_ptr_array_add(out, fixed);
   g_ptr_array_add(out, moving);
   g_ptr_array_add(out, w);
   g_ptr_array_add(out, labels);
+  g_ptr_array_add(out, mlabels);
   add_field_layers(out, "true field", g_steal_pointer(&c.true_field), NULL);
   nw_layer_set_visible(g_ptr_array_index(out, out->len - 2), FALSE); /* the field's grid */
   NwLayer *surf = brain_surface(nw_layer_get_volume(fixed), nw_layer_surface_iso(fixed), error);

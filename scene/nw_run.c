@@ -16,6 +16,7 @@
 #include "live_source.h"
 #include "marching_cubes.h"
 #include "nw_error.h"
+#include "nw_run_summary.h"
 #include "result_io.h"
 
 #define MS_WINDOW 10 /* ms/iteration: mean of the last MS_WINDOW reports (of each kind) */
@@ -33,7 +34,8 @@ struct _NwRun {
   const NwMethodOps *ops;
   NwJob *job;
   guint serial;         /* bumped per start: messages of an older job are dropped */
-  NwVolume *inputs[3];  /* fixed, moving, fixed labels (copies: the job borrows them) */
+  NwVolume *inputs[4];  /* fixed, moving, fixed and moving labels (copies: the job borrows
+                           them) */
   NwLiveSource *live;   /* the job's frames for the views, while it runs */
   NwLivePath path;
   gboolean started;     /* a job was started (the frame path is known) */
@@ -46,6 +48,10 @@ struct _NwRun {
   MsWindow ms_all, ms_shown, ms_alone; /* all; while the display pulled frames; while not */
   NwIterationReport last;
   gboolean have_report;
+  double work_ms; /* the job's time: the sum of its iterations' (no pauses) */
+  int level_iterations[NW_RUN_MAX_LEVELS]; /* iterations per level, as reported */
+  int n_levels;
+  double before_mse, before_ncc; /* of the pair as given (NAN: no moving image) */
   NwLiveStats live_stats; /* of the last job, kept when its source is freed */
   guint64 frames_made;    /* live frames the last job published, kept when it is freed */
   gboolean surface_busy;  /* an iso-surface task is running */
@@ -125,7 +131,7 @@ static void nw_run_dispose(GObject *obj)
 static void nw_run_finalize(GObject *obj)
 {
   NwRun *r = NW_RUN(obj);
-  for (int i = 0; i < 3; i++)
+  for (int i = 0; i < 4; i++)
     g_clear_pointer(&r->inputs[i], nw_volume_free);
   g_clear_pointer(&r->result, nw_method_result_free);
   g_clear_error(&r->error);
@@ -205,6 +211,10 @@ static gboolean iteration_main(gpointer data)
   r->last = m->report;
   r->have_report = TRUE;
   r->iteration = MAX(r->iteration, m->report.iteration);
+  r->work_ms += m->ms;
+  if (m->report.level >= 0 && m->report.level < NW_RUN_MAX_LEVELS)
+    r->level_iterations[m->report.level]++;
+  r->n_levels = MIN(m->report.n_levels, NW_RUN_MAX_LEVELS);
   ms_add(&r->ms_all, m->ms);
   ms_add(m->shown ? &r->ms_shown : &r->ms_alone, m->ms);
   g_signal_emit(r, signals[SIG_ITERATION], 0, &r->last, m->ms);
@@ -396,7 +406,8 @@ static void on_done(NwJob *job, NwJobState state, const GError *error, gpointer 
 /* ---- control (main thread) ---- */
 
 /* The inputs from the scene's compared pair, copied (the job borrows them while the layers
- * may change), and the first label layer on the fixed grid. */
+ * may change), and the label layers on the fixed grid: the first whose name says "moving"
+ * as the moving labels (warped with the image, for Dice), the first other as the fixed. */
 static gboolean take_inputs(NwRun *r, NwLayer **fixed_out, GError **error)
 {
   NwLayer *a = nw_scene_get_compare_a(r->scene), *b = nw_scene_get_compare_b(r->scene);
@@ -410,17 +421,19 @@ static gboolean take_inputs(NwRun *r, NwLayer **fixed_out, GError **error)
   }
   if (!nw_volume_check_same_grid(va, nw_layer_get_name(a), vb, nw_layer_get_name(b), error))
     return FALSE;
-  for (int i = 0; i < 3; i++)
+  for (int i = 0; i < 4; i++)
     g_clear_pointer(&r->inputs[i], nw_volume_free);
   r->inputs[0] = nw_volume_copy(va);
   r->inputs[1] = nw_volume_copy(vb);
   for (guint i = 0; i < nw_scene_n_layers(r->scene); i++) {
     NwLayer *l = nw_scene_get_layer(r->scene, i);
     const NwVolume *v = nw_layer_get_volume(l);
-    if (nw_layer_get_kind(l) == NW_LAYER_LABELS && v != NULL && nw_volume_same_grid(va, v)) {
-      r->inputs[2] = nw_volume_copy(v);
-      break;
-    }
+    if (nw_layer_get_kind(l) != NW_LAYER_LABELS || v == NULL || !nw_volume_same_grid(va, v))
+      continue;
+    g_autofree char *lower = g_ascii_strdown(nw_layer_get_name(l), -1);
+    const int k = strstr(lower, "moving") != NULL ? 3 : 2;
+    if (r->inputs[k] == NULL)
+      r->inputs[k] = nw_volume_copy(v);
   }
   *fixed_out = a;
   return TRUE;
@@ -486,6 +499,9 @@ static void reset_counters(NwRun *r)
   r->live_stats.shown = -1;
   r->have_report = FALSE;
   r->surface_is_result = FALSE;
+  r->work_ms = 0.0;
+  memset(r->level_iterations, 0, sizeof r->level_iterations);
+  r->n_levels = 0;
   g_clear_pointer(&r->result, nw_method_result_free);
   g_clear_error(&r->error);
 }
@@ -511,7 +527,13 @@ gboolean nw_run_start(NwRun *r, const NwMethodOps *ops, const NwParams *params,
     g_clear_pointer(&r->live, nw_live_source_free);
     return FALSE;
   }
-  NwMethodInputs in = {.fixed = r->inputs[0], .moving = r->inputs[1], .fixed_labels = r->inputs[2]};
+  r->before_mse = r->before_ncc = NAN;
+  if (ops->needs_moving)
+    nw_image_similarity(r->inputs[0], r->inputs[1], &r->before_mse, &r->before_ncc);
+  NwMethodInputs in = {.fixed = r->inputs[0],
+                       .moving = r->inputs[1],
+                       .fixed_labels = r->inputs[2],
+                       .moving_labels = r->inputs[3]};
   const NwJobCallbacks cb = {on_iteration, on_frame, on_done};
   r->ops = ops;
   r->started = TRUE;
@@ -685,6 +707,33 @@ NwLayer *nw_run_get_field(NwRun *r)
 NwLayer *nw_run_get_surface(NwRun *r)
 {
   return r->surface;
+}
+
+double nw_run_get_work_seconds(NwRun *r)
+{
+  return r->work_ms / 1000.0;
+}
+
+int nw_run_get_level_iterations(NwRun *r, int counts[NW_RUN_MAX_LEVELS])
+{
+  memcpy(counts, r->level_iterations, sizeof r->level_iterations);
+  return r->n_levels;
+}
+
+const NwVolume *nw_run_get_input(NwRun *r, NwRunInput which)
+{
+  return r->inputs[which];
+}
+
+void nw_run_get_before(NwRun *r, double *mse, double *ncc)
+{
+  *mse = r->before_mse;
+  *ncc = r->before_ncc;
+}
+
+const NwMethodResult *nw_run_get_result(NwRun *r)
+{
+  return r->result;
 }
 
 const GError *nw_run_get_error(NwRun *r)

@@ -1,7 +1,8 @@
 /* nw_run.h — one job started from the window, shown live.
  *
  * Inputs come from the scene: fixed = the compared image A, moving = B (nw_scene.h), and the
- * first label layer on the fixed grid, if any, as fixed labels (for Dice). The job runs on a
+ * label layers on the fixed grid: the first whose name says "moving" as moving labels (the
+ * method warps them), the first other one as fixed labels (Dice of the two). The job runs on a
  * worker thread (core/job.h) in live mode; its state appears as layers of the scene, named
  * with the run's label: "warped · LABEL" (image), "deformation · LABEL" (field, shown as a
  * warped grid) and "surface · LABEL" (iso-surface of the warped image in the 3D view); the
@@ -80,6 +81,21 @@ gboolean nw_run_get_live_view(NwRun *r);
 const char *nw_run_get_label(NwRun *r);
 /* The error of a FAILED job (NULL otherwise), valid until the next start. */
 const GError *nw_run_get_error(NwRun *r);
+
+#define NW_RUN_MAX_LEVELS 16
+typedef enum { NW_RUN_FIXED, NW_RUN_MOVING, NW_RUN_FIXED_LABELS, NW_RUN_MOVING_LABELS } NwRunInput;
+/* The job's own time so far: the sum of its iterations' times (pauses not counted). */
+double nw_run_get_work_seconds(NwRun *r);
+/* Iterations per level as reported (counts[0]: the coarsest); returns the number of
+ * levels (0 before the first report). */
+int nw_run_get_level_iterations(NwRun *r, int counts[NW_RUN_MAX_LEVELS]);
+/* The inputs of the last start (NULL when not given), and the results of the ended job
+ * (NULL while none). */
+const NwVolume *nw_run_get_input(NwRun *r, NwRunInput which);
+const NwMethodResult *nw_run_get_result(NwRun *r);
+/* MSE and NCC of the fixed and moving images as given, at the last start (NAN for a method
+ * without a moving image): the figures before the registration. */
+void nw_run_get_before(NwRun *r, double *mse, double *ncc);
 const NwMethodOps *nw_run_get_ops(NwRun *r);
 /* The run's layers in the scene (NULL before the first start; the surface also until the
  * first iso-surface is made on the host path): warped image, deformation field, iso-surface.

@@ -12,6 +12,7 @@ struct _NwScene {
   NwCompareStyle compare;
   double crosshair[3];
   gboolean crosshair_set;
+  gboolean radiological; /* axial and coronal views mirrored left-right */
   gboolean interop; /* live CUDA frames can reach the views by interop */
   char *interop_why;
 };
@@ -72,7 +73,7 @@ void nw_scene_add_layer(NwScene *s, NwLayer *layer)
   g_ptr_array_add(s->layers, g_object_ref(layer));
   g_signal_connect(layer, "changed", G_CALLBACK(on_layer_changed), s);
   const NwLayerKind kind = nw_layer_get_kind(layer);
-  if (kind == NW_LAYER_IMAGE) {
+  if (kind == NW_LAYER_IMAGE && !nw_layer_is_overlay(layer)) {
     if (s->compare_a == NULL)
       s->compare_a = layer;
     else if (s->compare_b == NULL)
@@ -105,6 +106,24 @@ void nw_scene_remove_layer(NwScene *s, NwLayer *layer)
   if (g_ptr_array_find(s->layers, layer, NULL))
     g_signal_handlers_disconnect_by_data(layer, s);
   g_ptr_array_remove(s->layers, layer);
+  g_signal_emit(s, signals[SIG_LAYERS_CHANGED], 0);
+  nw_scene_changed(s);
+}
+
+int nw_scene_layer_index(NwScene *s, NwLayer *layer)
+{
+  guint i;
+  return g_ptr_array_find(s->layers, layer, &i) ? (int)i : -1;
+}
+
+void nw_scene_move_layer(NwScene *s, NwLayer *layer, guint index)
+{
+  const int from = nw_scene_layer_index(s, layer);
+  index = MIN(index, s->layers->len - 1);
+  if (from < 0 || (guint)from == index)
+    return;
+  g_ptr_array_steal_index(s->layers, (guint)from); /* keeps the scene's reference */
+  g_ptr_array_insert(s->layers, (int)index, layer);
   g_signal_emit(s, signals[SIG_LAYERS_CHANGED], 0);
   nw_scene_changed(s);
 }
@@ -200,6 +219,19 @@ void nw_scene_set_crosshair(NwScene *s, const double ras[3])
   s->crosshair_set = TRUE;
   g_signal_emit(s, signals[SIG_CROSSHAIR_MOVED], 0);
   nw_scene_changed(s);
+}
+
+void nw_scene_set_radiological(NwScene *s, gboolean radiological)
+{
+  if (s->radiological != !!radiological) {
+    s->radiological = !!radiological;
+    nw_scene_changed(s);
+  }
+}
+
+gboolean nw_scene_get_radiological(NwScene *s)
+{
+  return s->radiological;
 }
 
 void nw_scene_get_bounds(NwScene *s, double lo[3], double hi[3])

@@ -27,12 +27,16 @@ G_DECLARE_FINAL_TYPE(NwScene, nw_scene, NW, SCENE, GObject)
 
 NwScene *nw_scene_new(void);
 
-/* Layers, bottom first. The scene keeps a reference. The first two images become the
- * compared pair A and B. */
+/* Layers, bottom first. The scene keeps a reference. The first two images (not overlays,
+ * nw_layer_is_overlay) become the compared pair A and B. */
 void nw_scene_add_layer(NwScene *s, NwLayer *layer);
 void nw_scene_remove_layer(NwScene *s, NwLayer *layer);
 guint nw_scene_n_layers(NwScene *s);
 NwLayer *nw_scene_get_layer(NwScene *s, guint i);
+/* Move layer to place index of the drawing order (0: the bottom; clamped to the top). */
+void nw_scene_move_layer(NwScene *s, NwLayer *layer, guint index);
+/* Place of layer in the drawing order; -1 when the scene does not hold it. */
+int nw_scene_layer_index(NwScene *s, NwLayer *layer);
 /* First layer with this name, or NULL. */
 NwLayer *nw_scene_find_layer(NwScene *s, const char *name);
 
@@ -53,6 +57,12 @@ gboolean nw_scene_comparing(NwScene *s);
 
 void nw_scene_get_crosshair(NwScene *s, double ras[3]);
 void nw_scene_set_crosshair(NwScene *s, const double ras[3]);
+
+/* Radiological convention: the axial and coronal views show the patient's right on the
+ * screen's left (as Slicer does by default); FALSE (the default): neurological, right on
+ * the right. Emits "changed". */
+void nw_scene_set_radiological(NwScene *s, gboolean radiological);
+gboolean nw_scene_get_radiological(NwScene *s);
 
 /* World box (RAS mm) of all volume layers (else surfaces; else a 200 mm cube). */
 void nw_scene_get_bounds(NwScene *s, double lo[3], double hi[3]);

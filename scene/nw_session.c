@@ -258,8 +258,7 @@ static int compare_strings(gconstpointer a, gconstpointer b)
   return g_strcmp0(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* The installed folder when it exists (an installed build), else the source tree's. */
-static const char *presets_dir(void)
+const char *nw_presets_dir(void)
 {
 #ifdef NW_PRESETS_INSTALL_DIR
   if (g_file_test(NW_PRESETS_INSTALL_DIR, G_FILE_TEST_IS_DIR))
@@ -277,7 +276,7 @@ void nw_presets_list(const char *method, GPtrArray **names, GPtrArray **paths)
   g_return_if_fail(method != NULL && names != NULL && paths != NULL);
   *names = g_ptr_array_new_with_free_func(g_free);
   *paths = g_ptr_array_new_with_free_func(g_free);
-  const char *dir_path = presets_dir();
+  const char *dir_path = nw_presets_dir();
   g_autoptr(GDir) dir = dir_path != NULL ? g_dir_open(dir_path, 0, NULL) : NULL;
   if (dir == NULL)
     return;

@@ -55,6 +55,9 @@ gboolean nw_preset_apply(NwParams *p, const char *method, const char *path, GErr
  * installed or source-tree presets folder (NW_PRESETS_DIR, a compile definition), files
  * named METHOD-NAME.ini. Free both arrays with g_ptr_array_unref. */
 void nw_presets_list(const char *method, GPtrArray **names, GPtrArray **paths);
+/* The folder nw_presets_list reads: the installed one when it exists (an installed build),
+ * else the source tree's; NULL when the build names neither. */
+const char *nw_presets_dir(void);
 
 G_END_DECLS
 

@@ -1,7 +1,8 @@
 /* nw_view_render.c — drawing the scene in one view's GL context (see nw_view_render.h).
  * Layers draw bottom first: images (the compared pair through the compare shader), label
- * maps, field overlays, surface contours; then the crosshair and the orientation letters,
- * which are cairo-drawn sprites so that screenshots carry them.
+ * maps, field overlays, surface contours; then the crosshair, the orientation letters and
+ * the colour and scale bars (nw_view_overlay.h), cairo-drawn sprites so that screenshots
+ * carry them.
  * Main thread, with the view's GL context current. */
 #include "nw_view_render.h"
 
@@ -14,6 +15,7 @@
 #include "live_source.h"
 #include "mesh_renderer.h"
 #include "nw_gl.h"
+#include "nw_view_overlay.h"
 
 const float nw_crosshair_color[4] = {1.0f, 0.85f, 0.0f, 0.9f};
 const float nw_view_background[3] = {0.06f, 0.06f, 0.08f};
@@ -28,6 +30,8 @@ typedef struct {
   gboolean used;
   NwGlLive *live; /* layers of a run on the interop path: the job's GL objects (borrowed from
                      the cache's lives) */
+  GLuint label_colors;        /* label maps with a table: their colours (nw_label_colors_new) */
+  NwLabelTable *colors_table; /* the table they were made from (a reference) */
 } GpuEntry;
 
 /* The interop objects of one live job, shared by its layers and the views. */
@@ -57,6 +61,7 @@ struct NwViewGpu {
   GHashTable *entries;  /* cache->entries */
   GHashTable *lives;    /* cache->lives */
   NwSprite *letters[6]; /* L R A P S I */
+  NwViewOverlay *overlay; /* colour bars and scale bar */
 };
 
 static const char cache_key[] = "nw-gpu-cache";
@@ -68,6 +73,9 @@ static void entry_free(gpointer p)
   GpuEntry *e = p;
   nw_gl_volume_free(e->vol);
   nw_gl_mesh_free(e->mesh);
+  if (e->label_colors != 0)
+    glDeleteTextures(1, &e->label_colors);
+  nw_label_table_unref(e->colors_table);
   for (int a = 0; a < 3; a++)
     if (e->contour[a] != NULL)
       g_array_free(e->contour[a], TRUE);
@@ -88,11 +96,7 @@ static NwSprite *letter_sprite(char c)
   cairo_text_extents(cr, text, &ext);
   cairo_move_to(cr, 0.5 * (w - ext.width) - ext.x_bearing, 0.5 * (h - ext.height) - ext.y_bearing);
   cairo_text_path(cr, text);
-  cairo_set_source_rgba(cr, 0, 0, 0, 0.85);
-  cairo_set_line_width(cr, 3.0);
-  cairo_stroke_preserve(cr);
-  cairo_set_source_rgb(cr, 0.55, 0.85, 1.0);
-  cairo_fill(cr);
+  nw_overlay_outline_fill(cr, 3.0, 0.55, 0.85, 1.0);
   cairo_surface_flush(cs);
   NwSprite *s =
       nw_sprite_new(cairo_image_surface_get_data(cs), w, h, cairo_image_surface_get_stride(cs));
@@ -141,6 +145,7 @@ NwViewGpu *nw_view_gpu_new(GObject *share_group, GError **error)
   gpu->lives = gpu->cache->lives;
   for (int i = 0; i < 6; i++)
     gpu->letters[i] = letter_sprite(letter_chars[i]);
+  gpu->overlay = nw_view_overlay_new();
   return gpu;
 }
 
@@ -151,6 +156,7 @@ void nw_view_gpu_free(NwViewGpu *gpu)
   cache_unref(gpu->cache);
   for (int i = 0; i < 6; i++)
     nw_sprite_free(gpu->letters[i]);
+  nw_view_overlay_free(gpu->overlay);
   nw_renderer_free(gpu->r);
   g_free(gpu);
 }
@@ -301,6 +307,34 @@ static void clear_view(int w, int h, gboolean depth)
     glDisable(GL_DEPTH_TEST);
 }
 
+/* The colour texture of a label layer with a table (0 without one), made again when the
+ * layer gets another table: the table's colours, the default label colours where it has
+ * none, label 0 transparent. */
+static GLuint label_colors(GpuEntry *e)
+{
+  NwLabelTable *t = nw_layer_get_label_table(e->layer);
+  if (t != e->colors_table) {
+    if (e->label_colors != 0)
+      glDeleteTextures(1, &e->label_colors);
+    e->label_colors = 0;
+    nw_label_table_unref(e->colors_table);
+    e->colors_table = t != NULL ? nw_label_table_ref(t) : NULL;
+  }
+  if (t == NULL || e->label_colors != 0)
+    return e->label_colors;
+  float lo, hi;
+  nw_layer_get_data_range(e->layer, &lo, &hi);
+  const int n = CLAMP(MAX(nw_label_table_max_index(t), (int)hi) + 1, 1, 65536);
+  guint8 lut[NW_LUT_SIZE * 4];
+  nw_colormap_fill(NW_COLORMAP_LABEL, lut);
+  g_autofree guint8 *rgba = g_malloc0((size_t)n * 4);
+  for (int l = 1; l < n; l++)
+    if (!nw_label_table_color(t, l, rgba + 4 * l))
+      memcpy(rgba + 4 * l, lut + 4 * nw_colormap_label_index(l), 4);
+  e->label_colors = nw_label_colors_new(rgba, n);
+  return e->label_colors;
+}
+
 /* Images and label maps on one quad (2D view rectangle or 3D slice plane). */
 static void draw_volumes(NwViewGpu *gpu, NwScene *scene, const double mvp[16], const float quad[12],
                          int viewport_w, gboolean clear_background)
@@ -328,6 +362,8 @@ static void draw_volumes(NwViewGpu *gpu, NwScene *scene, const double mvp[16], c
       if (vb != NULL)
         nw_render_slice_compare(gpu->r, mvp, quad, vol, &st, vb, &sb,
                                 nw_scene_get_compare(scene), viewport_w);
+    } else if (kind == NW_LAYER_LABELS) {
+      nw_render_slice_labels(gpu->r, mvp, quad, vol, &st, label_colors(e));
     } else {
       nw_render_slice_layer(gpu->r, mvp, quad, vol, &st);
     }
@@ -423,7 +459,7 @@ static void draw_crosshair(NwViewGpu *gpu, NwScene *scene, const NwSliceGeometry
 static void draw_letters(NwViewGpu *gpu, const NwSliceGeometry *g)
 {
   const char *l[4];
-  nw_plane_letters(g->plane, l);
+  nw_slice_geometry_letters(g, l);
   int w = g->width, h = g->height;
   const double pos[4][2] = {
       {4, 0.5 * h - 11}, {w - 24, 0.5 * h - 11}, {0.5 * w - 10, 4}, {0.5 * w - 10, h - 26}};
@@ -446,6 +482,9 @@ void nw_view_render_slice(NwViewGpu *gpu, NwScene *scene, const NwSliceGeometry 
   draw_contours(gpu, scene, g, mvp);
   draw_crosshair(gpu, scene, g, mvp);
   draw_letters(gpu, g);
+  NwOverlayLayout overlay;
+  nw_view_overlay_layout(scene, g, &overlay);
+  nw_view_overlay_draw(gpu->overlay, gpu->r, &overlay, g);
   glUseProgram(0);
   glBindVertexArray(0);
 }
@@ -467,6 +506,37 @@ static void plane_quad(NwScene *scene, NwPlane plane, float quad[12], float outl
   static const int ring[8] = {0, 1, 1, 3, 3, 2, 2, 0};
   for (int k = 0; k < 8; k++)
     memcpy(outline + 3 * k, quad + 3 * ring[k], 3 * sizeof(float));
+}
+
+/* The orientation marker of the 3D view: the R (red), A (green) and S (blue) axes from a
+ * point near the bottom-left corner, turned as the camera turns them (the rotation part of
+ * view), each labelled at its tip; drawn in pixels over everything. */
+static void draw_orientation_marker(NwViewGpu *gpu, const double view[16], int w, int h)
+{
+  static const float colors[3][4] = {
+      {0.95f, 0.25f, 0.25f, 1.0f}, {0.25f, 0.85f, 0.25f, 1.0f}, {0.35f, 0.55f, 1.0f, 1.0f}};
+  static const char letters[3] = {'R', 'A', 'S'};
+  const double size = MAX(MIN(w, h) * 0.08, 16.0);
+  const double cx = 14.0 + size, cy = h - 14.0 - size; /* pixels, top-left origin */
+  /* pixels -> clip (row-major) */
+  const double mvp[16] = {2.0 / w, 0, 0, -1, 0, -2.0 / h, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1};
+  for (int a = 0; a < 3; a++) {
+    /* the axis in eye space: column a of the view rotation; screen y points down */
+    const double dx = view[0 * 4 + a], dy = -view[1 * 4 + a];
+    const double len = MAX(sqrt(dx * dx + dy * dy), 1e-6);
+    const double tx = cx + size * dx, ty = cy + size * dy, nx = -dy / len, ny = dx / len;
+    float seg[18];
+    for (int k = 0; k < 3; k++) { /* three pixels wide: core profile lines are one */
+      const float o = (float)(k - 1);
+      const float s[6] = {(float)(cx + o * nx), (float)(cy + o * ny), 0,
+                          (float)(tx + o * nx), (float)(ty + o * ny), 0};
+      memcpy(seg + 6 * k, s, sizeof s);
+    }
+    nw_render_lines(gpu->r, mvp, seg, 6, colors[a]);
+    const NwSprite *sp = gpu->letters[strchr(letter_chars, letters[a]) - letter_chars];
+    nw_render_sprite(gpu->r, sp, tx + 0.35 * size * dx - 0.5 * sp->width,
+                     ty + 0.35 * size * dy - 0.5 * sp->height, w, h);
+  }
 }
 
 void nw_view_render_3d(NwViewGpu *gpu, NwScene *scene, const NwOrbitCamera *cam)
@@ -508,6 +578,7 @@ void nw_view_render_3d(NwViewGpu *gpu, NwScene *scene, const NwOrbitCamera *cam)
     nw_render_mesh(gpu->r, mesh, view, mvp, &st);
   }
   glDisable(GL_DEPTH_TEST);
+  draw_orientation_marker(gpu, view, cam->width, cam->height);
   glUseProgram(0);
   glBindVertexArray(0);
 }

@@ -39,7 +39,8 @@ extern const float nw_view_background[3];
 /* Clear and draw a slice view of g->width x g->height pixels. */
 void nw_view_render_slice(NwViewGpu *gpu, NwScene *scene, const NwSliceGeometry *g);
 /* Clear and draw the 3D view: the three slice planes through the crosshair and every
- * visible surface, lit. */
+ * visible surface, lit, and the orientation marker (R, A, S axes) in the bottom-left
+ * corner. */
 void nw_view_render_3d(NwViewGpu *gpu, NwScene *scene, const NwOrbitCamera *cam);
 
 G_END_DECLS

@@ -4,157 +4,45 @@
  * in the 3D view; comparison modes, the crosshair, window/level and opening a field change
  * the picture as expected; a corrupt file gives an error message and the application goes
  * on. Skips (77) without a DISPLAY. */
-#include <gdk-pixbuf/gdk-pixbuf.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "demo.h"
+#include "gui_testutil.h"
 #include "io_nifti.h"
 #include "testutil.h"
-
-#ifndef NW_GUI_BINARY
-#error "NW_GUI_BINARY must name the neurowarp executable"
-#endif
-
-enum { CELL = 200 };
-/* Synthetic volumes: 50^3 voxels of 2 mm, world = 2 * index, so the box is [-1, 99] mm and
- * a 200-pixel view shows 0.52 mm per pixel around the centre (49, 49, 49). */
-static const double MMPP = 100.0 / CELL * 1.04, CENTRE = 49.0;
-
-typedef struct {
-  GdkPixbuf *pb;
-  int w, h, stride, nch;
-  const guint8 *px;
-} Image;
-
-static void image_load(Image *im, const char *path)
-{
-  g_autoptr(GError) error = NULL;
-  im->pb = gdk_pixbuf_new_from_file(path, &error);
-  g_assert_no_error(error);
-  im->w = gdk_pixbuf_get_width(im->pb);
-  im->h = gdk_pixbuf_get_height(im->pb);
-  im->stride = gdk_pixbuf_get_rowstride(im->pb);
-  im->nch = gdk_pixbuf_get_n_channels(im->pb);
-  im->px = gdk_pixbuf_read_pixels(im->pb);
-}
-
-static const guint8 *at(const Image *im, int x, int y)
-{
-  g_assert_true(x >= 0 && y >= 0 && x < im->w && y < im->h);
-  return im->px + (size_t)y * im->stride + (size_t)x * im->nch;
-}
-
-static void assert_rgb(const Image *im, int x, int y, int r, int g, int b, int tol)
-{
-  const guint8 *p = at(im, x, y);
-  if (abs(p[0] - r) > tol || abs(p[1] - g) > tol || abs(p[2] - b) > tol)
-    g_error("pixel (%d, %d) is (%d, %d, %d), expected (%d, %d, %d) +- %d", x, y, p[0], p[1], p[2],
-            r, g, b, tol);
-}
-
-/* Run neurowarp with args; returns stderr and (if out_text) stdout; asserts the exit
- * status. */
-static char *run_app_out(const char *const *args, int want_status, char **out_text)
-{
-  g_autoptr(GPtrArray) argv = g_ptr_array_new();
-  g_ptr_array_add(argv, (char *)NW_GUI_BINARY);
-  for (int i = 0; args[i] != NULL; i++)
-    g_ptr_array_add(argv, (char *)args[i]);
-  g_ptr_array_add(argv, NULL);
-  g_auto(GStrv) env = g_get_environ();
-  env = g_environ_setenv(env, "LIBGL_ALWAYS_SOFTWARE", "1", TRUE);
-  env = g_environ_setenv(env, "GDK_BACKEND", "x11", TRUE);
-  env = g_environ_setenv(env, "GDK_SCALE", "1", TRUE);
-  /* recent files and caches go to the test's folder, not the user's home */
-  env = g_environ_setenv(env, "XDG_DATA_HOME", nw_test_tmpdir(), TRUE);
-  env = g_environ_setenv(env, "XDG_CACHE_HOME", nw_test_tmpdir(), TRUE);
-  char *out = NULL, *err = NULL;
-  int status = 0;
-  g_autoptr(GError) error = NULL;
-  g_assert_true(g_spawn_sync(NULL, (char **)argv->pdata, env, G_SPAWN_DEFAULT, NULL, NULL, &out,
-                             &err, &status, &error));
-  g_assert_no_error(error);
-  g_autoptr(GError) wait_error = NULL;
-  int code = 0;
-  if (!g_spawn_check_wait_status(status, &wait_error))
-    code = wait_error->domain == G_SPAWN_EXIT_ERROR ? wait_error->code : -1;
-  if (code != want_status)
-    g_error("neurowarp: exit status %d (%s), wanted %d; stderr:\n%s", code,
-            wait_error ? wait_error->message : "ok", want_status, err);
-  if (out_text != NULL)
-    *out_text = out;
-  else
-    g_free(out);
-  return err;
-}
-
-static char *run_app(const char *const *args, int want_status)
-{
-  return run_app_out(args, want_status, NULL);
-}
-
-static void write_constant(const char *name, float value)
-{
-  g_autoptr(NwVolume) v = nw_volume_new(50, 50, 50, 1, NULL);
-  nw_volume_set_spacing(v, 2, 2, 2);
-  for (size_t i = 0; i < nw_volume_n_voxels(v); i++)
-    v->data[i] = value;
-  g_autofree char *path = nw_test_path(name);
-  g_autoptr(GError) error = NULL;
-  g_assert_true(nw_nifti_write(path, v, NW_DT_FLOAT32, FALSE, &error));
-  g_assert_no_error(error);
-}
-
-static char *write_script(const char *name, const char *text)
-{
-  char *path = nw_test_path(name);
-  g_assert_true(g_file_set_contents(path, text, -1, NULL));
-  return path;
-}
-
-/* Pixel of world point (x, y) in the axial quadrant (top left) of a figure. */
-static void axial_pixel(double x, double y, double *px, double *py)
-{
-  *px = 0.5 * CELL + (x - CENTRE) / MMPP;
-  *py = 0.5 * CELL - (y - CENTRE) / MMPP;
-}
-
-static gboolean is_crosshair(const guint8 *p)
-{
-  return p[0] > 200 && p[1] > 150 && p[2] < 90;
-}
 
 static void test_demo_figure(void)
 {
   g_autofree char *shot = nw_test_path("demo.png");
   const char *args[] = {"--shot-size", "200", "--screenshot", shot, NULL};
-  g_autofree char *err = run_app(args, 0);
-  Image im;
-  image_load(&im, shot);
-  g_assert_cmpint(im.w, ==, 2 * CELL + 2);
+  g_autofree char *err = nw_gui_run(args, 0);
+  NwImage im;
+  nw_image_load(&im, shot);
+  g_assert_cmpint(im.w, ==, 2 * NW_GUI_CELL + 2);
   for (int q = 0; q < 4; q++) {
-    int ox = (q % 2) * (CELL + 2), oy = (q / 2) * (CELL + 2), bright = 0, surface = 0, cross = 0,
+    int ox = (q % 2) * (NW_GUI_CELL + 2), oy = (q / 2) * (NW_GUI_CELL + 2), bright = 0, surface = 0, cross = 0,
         contour = 0;
-    for (int y = 0; y < CELL; y++)
-      for (int x = 0; x < CELL; x++) {
-        const guint8 *p = at(&im, ox + x, oy + y);
+    for (int y = 0; y < NW_GUI_CELL; y++)
+      for (int x = 0; x < NW_GUI_CELL; x++) {
+        const guint8 *p = nw_image_at(&im, ox + x, oy + y);
         bright += MAX(p[0], MAX(p[1], p[2])) > 80;
-        surface += p[0] > 120 && p[0] >= p[1] && p[0] > p[2] + 40 && !is_crosshair(p);
-        cross += is_crosshair(p);
+        surface += p[0] > 120 && p[0] >= p[1] && p[0] > p[2] + 40 && !nw_gui_is_crosshair(p);
+        cross += nw_gui_is_crosshair(p);
         contour += p[0] > 200 && p[1] > 150 && p[1] < 230 && p[2] < 170 && p[0] - p[2] > 60 &&
-                   !is_crosshair(p);
+                   !nw_gui_is_crosshair(p);
       }
     if (q < 3) {
       /* the brain fills a good part of every slice view; the crosshair crosses it */
-      g_assert_cmpint(bright, >, CELL * CELL / 5);
-      g_assert_cmpint(cross, >, CELL);
+      g_assert_cmpint(bright, >, NW_GUI_CELL * NW_GUI_CELL / 5);
+      g_assert_cmpint(cross, >, NW_GUI_CELL);
       /* the brain surface's outline where it cuts the slice */
       g_assert_cmpint(contour, >, 100);
     } else {
       /* lit skin-coloured surface in the 3D view */
-      g_assert_cmpint(surface, >, CELL * CELL / 50);
+      g_assert_cmpint(surface, >, NW_GUI_CELL * NW_GUI_CELL / 50);
     }
   }
 }
@@ -162,8 +50,8 @@ static void test_demo_figure(void)
 /* fixed = 100, moving = 50 everywhere; both shown with window [0, 100]. */
 static void test_compare_and_actions(void)
 {
-  write_constant("fixed.nii.gz", 100.0f);
-  write_constant("moving.nii.gz", 50.0f);
+  nw_gui_write_constant("fixed.nii.gz", 100.0f);
+  nw_gui_write_constant("moving.nii.gz", 50.0f);
   g_autofree char *fixed = nw_test_path("fixed.nii.gz");
   g_autofree char *moving = nw_test_path("moving.nii.gz");
   g_autofree char *dir = g_strdup(nw_test_tmpdir());
@@ -182,11 +70,9 @@ static void test_compare_and_actions(void)
                       "zoom axial 2\nscreenshot %s/zoom.png\n"
                       "quit\n",
                       fixed, moving, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir);
-  g_autofree char *script = write_script("compare.txt", text);
-  const char *args[] = {"--no-demo", "--shot-size", "200", "--script", script, NULL};
-  g_autofree char *out = NULL;
-  g_autofree char *err = run_app_out(args, 0, &out);
-  Image im;
+  g_autofree char *err = NULL;
+  g_autofree char *out = nw_gui_run_script("compare.txt", text, 0, &err);
+  NwImage im;
   g_autofree char *p = NULL;
 
   /* the status bar follows the crosshair: world and voxel position, both values */
@@ -196,27 +82,27 @@ static void test_compare_and_actions(void)
 
   /* blend: A magenta, B green at half -> (255, 128, 255) */
   p = g_build_filename(dir, "blend.png", NULL);
-  image_load(&im, p);
-  assert_rgb(&im, 60, 60, 255, 128, 255, 2);
+  nw_image_load(&im, p);
+  nw_image_assert_rgb(&im, 60, 60, 255, 128, 255, 2);
   g_object_unref(im.pb);
 
   /* checkerboard of 10 mm tiles: A (white) and B (mid grey) by tile parity */
   g_free(p);
   p = g_build_filename(dir, "checker.png", NULL);
-  image_load(&im, p);
+  nw_image_load(&im, p);
   int n = 0, n_a = 0;
-  for (int y = 30; y < CELL - 30; y += 3)
-    for (int x = 30; x < CELL - 30; x += 3) {
-      if (abs(x - CELL / 2) < 3 || abs(y - CELL / 2) < 3)
+  for (int y = 30; y < NW_GUI_CELL - 30; y += 3)
+    for (int x = 30; x < NW_GUI_CELL - 30; x += 3) {
+      if (abs(x - NW_GUI_CELL / 2) < 3 || abs(y - NW_GUI_CELL / 2) < 3)
         continue; /* crosshair */
-      double wx = CENTRE + (x + 0.5 - 0.5 * CELL) * MMPP,
-             wy = CENTRE - (y + 0.5 - 0.5 * CELL) * MMPP;
+      double wx = NW_GUI_CENTRE + (x + 0.5 - 0.5 * NW_GUI_CELL) * NW_GUI_MMPP,
+             wy = NW_GUI_CENTRE - (y + 0.5 - 0.5 * NW_GUI_CELL) * NW_GUI_MMPP;
       double fx = wx / 10 - floor(wx / 10), fy = wy / 10 - floor(wy / 10);
       if (fx < 0.1 || fx > 0.9 || fy < 0.1 || fy > 0.9)
         continue;
-      int parity = ((int)floor(wx / 10) + (int)floor(wy / 10) + (int)floor(CENTRE / 10)) & 1;
+      int parity = ((int)floor(wx / 10) + (int)floor(wy / 10) + (int)floor(NW_GUI_CENTRE / 10)) & 1;
       int want = parity == 0 ? 255 : 128;
-      assert_rgb(&im, x, y, want, want, want, 2);
+      nw_image_assert_rgb(&im, x, y, want, want, want, 2);
       n++;
       n_a += parity == 0;
     }
@@ -228,16 +114,16 @@ static void test_compare_and_actions(void)
   /* difference A - B = +50 = the default range (half of A's window): the red end */
   g_free(p);
   p = g_build_filename(dir, "difference.png", NULL);
-  image_load(&im, p);
-  assert_rgb(&im, 60, 60, 180, 10, 35, 3);
+  nw_image_load(&im, p);
+  nw_image_assert_rgb(&im, 60, 60, 180, 10, 35, 3);
   g_object_unref(im.pb);
 
   /* curtain at 30 % of the width: A left of it, B right */
   g_free(p);
   p = g_build_filename(dir, "curtain.png", NULL);
-  image_load(&im, p);
-  assert_rgb(&im, (int)(0.3 * CELL) - 5, 60, 255, 255, 255, 2);
-  assert_rgb(&im, (int)(0.3 * CELL) + 5, 60, 128, 128, 128, 2);
+  nw_image_load(&im, p);
+  nw_image_assert_rgb(&im, (int)(0.3 * NW_GUI_CELL) - 5, 60, 255, 255, 255, 2);
+  nw_image_assert_rgb(&im, (int)(0.3 * NW_GUI_CELL) + 5, 60, 128, 128, 128, 2);
   g_object_unref(im.pb);
 
   /* flicker with the timer stopped: A first, then each step switches; with the timer on
@@ -246,11 +132,11 @@ static void test_compare_and_actions(void)
     g_autofree char *name = g_strdup_printf("f%d.png", i);
     g_free(p);
     p = g_build_filename(dir, name, NULL);
-    image_load(&im, p);
-    const guint8 *c = at(&im, 60, 60);
+    nw_image_load(&im, p);
+    const guint8 *c = nw_image_at(&im, 60, 60);
     if (i < 3) {
       const int want = i == 1 ? 128 : 255;
-      assert_rgb(&im, 60, 60, want, want, want, 2);
+      nw_image_assert_rgb(&im, 60, 60, want, want, want, 2);
     } else {
       g_assert_true(c[0] == c[2] && (abs(c[0] - 255) <= 2 || abs(c[0] - 128) <= 2));
     }
@@ -260,37 +146,37 @@ static void test_compare_and_actions(void)
   /* layers only: moving (50) drawn over fixed */
   g_free(p);
   p = g_build_filename(dir, "none.png", NULL);
-  image_load(&im, p);
-  assert_rgb(&im, 60, 60, 128, 128, 128, 2);
+  nw_image_load(&im, p);
+  nw_image_assert_rgb(&im, 60, 60, 128, 128, 128, 2);
   g_object_unref(im.pb);
 
   /* window 200, level 100: 50 maps to a quarter of the grey ramp */
   g_free(p);
   p = g_build_filename(dir, "window.png", NULL);
-  image_load(&im, p);
-  assert_rgb(&im, 60, 60, 64, 64, 64, 2);
+  nw_image_load(&im, p);
+  nw_image_assert_rgb(&im, 60, 60, 64, 64, 64, 2);
   g_object_unref(im.pb);
 
   /* the crosshair lines move to x = 60 mm and y = 30 mm in the axial view */
   g_free(p);
   p = g_build_filename(dir, "crosshair.png", NULL);
-  image_load(&im, p);
+  nw_image_load(&im, p);
   double px, py;
-  axial_pixel(60, 30, &px, &py);
+  nw_gui_axial_pixel(60, 30, &px, &py);
   int row = 40, col = 40; /* away from the other line */
-  g_assert_true(is_crosshair(at(&im, (int)floor(px), row)));
-  g_assert_false(is_crosshair(at(&im, CELL / 2, row)));
-  g_assert_true(is_crosshair(at(&im, col, (int)floor(py))));
-  g_assert_false(is_crosshair(at(&im, col, CELL / 2)));
+  g_assert_true(nw_gui_is_crosshair(nw_image_at(&im, (int)floor(px), row)));
+  g_assert_false(nw_gui_is_crosshair(nw_image_at(&im, NW_GUI_CELL / 2, row)));
+  g_assert_true(nw_gui_is_crosshair(nw_image_at(&im, col, (int)floor(py))));
+  g_assert_false(nw_gui_is_crosshair(nw_image_at(&im, col, NW_GUI_CELL / 2)));
   g_object_unref(im.pb);
 
   /* zoom 2 about the view centre (49, 49): the vertical line at x = 60 doubles its offset */
   g_free(p);
   p = g_build_filename(dir, "zoom.png", NULL);
-  image_load(&im, p);
-  double zx = 0.5 * CELL + 2.0 * (60 - CENTRE) / MMPP;
-  g_assert_true(is_crosshair(at(&im, (int)floor(zx), row)));
-  g_assert_false(is_crosshair(at(&im, (int)floor(px), row)));
+  nw_image_load(&im, p);
+  double zx = 0.5 * NW_GUI_CELL + 2.0 * (60 - NW_GUI_CENTRE) / NW_GUI_MMPP;
+  g_assert_true(nw_gui_is_crosshair(nw_image_at(&im, (int)floor(zx), row)));
+  g_assert_false(nw_gui_is_crosshair(nw_image_at(&im, (int)floor(px), row)));
   g_object_unref(im.pb);
 }
 
@@ -312,24 +198,23 @@ static void test_open_field(void)
       g_strdup_printf("open %s\nscreenshot %s\nhide field.nii.gz\nshow field.nii.gz: log-Jacobian\n"
                       "screenshot %s\nquit\n",
                       field, grid_png, jac_png);
-  g_autofree char *script = write_script("field.txt", text);
-  const char *args[] = {"--no-demo", "--shot-size", "200", "--script", script, NULL};
-  g_autofree char *err = run_app(args, 0);
-  Image im;
-  image_load(&im, grid_png);
+  g_autofree char *err = NULL;
+  g_free(nw_gui_run_script("field.txt", text, 0, &err));
+  NwImage im;
+  nw_image_load(&im, grid_png);
   /* vertical grid lines at x = 8 m + 4 mm, horizontal ones at y = 8 m; row at y = 52 mm lies
    * between horizontal lines */
   double px, py, px_old, dummy;
-  axial_pixel(44, 52, &px, &py);
-  axial_pixel(40, 52, &px_old, &dummy);
-  const guint8 *on = at(&im, (int)floor(px), (int)floor(py));
-  const guint8 *off = at(&im, (int)floor(px_old), (int)floor(py));
+  nw_gui_axial_pixel(44, 52, &px, &py);
+  nw_gui_axial_pixel(40, 52, &px_old, &dummy);
+  const guint8 *on = nw_image_at(&im, (int)floor(px), (int)floor(py));
+  const guint8 *off = nw_image_at(&im, (int)floor(px_old), (int)floor(py));
   g_assert_cmpint(on[1], >, 150);
   g_assert_cmpint(on[2], >, 150);
   g_assert_cmpint(off[1], <, 60);
   g_object_unref(im.pb);
-  image_load(&im, jac_png);
-  const guint8 *j = at(&im, 60, 60);
+  nw_image_load(&im, jac_png);
+  const guint8 *j = nw_image_at(&im, 60, 60);
   g_assert_cmpint(abs(j[0] - j[2]), <, 8); /* neutral: neither blue nor red */
   g_assert_cmpint(j[0], >, 150);
   g_object_unref(im.pb);
@@ -337,7 +222,7 @@ static void test_open_field(void)
 
 static void test_corrupt_file(void)
 {
-  write_constant("good.nii.gz", 100.0f);
+  nw_gui_write_constant("good.nii.gz", 100.0f);
   g_autofree char *good = nw_test_path("good.nii.gz");
   g_autofree char *bad = nw_test_path("corrupt.nii");
   /* a NIfTI-sized header of junk */
@@ -347,14 +232,14 @@ static void test_corrupt_file(void)
   g_autofree char *shot = nw_test_path("after-error.png");
   const char *args[] = {"--no-demo",   "--open", good,           "--open", bad,
                         "--shot-size", "200",    "--screenshot", shot,     NULL};
-  g_autofree char *err = run_app(args, 1);
+  g_autofree char *err = nw_gui_run(args, 1);
   /* the message names the file; the window went on and drew the good file, and the run
    * exits 1 because a file it was given could not be opened (issue 9, point 6) */
   g_assert_nonnull(strstr(err, "Could not open"));
   g_assert_nonnull(strstr(err, "corrupt.nii"));
-  Image im;
-  image_load(&im, shot);
-  assert_rgb(&im, 60, 60, 255, 255, 255, 2);
+  NwImage im;
+  nw_image_load(&im, shot);
+  nw_image_assert_rgb(&im, 60, 60, 255, 255, 255, 2);
   g_object_unref(im.pb);
 }
 
@@ -378,24 +263,24 @@ static void test_orientation(void)
   g_assert_true(nw_nifti_write(path, v, NW_DT_FLOAT32, FALSE, &error));
   g_autofree char *shot = nw_test_path("las.png");
   const char *args[] = {"--no-demo", path, "--shot-size", "200", "--screenshot", shot, NULL};
-  g_autofree char *err = run_app(args, 0);
-  Image im;
-  image_load(&im, shot);
+  g_autofree char *err = nw_gui_run(args, 0);
+  NwImage im;
+  nw_image_load(&im, shot);
   double px, py;
-  axial_pixel(90, 60, &px, &py);
-  assert_rgb(&im, (int)px, (int)py, 255, 255, 255, 2); /* right: the marker */
-  axial_pixel(10, 60, &px, &py);
-  assert_rgb(&im, (int)px, (int)py, 0, 0, 0, 2);
+  nw_gui_axial_pixel(90, 60, &px, &py);
+  nw_image_assert_rgb(&im, (int)px, (int)py, 255, 255, 255, 2); /* right: the marker */
+  nw_gui_axial_pixel(10, 60, &px, &py);
+  nw_image_assert_rgb(&im, (int)px, (int)py, 0, 0, 0, 2);
   /* coronal view (top right quadrant) too: x to the right */
-  assert_rgb(&im, CELL + 2 + (int)(0.5 * CELL + (90 - CENTRE) / MMPP), 60, 255, 255, 255, 2);
+  nw_image_assert_rgb(&im, NW_GUI_CELL + 2 + (int)(0.5 * NW_GUI_CELL + (90 - NW_GUI_CENTRE) / NW_GUI_MMPP), 60, 255, 255, 255, 2);
   g_object_unref(im.pb);
 }
 
 static void test_bad_script(void)
 {
-  g_autofree char *script = write_script("bad.txt", "compare wipe\n");
+  g_autofree char *script = nw_gui_write_script("bad.txt", "compare wipe\n");
   const char *args[] = {"--no-demo", "--script", script, NULL};
-  g_autofree char *err = run_app(args, 2);
+  g_autofree char *err = nw_gui_run(args, 2);
   g_assert_nonnull(strstr(err, "compare wipe"));
   g_assert_nonnull(strstr(err, "unknown comparison mode"));
 }
@@ -411,12 +296,12 @@ static double mse(const NwVolume *a, const NwVolume *b)
 }
 
 /* Pixels of the axial quadrant that differ by more than 24 in some channel. */
-static int axial_changed(const Image *a, const Image *b)
+static int axial_changed(const NwImage *a, const NwImage *b)
 {
   int n = 0;
-  for (int y = 0; y < CELL; y++)
-    for (int x = 0; x < CELL; x++) {
-      const guint8 *p = at(a, x, y), *q = at(b, x, y);
+  for (int y = 0; y < NW_GUI_CELL; y++)
+    for (int x = 0; x < NW_GUI_CELL; x++) {
+      const guint8 *p = nw_image_at(a, x, y), *q = nw_image_at(b, x, y);
       n += abs(p[0] - q[0]) > 24 || abs(p[1] - q[1]) > 24 || abs(p[2] - q[2]) > 24;
     }
   return n;
@@ -435,10 +320,8 @@ static void test_run_demons(void)
       "pause\nwait-state paused\nreadouts\nscreenshot %s/s2.png\nscreenshot-plot %s/plot.png\n"
       "stop\nwait-state cancelled\nsave-results %s/out\nsession-save %s/s.ini\nquit\n",
       dir, dir, dir, dir, dir);
-  g_autofree char *script = write_script("run.txt", text);
-  const char *args[] = {"--no-demo", "--shot-size", "200", "--script", script, NULL};
-  g_autofree char *out = NULL;
-  g_autofree char *err = run_app_out(args, 0, &out);
+  g_autofree char *err = NULL;
+  g_autofree char *out = nw_gui_run_script("run.txt", text, 0, &err);
   /* readouts: iteration 1 after the first step, >= 6 after running; host frames (no GPU) */
   const char *r1 = strstr(out, "readouts: iteration 1 ·");
   g_assert_nonnull(r1);
@@ -459,9 +342,9 @@ static void test_run_demons(void)
   g_assert_nonnull(strstr(err, "levels cannot change while the job runs"));
   /* the warped image changed between the screenshots */
   g_autofree char *s1 = g_strdup_printf("%s/s1.png", dir), *s2 = g_strdup_printf("%s/s2.png", dir);
-  Image a, b;
-  image_load(&a, s1);
-  image_load(&b, s2);
+  NwImage a, b;
+  nw_image_load(&a, s1);
+  nw_image_load(&b, s2);
   g_assert_cmpint(axial_changed(&a, &b), >, 200);
   g_object_unref(a.pb);
   g_object_unref(b.pb);
@@ -496,12 +379,12 @@ static void test_run_demons(void)
   g_assert_nonnull(strstr(session, "sigma-diff=2"));
   /* the energy panel (top third of the plot) has the job's blue curve */
   g_autofree char *plot = g_strdup_printf("%s/plot.png", dir);
-  Image pl;
-  image_load(&pl, plot);
+  NwImage pl;
+  nw_image_load(&pl, plot);
   int blue = 0;
   for (int y = 0; y < pl.h / 3; y++)
     for (int x = 0; x < pl.w; x++) {
-      const guint8 *p = at(&pl, x, y);
+      const guint8 *p = nw_image_at(&pl, x, y);
       blue += p[2] > p[0] + 60;
     }
   g_assert_cmpint(blue, >, 30);
@@ -520,10 +403,8 @@ static void test_run_two_jobs(void)
       "step\nwait-iteration 1\nwait-state paused\nstep\nwait-iteration 2\nwait-state paused\n"
       "readouts\nstatus\nsession-save %s/two.ini\nstop\nwait-state cancelled\nquit\n",
       dir);
-  g_autofree char *script = write_script("two.txt", text);
-  const char *args[] = {"--no-demo", "--shot-size", "200", "--script", script, NULL};
-  g_autofree char *out = NULL;
-  g_autofree char *err = run_app_out(args, 0, &out);
+  g_autofree char *err = NULL;
+  g_autofree char *out = nw_gui_run_script("two.txt", text, 0, &err);
   /* both jobs did exactly two iterations (Step steps both), on host frames, with timings */
   const char *r = strstr(out, "readouts: iteration 2 · ms ");
   g_assert_nonnull(r);
@@ -548,11 +429,8 @@ static void test_run_two_jobs(void)
 
 int main(int argc, char **argv)
 {
-  g_test_init(&argc, &argv, NULL);
-  if (g_getenv("DISPLAY") == NULL || g_getenv("DISPLAY")[0] == '\0') {
-    printf("SKIP: no DISPLAY (run under xvfb-run)\n");
+  if (!nw_gui_test_init(&argc, &argv))
     return NW_TEST_SKIP;
-  }
   g_test_add_func("/gui/demo-figure", test_demo_figure);
   g_test_add_func("/gui/compare-and-actions", test_compare_and_actions);
   g_test_add_func("/gui/open-field", test_open_field);

@@ -132,7 +132,7 @@ static void test_slice_grey_and_aspect(void)
   float quad[12];
   nw_slice_geometry_mvp(&g, mvp);
   nw_slice_geometry_quad(&g, quad);
-  NwLayerStyle st = {NW_COLORMAP_GREY, 0.0f, 100.0f, 1.0f, FALSE};
+  NwLayerStyle st = {NW_COLORMAP_GREY, 0.0f, 100.0f, 1.0f, FALSE, FALSE};
   clear();
   nw_render_slice_layer(renderer, mvp, quad, gv, &st);
   g_autofree guint8 *img = nw_gl_read_rgba(0, 0, W, H);
@@ -183,7 +183,7 @@ static void test_slice_labels(void)
   float quad[12];
   nw_slice_geometry_mvp(&g, mvp);
   nw_slice_geometry_quad(&g, quad);
-  NwLayerStyle st = {NW_COLORMAP_LABEL, 0.0f, 1.0f, 1.0f, FALSE};
+  NwLayerStyle st = {NW_COLORMAP_LABEL, 0.0f, 1.0f, 1.0f, FALSE, FALSE};
   clear();
   nw_render_slice_layer(renderer, mvp, quad, gv, &st);
   g_autofree guint8 *img = nw_gl_read_rgba(0, 0, W, H);
@@ -216,7 +216,7 @@ static guint8 *render_compare(NwCompareStyle *cmp, NwSliceGeometry *g_out)
   float quad[12];
   nw_slice_geometry_mvp(&g, mvp);
   nw_slice_geometry_quad(&g, quad);
-  NwLayerStyle st = {NW_COLORMAP_GREY, 0.0f, 100.0f, 1.0f, FALSE};
+  NwLayerStyle st = {NW_COLORMAP_GREY, 0.0f, 100.0f, 1.0f, FALSE, FALSE};
   clear();
   nw_render_slice_compare(renderer, mvp, quad, ga, &st, gb, &st, cmp, W);
   nw_gl_volume_free(ga);
@@ -360,7 +360,7 @@ static void test_slice_in_3d(void)
   /* the coronal plane y = 10 mm, facing the camera (which looks along +y) */
   const float quad[12] = {(float)lo[0], 10, (float)lo[2], (float)hi[0], 10, (float)lo[2],
                           (float)lo[0], 10, (float)hi[2], (float)hi[0], 10, (float)hi[2]};
-  NwLayerStyle st = {NW_COLORMAP_GREY, 0.0f, 100.0f, 1.0f, FALSE};
+  NwLayerStyle st = {NW_COLORMAP_GREY, 0.0f, 100.0f, 1.0f, FALSE, FALSE};
   clear();
   glEnable(GL_DEPTH_TEST);
   nw_render_slice_layer(renderer, mvp, quad, gv, &st);

@@ -82,7 +82,7 @@ static void test_log_jacobian(void)
 {
   /* det(I + grad u) = 1 + a everywhere inside */
   g_autoptr(NwVolume) u = linear_field(0.5, 0.0, 0.0);
-  NwLayerStyle st = {NW_COLORMAP_DIVERGING, -1.0f, 1.0f, 1.0f, FALSE};
+  NwLayerStyle st = {NW_COLORMAP_DIVERGING, -1.0f, 1.0f, 1.0f, FALSE, FALSE};
   g_autofree guint8 *img = heat(u, NW_FIELD_HEAT_LOG_JACOBIAN, &st);
   expect_lut(px(img, 40, 40), NW_COLORMAP_DIVERGING, (log(1.5) + 1.0) / 2.0);
   expect_lut(px(img, 20, 60), NW_COLORMAP_DIVERGING, (log(1.5) + 1.0) / 2.0);
@@ -91,7 +91,7 @@ static void test_log_jacobian(void)
 static void test_folds_marked(void)
 {
   g_autoptr(NwVolume) u = linear_field(-2.0, 0.0, 0.0); /* det = -1: folded everywhere */
-  NwLayerStyle st = {NW_COLORMAP_DIVERGING, -1.0f, 1.0f, 1.0f, FALSE};
+  NwLayerStyle st = {NW_COLORMAP_DIVERGING, -1.0f, 1.0f, 1.0f, FALSE, FALSE};
   g_autofree guint8 *img = heat(u, NW_FIELD_HEAT_LOG_JACOBIAN, &st);
   int n_fold = 0, n_black = 0;
   for (int y = 30; y < 50; y++)
@@ -111,7 +111,7 @@ static void test_folds_marked(void)
 static void test_magnitude(void)
 {
   g_autoptr(NwVolume) u = linear_field(0.0, 3.0, 4.0); /* |u| = 5 mm */
-  NwLayerStyle st = {NW_COLORMAP_HOT, 0.0f, 10.0f, 1.0f, FALSE};
+  NwLayerStyle st = {NW_COLORMAP_HOT, 0.0f, 10.0f, 1.0f, FALSE, FALSE};
   g_autofree guint8 *img = heat(u, NW_FIELD_HEAT_MAGNITUDE, &st);
   expect_lut(px(img, 40, 40), NW_COLORMAP_HOT, 0.5);
 }

@@ -56,7 +56,7 @@ static void draw_slice(gpointer data)
   float quad[12];
   nw_slice_geometry_mvp(&g, mvp);
   nw_slice_geometry_quad(&g, quad);
-  NwLayerStyle st = {NW_COLORMAP_HOT, 0.0f, 5.0f, 1.0f, FALSE};
+  NwLayerStyle st = {NW_COLORMAP_HOT, 0.0f, 5.0f, 1.0f, FALSE, FALSE};
   if (s->field)
     nw_render_field_heat(renderer, mvp, quad, s->vol, NW_FIELD_HEAT_MAGNITUDE, &st);
   else

@@ -8,9 +8,12 @@
 #include "io_mesh.h"
 #include "io_nifti.h"
 #include "nw_error.h"
+#include "nw_label_table.h"
 #include "nw_layer.h"
+#include "nw_layer_readout.h"
 #include "nw_loader.h"
 #include "nw_scene.h"
+#include "nw_view_overlay.h"
 #include "testutil.h"
 
 /* 20^3 voxels of 1 mm: background 0 in the outer shell, value 10 + i inside. */
@@ -321,6 +324,80 @@ static void test_loader_kinds(void)
   g_assert_nonnull(strstr(error->message, "/nonexistent/x.nii.gz: no such file"));
 }
 
+/* The status bar's value is the quantity drawn: |u| for a grid, log det J for the
+ * log-Jacobian; det J of a uniform expansion a is (1 + a)^3 inside, and half a step at the
+ * border (one-sided there, as the shader's clamped texture reads). */
+static void test_readout_as_drawn(void)
+{
+  g_autoptr(NwVolume) u = nw_volume_new(8, 8, 8, 3, NULL);
+  for (int k = 0; k < 8; k++)
+    for (int j = 0; j < 8; j++)
+      for (int i = 0; i < 8; i++) {
+        float *d = u->data + nw_volume_index(u, i, j, k) * 3;
+        d[0] = 0.1f * (i - 3.5f), d[1] = 0.1f * (j - 3.5f), d[2] = 0.1f * (k - 3.5f);
+      }
+  g_assert_cmpfloat(fabs(nw_field_det_at(u, 3, 4, 5) - 1.331), <, 1e-5);
+  g_assert_cmpfloat(fabs(nw_field_det_at(u, 0, 4, 5) - 1.05 * 1.1 * 1.1), <, 1e-5);
+  NwLayer *l = nw_layer_new_volume(NW_LAYER_FIELD, "u", nw_volume_copy(u));
+  const double ras[3] = {3, 4, 5};
+  g_autoptr(GString) s = g_string_new(NULL);
+  nw_layer_append_readout(l, ras, s);
+  g_assert_true(g_str_has_prefix(s->str, "   u |u| "));
+  g_string_truncate(s, 0);
+  nw_layer_set_field_show(l, NW_FIELD_SHOW_LOG_JACOBIAN);
+  nw_layer_append_readout(l, ras, s);
+  g_assert_cmpstr(s->str, ==, "   u log det J 0.286");
+  g_string_truncate(s, 0);
+  nw_layer_set_visible(l, FALSE);
+  nw_layer_append_readout(l, ras, s);
+  g_assert_cmpstr(s->str, ==, "");
+  g_object_unref(l);
+}
+
+/* Scale bars: the longest 1, 2, 5 x 10^k mm within the pixels given. */
+static void test_scale_bar_length(void)
+{
+  g_assert_cmpfloat(nw_scale_bar_mm(0.26, 100), ==, 20.0);
+  g_assert_cmpfloat(nw_scale_bar_mm(0.57, 100), ==, 50.0);
+  g_assert_cmpfloat(nw_scale_bar_mm(1.0, 100), ==, 100.0);
+  g_assert_cmpfloat(nw_scale_bar_mm(0.01, 100), ==, 1.0);
+  g_assert_cmpfloat(nw_scale_bar_mm(0.0, 100), ==, 0.0);
+}
+
+/* Label tables: the three text formats side by side, and a bad line named. */
+static void test_label_table_formats(void)
+{
+  g_autofree char *path = nw_test_path("labels.txt");
+  g_assert_true(g_file_set_contents(path,
+                                    "# comment\n"
+                                    "3 Caudate_L 7001\n"                       /* MRIcron */
+                                    "4\tThalamus 0 128 255 0\n"                /* FreeSurfer */
+                                    "  5  10 20 30  0.5  1 1  \"Two words\"\n" /* ITK-SNAP */
+                                    "  6  10 20 30  1.0  0 1  \"Hidden\"\n",
+                                    -1, NULL));
+  g_autoptr(NwLabelTable) t = nw_label_table_new();
+  g_autoptr(GError) error = NULL;
+  g_assert_true(nw_label_table_load(t, path, &error));
+  g_assert_cmpstr(nw_label_table_name(t, 3), ==, "Caudate_L");
+  g_assert_cmpstr(nw_label_table_name(t, 4), ==, "Thalamus");
+  g_assert_cmpstr(nw_label_table_name(t, 5), ==, "Two words");
+  g_assert_null(nw_label_table_name(t, 7));
+  guint8 c[4];
+  g_assert_false(nw_label_table_color(t, 3, c));
+  g_assert_true(nw_label_table_color(t, 4, c));
+  g_assert_cmpint(c[2], ==, 255);
+  g_assert_cmpint(c[3], ==, 255);
+  g_assert_true(nw_label_table_color(t, 5, c));
+  g_assert_cmpint(c[3], ==, 128);
+  g_assert_true(nw_label_table_color(t, 6, c));
+  g_assert_cmpint(c[3], ==, 0);
+  g_assert_cmpint(nw_label_table_max_index(t), ==, 6);
+  g_autofree char *bad = nw_test_path("bad.txt");
+  g_assert_true(g_file_set_contents(bad, "1 One\nnot a label\n", -1, NULL));
+  g_assert_false(nw_label_table_load(t, bad, &error));
+  g_assert_nonnull(strstr(error->message, "bad.txt: line 2 is not a label"));
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -330,5 +407,8 @@ int main(int argc, char **argv)
   g_test_add_func("/scene-layer/setters-and-signals", test_setters_and_signals);
   g_test_add_func("/scene-layer/field-display-rule", test_field_display_rule);
   g_test_add_func("/scene-layer/loader-kinds", test_loader_kinds);
+  g_test_add_func("/scene-layer/readout-as-drawn", test_readout_as_drawn);
+  g_test_add_func("/scene-layer/scale-bar-length", test_scale_bar_length);
+  g_test_add_func("/scene-layer/label-table-formats", test_label_table_formats);
   return g_test_run();
 }

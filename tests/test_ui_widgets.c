@@ -147,7 +147,9 @@ static void test_panel_running(void)
 
 /* nw_plot.c's layout constants (its header comment) for a W x H drawing. */
 #define PLOT_TOP 4.0
-#define PLOT_BOTTOM 22.0
+#define PLOT_BOTTOM 34.0
+#define PLOT_LEFT 56.0
+#define PLOT_RIGHT 10.0
 #define PLOT_TITLE 18.0
 #define PLOT_GAP 6.0
 #define PLOT_PAD 4.0
@@ -240,6 +242,51 @@ static void test_plot_png(void)
   g_assert_cmpuint(nw_plot_n_points(plot, 0, "energy"), ==, 0);
   g_assert_false(nw_plot_save_png(plot, path, 0, 10, &error));
   g_assert_nonnull(strstr(error->message, "plot.png: size 0x10 is outside 1..16384"));
+  g_object_unref(w);
+}
+
+/* Two pyramid levels whose energies differ tenfold: each level is drawn on a scale of its
+ * own (the coarse curve fills its column instead of lying flat at the bottom), the value
+ * before is a dotted line across the last level, the x axis is labelled. */
+static void test_plot_levels(void)
+{
+  const char *const quantities[] = {"energy", NULL};
+  GtkWidget *w = g_object_ref_sink(nw_plot_new(quantities));
+  NwPlot *plot = NW_PLOT(w);
+  for (int it = 1; it <= 20; it++)
+    nw_plot_add(plot, 0, "energy", it, it <= 10 ? 11.0 - 0.1 * it : 110.0 - it);
+  nw_plot_mark_level(plot, 0, 11);
+  nw_plot_set_before(plot, "energy", 120.0);
+  g_autofree char *path = nw_test_path("levels.png");
+  g_autoptr(GError) error = NULL;
+  const int W = 400, H = 200;
+  g_assert_true(nw_plot_save_png(plot, path, W, H, &error));
+  g_autoptr(GdkPixbuf) pb = gdk_pixbuf_new_from_file(path, &error);
+  g_assert_no_error(error);
+  /* iterations 1..20 over x in [LEFT, W - RIGHT]: level 2 starts at x(11) */
+  const double x11 = PLOT_LEFT + (11.0 - 1.0) / 19.0 * (W - PLOT_RIGHT - PLOT_LEFT);
+  const double y_top = expected_row(H, 1, 0, 0, 1, 1), y_bottom = expected_row(H, 1, 0, 0, 1, 0);
+  int lo = H, hi = -1;
+  for (int x = (int)PLOT_LEFT + 2; x < (int)x11 - 2; x++)
+    for (int y = 0; y < H; y++)
+      if (bluish(pixel(pb, x, y)))
+        lo = MIN(lo, y), hi = MAX(hi, y);
+  g_assert_cmpfloat(hi - lo, >, 0.5 * (y_bottom - y_top));
+  /* before = 120: the top of the last column's range [90, 120] */
+  const int y_before = (int)round(expected_row(H, 1, 0, 90, 120, 120));
+  int dots = 0;
+  for (int x = (int)x11 + 40; x < W - 60; x++)
+    for (int y = y_before - 1; y <= y_before + 1; y++) {
+      const guchar *p = pixel(pb, x, y);
+      dots += p[0] < 140 && abs(p[0] - p[2]) < 10 && abs(p[0] - p[1]) < 10;
+    }
+  g_assert_cmpint(dots, >, 10);
+  /* "iteration" below the tick labels, centred */
+  int ink = 0;
+  for (int y = H - 21; y < H - 10; y++) /* the baseline: 28 below the panel, 34 + 6 above H */
+    for (int x = W / 2 - 40; x < W / 2 + 40; x++)
+      ink += pixel(pb, x, y)[0] < 128;
+  g_assert_cmpint(ink, >, 10);
   g_object_unref(w);
 }
 
@@ -361,6 +408,7 @@ int main(int argc, char **argv)
   g_test_add_func("/widgets/panel/running", test_panel_running);
   g_test_add_func("/widgets/plot/png", test_plot_png);
   g_test_add_func("/widgets/plot/degenerate", test_plot_degenerate);
+  g_test_add_func("/widgets/plot/levels", test_plot_levels);
   g_test_add_func("/widgets/layer-list/follows", test_layer_list_follows);
   return g_test_run();
 }

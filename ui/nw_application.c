@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 
+#include "nw_help.h"
 #include "nw_script.h"
 #include "nw_window.h"
 
@@ -20,8 +21,14 @@ static const struct {
 } accels[] = {
     {"app.open", {"<Primary>o", NULL}},
     {"app.quit", {"<Primary>q", NULL}},
-    {"win.screenshot", {"<Primary>s", NULL}},
-    {"win.export-figure", {"<Primary><Shift>s", NULL}},
+    {"app.help", {"F1", NULL}},
+    /* GtkApplication's own default for the shortcuts window lists Ctrl+F1 first */
+    {"win.show-help-overlay", {"<Primary>question", "<Primary>F1", NULL}},
+    /* Ctrl+S saves the work, as in other programs; pictures have keys of their own */
+    {"win.save-session", {"<Primary>s", NULL}},
+    {"win.save-layer", {"<Primary><Shift>s", NULL}},
+    {"win.screenshot", {"F12", NULL}},
+    {"win.export-figure", {"<Shift>F12", NULL}},
     {"win.maximize::axial", {"1", "KP_1", NULL}},
     {"win.maximize::coronal", {"2", "KP_2", NULL}},
     {"win.maximize::sagittal", {"3", "KP_3", NULL}},
@@ -42,7 +49,6 @@ static const struct {
     {"win.stop", {"<Shift>F5", NULL}},
     {"win.save-results", {"<Primary>r", NULL}},
     {"win.live-view", {"F7", NULL}},
-    {"win.save-session", {"<Primary><Shift>e", NULL}},
     {"win.open-session", {"<Primary><Shift>o", NULL}},
 };
 
@@ -104,22 +110,30 @@ static void quit_action(GSimpleAction *a, GVariant *p, gpointer data)
 
 static void about_action(GSimpleAction *a, GVariant *p, gpointer data)
 {
+  nw_help_show_about(GTK_WINDOW(active_window(data)));
+}
+
+/* F1: the user guide; a failure (no viewer for Markdown) goes to the error bar. */
+static void help_action(GSimpleAction *a, GVariant *p, gpointer data)
+{
   NwWindow *w = active_window(data);
-  gtk_show_about_dialog(w ? GTK_WINDOW(w) : NULL, "program-name", "neurowarp", "version", "0.1.0",
-                        "comments",
-                        "Watch GPU image registration happen: compare brain scans, "
-                        "deformation fields and surfaces.",
-                        "logo-icon-name", "org.neurowarp.Neurowarp", NULL);
+  g_autoptr(GError) error = NULL;
+  if (!nw_help_show_guide(GTK_WINDOW(w), &error) && w != NULL)
+    nw_window_show_error(w, error->message);
 }
 
 static void nw_application_startup(GApplication *gapp)
 {
   G_APPLICATION_CLASS(nw_application_parent_class)->startup(gapp);
   g_set_application_name("neurowarp");
+  /* the icon is in the application's resources (icons/), which GtkApplication adds to the
+   * icon theme */
+  gtk_window_set_default_icon_name("org.neurowarp.Neurowarp");
   const GActionEntry entries[] = {
       {"open", open_action, NULL, NULL, NULL, {0}},
       {"quit", quit_action, NULL, NULL, NULL, {0}},
       {"about", about_action, NULL, NULL, NULL, {0}},
+      {"help", help_action, NULL, NULL, NULL, {0}},
   };
   g_action_map_add_action_entries(G_ACTION_MAP(gapp), entries, G_N_ELEMENTS(entries), gapp);
   for (size_t i = 0; i < G_N_ELEMENTS(accels); i++)
@@ -166,6 +180,9 @@ static void options_to_script(GVariantDict *o, GPtrArray *lines)
     g_ptr_array_add(lines, g_strdup_printf("window %.9g %.9g", x, y));
   if (g_variant_dict_lookup(o, "view", "&s", &s))
     g_ptr_array_add(lines, g_strdup_printf("view %s", s));
+  gboolean radiological = FALSE;
+  if (g_variant_dict_lookup(o, "radiological", "b", &radiological) && radiological)
+    g_ptr_array_add(lines, g_strdup("radiological on"));
 }
 
 static gboolean read_script(const char *path, GPtrArray *lines, GError **error)
@@ -235,15 +252,27 @@ static int nw_application_command_line(GApplication *gapp, GApplicationCommandLi
   return 0;
 }
 
+/* --version: answered in the calling process, without a window or a display. */
+static int nw_application_handle_local_options(GApplication *gapp, GVariantDict *options)
+{
+  if (g_variant_dict_contains(options, "version")) {
+    printf("neurowarp %s\n", NW_VERSION);
+    return 0;
+  }
+  return -1;
+}
+
 static void nw_application_class_init(NwApplicationClass *klass)
 {
   GApplicationClass *ac = G_APPLICATION_CLASS(klass);
+  ac->handle_local_options = nw_application_handle_local_options;
   ac->startup = nw_application_startup;
   ac->activate = nw_application_activate;
   ac->command_line = nw_application_command_line;
 }
 
 static const GOptionEntry options[] = {
+    {"version", 0, 0, G_OPTION_ARG_NONE, NULL, "Print the version and quit", NULL},
     {"open", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, NULL, "Open a file (repeatable)", "FILE"},
     {"no-demo", 0, 0, G_OPTION_ARG_NONE, NULL, "Start empty instead of on the demo case", NULL},
     {"screenshot", 0, 0, G_OPTION_ARG_FILENAME, NULL,
@@ -257,6 +286,8 @@ static const GOptionEntry options[] = {
     {"curtain", 0, 0, G_OPTION_ARG_DOUBLE, NULL, "Curtain position, 0..1 of the view width", "F"},
     {"blend", 0, 0, G_OPTION_ARG_DOUBLE, NULL, "Blend weight of the second image, 0..1", "W"},
     {"crosshair", 0, 0, G_OPTION_ARG_STRING, NULL, "Crosshair at world RAS mm", "X,Y,Z"},
+    {"radiological", 0, 0, G_OPTION_ARG_NONE, NULL,
+     "Radiological convention: the patient's right on the screen's left", NULL},
     {"window", 0, 0, G_OPTION_ARG_DOUBLE, NULL, "Window width of the image layers (with --level)",
      "W"},
     {"level", 0, 0, G_OPTION_ARG_DOUBLE, NULL, "Window centre of the image layers", "L"},

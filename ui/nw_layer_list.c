@@ -24,6 +24,7 @@ typedef struct {
   GtkRange *opacity;
   GtkComboBox *colormap, *field_show;
   GtkSpinButton *lo, *hi;
+  GtkLabel *table; /* label maps: the files their names come from */
 } Row;
 
 static NwLayer *row_layer(GtkWidget *w)
@@ -78,6 +79,21 @@ static void on_hi(GtkSpinButton *s, NwLayerList *ll)
     nw_layer_set_range(l, nw_layer_get_style(l)->lo, (float)gtk_spin_button_get_value(s));
 }
 
+/* Up: drawn over the layer above it in the list; down: under the one below. */
+static void on_raise(GtkButton *b, NwLayerList *ll)
+{
+  NwLayer *l = row_layer(GTK_WIDGET(b));
+  nw_scene_move_layer(ll->scene, l, (guint)nw_scene_layer_index(ll->scene, l) + 1);
+}
+
+static void on_lower(GtkButton *b, NwLayerList *ll)
+{
+  NwLayer *l = row_layer(GTK_WIDGET(b));
+  const int i = nw_scene_layer_index(ll->scene, l);
+  if (i > 0)
+    nw_scene_move_layer(ll->scene, l, (guint)i - 1);
+}
+
 static GtkWidget *tagged(GtkWidget *w, NwLayer *l)
 {
   g_object_set_data(G_OBJECT(w), LAYER_KEY, l);
@@ -122,6 +138,22 @@ static GtkSpinButton *range_spin(NwLayerList *ll, NwLayer *l, float value, GCall
   return GTK_SPIN_BUTTON(tagged(s, l));
 }
 
+/* Where a label map's names come from: the files' names (full paths in the tooltip). */
+static void show_table(GtkLabel *label, NwLayer *l)
+{
+  NwLabelTable *t = nw_layer_get_label_table(l);
+  g_autoptr(GString) shown = g_string_new(NULL);
+  g_auto(GStrv) files = g_strsplit(t != NULL ? nw_label_table_sources(t) : "", "; ", -1);
+  for (int i = 0; files[i] != NULL && files[i][0] != '\0'; i++) {
+    g_autofree char *base = g_path_get_basename(files[i]);
+    g_string_append_printf(shown, "%s%s", i > 0 ? ", " : "", base);
+  }
+  gtk_label_set_text(label, shown->len > 0 ? shown->str : "numbers only");
+  gtk_widget_set_tooltip_text(GTK_WIDGET(label), t != NULL
+                                                     ? nw_label_table_sources(t)
+                                                     : "Main menu → Load label names and colours…");
+}
+
 /* The row's widgets take the layer's values (a setting changed elsewhere: a script, a
  * window/level drag, a preset, or the field drawing that brings its own colours). */
 static void sync_row(NwLayerList *ll, Row *row, NwLayer *l)
@@ -138,6 +170,8 @@ static void sync_row(NwLayerList *ll, Row *row, NwLayer *l)
     set_range_spin(row->lo, l, st->lo);
   if (row->hi != NULL && gtk_spin_button_get_value(row->hi) != st->hi)
     set_range_spin(row->hi, l, st->hi);
+  if (row->table != NULL)
+    show_table(row->table, l);
   ll->syncing = FALSE;
 }
 
@@ -167,7 +201,24 @@ static GtkWidget *controls_row(NwLayerList *ll, NwLayer *l, Row *r)
   gtk_label_set_xalign(GTK_LABEL(name), 0.0f);
   gtk_label_set_ellipsize(GTK_LABEL(name), PANGO_ELLIPSIZE_MIDDLE);
   gtk_widget_set_hexpand(name, TRUE);
-  gtk_grid_attach(GTK_GRID(grid), name, 1, 0, 3, 1);
+  gtk_grid_attach(GTK_GRID(grid), name, 1, 0, 2, 1);
+  GtkWidget *order = tagged(gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 0), l);
+  gtk_style_context_add_class(gtk_widget_get_style_context(order), "linked");
+  static const struct {
+    const char *icon, *name, *tip;
+    GCallback cb;
+  } moves[] = {
+      {"go-up-symbolic", "layer-raise", "Draw over the layer above", G_CALLBACK(on_raise)},
+      {"go-down-symbolic", "layer-lower", "Draw under the layer below", G_CALLBACK(on_lower)}};
+  for (int i = 0; i < 2; i++) {
+    GtkWidget *b = tagged(gtk_button_new_from_icon_name(moves[i].icon, GTK_ICON_SIZE_MENU), l);
+    gtk_widget_set_name(b, moves[i].name);
+    gtk_widget_set_tooltip_text(b, moves[i].tip);
+    gtk_button_set_relief(GTK_BUTTON(b), GTK_RELIEF_NONE);
+    g_signal_connect(b, "clicked", moves[i].cb, ll);
+    gtk_box_pack_start(GTK_BOX(order), b, FALSE, FALSE, 0);
+  }
+  gtk_grid_attach(GTK_GRID(grid), order, 3, 0, 1, 1);
 
   GtkWidget *op = tagged(gtk_scale_new_with_range(GTK_ORIENTATION_HORIZONTAL, 0, 1, 0.05), l);
   gtk_widget_set_name(op, "layer-opacity");
@@ -208,6 +259,16 @@ static GtkWidget *controls_row(NwLayerList *ll, NwLayer *l, Row *r)
     gtk_grid_attach(GTK_GRID(grid), fs, 1, row++, 3, 1);
     r->field_show = GTK_COMBO_BOX(fs);
   }
+  if (nw_layer_get_kind(l) == NW_LAYER_LABELS) {
+    GtkWidget *names = tagged(gtk_label_new(NULL), l);
+    gtk_widget_set_name(names, "layer-label-table");
+    gtk_label_set_xalign(GTK_LABEL(names), 0.0f);
+    gtk_label_set_ellipsize(GTK_LABEL(names), PANGO_ELLIPSIZE_MIDDLE);
+    r->table = GTK_LABEL(names);
+    show_table(r->table, l);
+    gtk_grid_attach(GTK_GRID(grid), caption("names", l), 0, row, 1, 1);
+    gtk_grid_attach(GTK_GRID(grid), names, 1, row++, 3, 1);
+  }
   if (nw_layer_get_kind(l) != NW_LAYER_LABELS && mapped) {
     r->lo = range_spin(ll, l, st->lo, G_CALLBACK(on_lo));
     r->hi = range_spin(ll, l, st->hi, G_CALLBACK(on_hi));
@@ -228,8 +289,9 @@ static void rebuild(NwScene *scene, NwLayerList *ll)
     gtk_widget_destroy(c->data);
   g_list_free(children);
   NwLayer *active = nw_scene_get_active(scene);
-  for (guint i = 0; i < nw_scene_n_layers(scene); i++) {
-    NwLayer *l = nw_scene_get_layer(scene, i);
+  /* the top row is the layer drawn on top, as in other viewers */
+  for (guint k = nw_scene_n_layers(scene); k-- > 0;) {
+    NwLayer *l = nw_scene_get_layer(scene, k);
     /* the row keeps its layer alive: the scene may drop it before the next rebuild */
     GtkWidget *row = gtk_list_box_row_new();
     g_object_set_data_full(G_OBJECT(row), LAYER_KEY, g_object_ref(l), g_object_unref);
@@ -316,4 +378,17 @@ NwLayerList *nw_layer_list_new(NwScene *scene)
   g_signal_connect(scene, "layer-changed", G_CALLBACK(on_layer_changed), ll);
   rebuild(scene, ll);
   return ll;
+}
+
+GPtrArray *nw_layer_list_get_rows(NwLayerList *ll)
+{
+  if (ll->rebuild_id != 0) { /* the rows the next idle would show */
+    g_source_remove(ll->rebuild_id);
+    rebuild_idle(ll);
+  }
+  GPtrArray *rows = g_ptr_array_new();
+  g_autoptr(GList) children = gtk_container_get_children(GTK_CONTAINER(ll->list));
+  for (GList *c = children; c != NULL; c = c->next)
+    g_ptr_array_add(rows, row_layer(c->data));
+  return rows;
 }

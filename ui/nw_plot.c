@@ -9,7 +9,15 @@
  * v maps to y = rect_bottom - PAD - (v - lo) / (hi - lo) * (rect_height - 2 PAD), where
  * [lo, hi] is the data range widened to whole multiples of a "nice" tick step (1, 2, 2.5 or
  * 5 times a power of ten, about 4 steps); iterations map the same way on x over the range of
- * all curves. min_jac panels always include 0 in their range.
+ * all curves, labelled "iteration" below the ticks. min_jac panels always include 0 in their
+ * range.
+ *
+ * Pyramid levels: the iterations of each level of job 0 (from one level mark to the next)
+ * are a column of their own with its own y range and ticks, so that every level is seen on
+ * a scale of its own (a coarse level's energy or NCC is not comparable with a fine one's:
+ * the curve would jump at each level) and no line joins two levels; the levels are named
+ * above the first panel. A quantity's value before the registration (nw_plot_set_before)
+ * is a dotted line across the last column, the level at the images' own resolution.
  * Main thread only (GTK); no GPU. */
 #include "nw_plot.h"
 
@@ -20,13 +28,14 @@
 #include "nw_error.h"
 
 #define NW_PLOT_TOP 4.0
-#define NW_PLOT_BOTTOM 22.0
+#define NW_PLOT_BOTTOM 34.0
 #define NW_PLOT_LEFT 56.0
 #define NW_PLOT_RIGHT 10.0
 #define NW_PLOT_TITLE 18.0
 #define NW_PLOT_GAP 6.0
 #define NW_PLOT_PAD 4.0
 #define NW_PLOT_JOBS 2
+#define NW_PLOT_MAX_COLUMNS 16
 
 typedef struct {
   int iteration;
@@ -36,6 +45,7 @@ typedef struct {
 typedef struct {
   char *quantity;
   GArray *curve[NW_PLOT_JOBS]; /* PlotPoint */
+  double before;               /* the value before the registration; NAN: none */
 } PlotPanel;
 
 struct _NwPlot {
@@ -106,6 +116,7 @@ GtkWidget *nw_plot_new(const char *const *quantities)
   p->panels = g_new0(PlotPanel, MAX(p->n_panels, 1));
   for (int i = 0; i < p->n_panels; i++) {
     p->panels[i].quantity = g_strdup(quantities[i]);
+    p->panels[i].before = NAN;
     for (int j = 0; j < NW_PLOT_JOBS; j++)
       p->panels[i].curve[j] = g_array_new(FALSE, FALSE, sizeof(PlotPoint));
   }
@@ -121,6 +132,8 @@ void nw_plot_clear(NwPlot *p)
       g_array_set_size(p->panels[i].curve[j], 0);
   for (int j = 0; j < NW_PLOT_JOBS; j++)
     g_array_set_size(p->levels[j], 0);
+  for (int i = 0; i < p->n_panels; i++)
+    p->panels[i].before = NAN;
   gtk_widget_queue_draw(GTK_WIDGET(p));
 }
 
@@ -148,6 +161,15 @@ void nw_plot_add(NwPlot *p, int job, const char *quantity, int iteration, double
     return;
   PlotPoint pt = {iteration, value};
   g_array_append_val(panel->curve[job], pt);
+  gtk_widget_queue_draw(GTK_WIDGET(p));
+}
+
+void nw_plot_set_before(NwPlot *p, const char *quantity, double value)
+{
+  g_return_if_fail(NW_IS_PLOT(p));
+  PlotPanel *panel = find_panel(p, quantity);
+  if (panel != NULL)
+    panel->before = value;
   gtk_widget_queue_draw(GTK_WIDGET(p));
 }
 
@@ -231,15 +253,24 @@ static char *quantity_title(const char *q)
   return g_strdelimit(g_strdup(q), "_", ' ');
 }
 
-static void panel_range(const PlotPanel *panel, Axis *a)
+/* The y range of the points with iterations in [from, to), and of the value before when
+ * with_before. */
+static void panel_range(const PlotPanel *panel, double from, double to, gboolean with_before,
+                        Axis *a)
 {
   double dmin = INFINITY, dmax = -INFINITY;
   for (int j = 0; j < NW_PLOT_JOBS; j++)
     for (guint k = 0; k < panel->curve[j]->len; k++) {
-      double v = g_array_index(panel->curve[j], PlotPoint, k).value;
-      dmin = MIN(dmin, v);
-      dmax = MAX(dmax, v);
+      const PlotPoint *pt = &g_array_index(panel->curve[j], PlotPoint, k);
+      if (pt->iteration < from || pt->iteration >= to)
+        continue;
+      dmin = MIN(dmin, pt->value);
+      dmax = MAX(dmax, pt->value);
     }
+  if (with_before && isfinite(panel->before)) {
+    dmin = MIN(dmin, panel->before);
+    dmax = MAX(dmax, panel->before);
+  }
   if (strcmp(panel->quantity, "min_jac") == 0) { /* folds start at 0: keep it in view */
     dmin = MIN(dmin, 0.0);
     dmax = MAX(dmax, 0.0);
@@ -278,9 +309,11 @@ static void draw_text(cairo_t *cr, double x, double y, const char *text, double 
   cairo_show_text(cr, text);
 }
 
-static void draw_y_axis(cairo_t *cr, const Axis *a)
+/* Grid lines and tick labels: left of the axis (first column), or inside it at its left
+ * edge (the columns of later levels). */
+static void draw_y_axis(cairo_t *cr, const Axis *a, gboolean inside)
 {
-  cairo_set_font_size(cr, 10);
+  cairo_set_font_size(cr, inside ? 9 : 10);
   int n = n_ticks(a->lo, a->hi, a->step);
   for (int k = 0; k <= n; k++) {
     double v = a->lo + k * a->step;
@@ -293,7 +326,10 @@ static void draw_y_axis(cairo_t *cr, const Axis *a)
     char label[32];
     g_snprintf(label, sizeof label, "%g", fabs(v) < a->step * 1e-6 ? 0.0 : v);
     cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
-    draw_text(cr, a->x0 - 4, y + 3, label, 1.0);
+    if (inside)
+      draw_text(cr, a->x0 + 3, y - 2, label, 0.0);
+    else
+      draw_text(cr, a->x0 - 4, y + 3, label, 1.0);
   }
 }
 
@@ -317,6 +353,7 @@ static void draw_x_axis(cairo_t *cr, const Axis *a, double it_lo, double it_hi)
     g_snprintf(label, sizeof label, "%g", t);
     draw_text(cr, x, a->y1 + 15, label, 0.5);
   }
+  draw_text(cr, 0.5 * (a->x0 + a->x1), a->y1 + 28, "iteration", 0.5);
 }
 
 static void draw_levels(NwPlot *p, cairo_t *cr, const Axis *a, double it_lo, double it_hi)
@@ -335,27 +372,62 @@ static void draw_levels(NwPlot *p, cairo_t *cr, const Axis *a, double it_lo, dou
     }
 }
 
-static void draw_curve(cairo_t *cr, const Axis *a, GArray *curve, int job, const double *rgb,
-                       double it_lo, double it_hi)
+/* The points of curve with iterations in [from, to): x on the panel's iteration scale
+ * (xa), y on the column's (a). */
+static void draw_curve(cairo_t *cr, const Axis *xa, const Axis *a, GArray *curve, int job,
+                       const double *rgb, double it_lo, double it_hi, double from, double to)
 {
-  if (curve->len == 0)
-    return;
   static const double dash[] = {6.0, 4.0};
   cairo_set_dash(cr, dash, job == 0 ? 0 : 2, 0);
   cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
   cairo_set_line_width(cr, 1.5);
+  int n = 0;
   for (guint k = 0; k < curve->len; k++) {
     const PlotPoint *pt = &g_array_index(curve, PlotPoint, k);
-    double x = iter_x(a, pt->iteration, it_lo, it_hi), y = value_y(a, pt->value);
-    if (k == 0)
+    if (pt->iteration < from || pt->iteration >= to)
+      continue;
+    double x = iter_x(xa, pt->iteration, it_lo, it_hi), y = value_y(a, pt->value);
+    if (n++ == 0)
       cairo_move_to(cr, x, y);
     else
       cairo_line_to(cr, x, y);
   }
-  if (curve->len == 1) /* a single point: a short tick so it shows */
+  if (n == 1) /* a single point: a short tick so it shows */
     cairo_rel_line_to(cr, 2, 0);
+  if (n > 0)
+    cairo_stroke(cr);
+  cairo_set_dash(cr, NULL, 0, 0);
+}
+
+/* The columns: the first iteration of each of job 0's levels that falls in (it_lo, it_hi],
+ * after it_lo itself; returns how many columns (starts[0..n-1]), starts[n] = past the end. */
+static int level_columns(NwPlot *p, double it_lo, double it_hi, double starts[])
+{
+  int n = 0;
+  starts[n++] = it_lo;
+  for (guint k = 0; k < p->levels[0]->len && n < NW_PLOT_MAX_COLUMNS; k++) {
+    const int it = g_array_index(p->levels[0], int, k);
+    if (it > starts[n - 1] && it <= it_hi)
+      starts[n++] = it;
+  }
+  starts[n] = it_hi + 1;
+  return n;
+}
+
+/* The value before the registration: a dotted line across the last column. */
+static void draw_before(cairo_t *cr, const Axis *a, double before)
+{
+  static const double dots[] = {2.0, 3.0};
+  const double y = round(value_y(a, before)) + 0.5;
+  cairo_set_source_rgb(cr, 0.35, 0.35, 0.35);
+  cairo_set_line_width(cr, 1);
+  cairo_set_dash(cr, dots, 2, 0);
+  cairo_move_to(cr, a->x0, y);
+  cairo_line_to(cr, a->x1, y);
   cairo_stroke(cr);
   cairo_set_dash(cr, NULL, 0, 0);
+  cairo_set_font_size(cr, 9);
+  draw_text(cr, a->x1 - 3, y - 3, "before", 1.0);
 }
 
 /* Job names with line samples, right-aligned on the title row of panel 0. */
@@ -403,22 +475,39 @@ static void draw_panel(NwPlot *p, cairo_t *cr, int i, const Axis *a, double it_l
   if (i == 0 && two_jobs_have_data(p))
     draw_legend(p, cr, a->x1, a->y0 - 5, rgb);
 
-  draw_y_axis(cr, a);
-  draw_levels(p, cr, a, it_lo, it_hi);
-  if (strcmp(panel->quantity, "min_jac") == 0) { /* below 0 the map folds */
-    double y = round(value_y(a, 0.0)) + 0.5;
-    cairo_set_source_rgb(cr, 0.85, 0.1, 0.1);
-    cairo_set_line_width(cr, 1);
-    cairo_move_to(cr, a->x0, y);
-    cairo_line_to(cr, a->x1, y);
-    cairo_stroke(cr);
+  double starts[NW_PLOT_MAX_COLUMNS + 1];
+  const int n_cols = level_columns(p, it_lo, it_hi, starts);
+  for (int c = 0; c < n_cols; c++) {
+    Axis col = *a;
+    col.x0 = c == 0 ? a->x0 : round(iter_x(a, starts[c], it_lo, it_hi)) + 0.5;
+    col.x1 = c == n_cols - 1 ? a->x1 : round(iter_x(a, starts[c + 1], it_lo, it_hi)) + 0.5;
+    panel_range(panel, starts[c], starts[c + 1], c == n_cols - 1, &col);
+    draw_y_axis(cr, &col, c > 0);
+    if (i == 0 && n_cols > 1) { /* the levels named above the first panel */
+      char name[32];
+      g_snprintf(name, sizeof name, "level %d", c + 1);
+      cairo_set_source_rgb(cr, 0.45, 0.45, 0.45);
+      cairo_set_font_size(cr, 9);
+      draw_text(cr, c == 0 ? col.x1 - 3 : col.x0 + 3, a->y0 - 5, name, c == 0 ? 1.0 : 0.0);
+    }
+    if (strcmp(panel->quantity, "min_jac") == 0) { /* below 0 the map folds */
+      double y = round(value_y(&col, 0.0)) + 0.5;
+      cairo_set_source_rgb(cr, 0.85, 0.1, 0.1);
+      cairo_set_line_width(cr, 1);
+      cairo_move_to(cr, col.x0, y);
+      cairo_line_to(cr, col.x1, y);
+      cairo_stroke(cr);
+    }
+    if (c == n_cols - 1 && isfinite(panel->before))
+      draw_before(cr, &col, panel->before);
+    cairo_save(cr);
+    cairo_rectangle(cr, col.x0, a->y0, col.x1 - col.x0, a->y1 - a->y0);
+    cairo_clip(cr);
+    for (int j = 0; j < NW_PLOT_JOBS; j++)
+      draw_curve(cr, a, &col, panel->curve[j], j, rgb, it_lo, it_hi, starts[c], starts[c + 1]);
+    cairo_restore(cr);
   }
-  cairo_save(cr);
-  cairo_rectangle(cr, a->x0, a->y0, a->x1 - a->x0, a->y1 - a->y0);
-  cairo_clip(cr);
-  for (int j = 0; j < NW_PLOT_JOBS; j++)
-    draw_curve(cr, a, panel->curve[j], j, rgb, it_lo, it_hi);
-  cairo_restore(cr);
+  draw_levels(p, cr, a, it_lo, it_hi);
   cairo_set_source_rgb(cr, 0.5, 0.5, 0.5);
   cairo_set_line_width(cr, 1);
   cairo_rectangle(cr, round(a->x0) + 0.5, round(a->y0) + 0.5, round(a->x1 - a->x0),
@@ -441,7 +530,6 @@ static void draw_plot(NwPlot *p, cairo_t *cr, double width, double height)
     double y0 = NW_PLOT_TOP + i * ph;
     Axis a = {
         NW_PLOT_LEFT, width - NW_PLOT_RIGHT, y0 + NW_PLOT_TITLE, y0 + ph - NW_PLOT_GAP, 0, 1, 1};
-    panel_range(&p->panels[i], &a);
     draw_panel(p, cr, i, &a, it_lo, it_hi);
     if (i == p->n_panels - 1)
       draw_x_axis(cr, &a, it_lo, it_hi);

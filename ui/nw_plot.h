@@ -1,9 +1,10 @@
 /* nw_plot.h — the live plot of a job's figures against iteration, drawn with cairo: one
  * panel per quantity (e.g. "energy", the metric, "min_jac"), each with its own y range
  * (autoscaled, with tick labels), the iteration on x, vertical marks where a new pyramid
- * level starts, and one curve per job (job 0 solid, job 1 dashed, with a legend naming them)
- * so that two jobs side by side can be compared. min_jac panels draw a red line at 0 (folds
- * below it).
+ * level starts (each level of job 0 then has a y scale of its own, nw_plot.c), the value
+ * before the registration as a dotted line, and one curve per job (job 0 solid, job 1 dashed, with
+ * a legend naming them) so that two jobs side by side can be compared. min_jac panels draw a red
+ * line at 0 (folds below it).
  *
  * Main thread only. Points are kept (a GArray per curve); thousands are cheap. */
 #ifndef NW_PLOT_H
@@ -25,6 +26,9 @@ void nw_plot_set_job_name(NwPlot *p, int job, const char *name);
 /* Add the point (iteration, value) to job's curve of quantity (ignored when the plot has
  * no such panel or value is not finite); queues a redraw. */
 void nw_plot_add(NwPlot *p, int job, const char *quantity, int iteration, double value);
+/* The quantity's value before the registration (e.g. NCC of the unregistered pair), drawn
+ * across the last level; forgotten by nw_plot_clear. */
+void nw_plot_set_before(NwPlot *p, const char *quantity, double value);
 /* A new pyramid level starts at iteration (drawn as a vertical mark). */
 void nw_plot_mark_level(NwPlot *p, int job, int iteration);
 /* Number of points job's curve of quantity holds (for tests). */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "nw_error.h"
+#include "nw_run_summary.h"
 #include "nw_session.h"
 
 
@@ -250,6 +251,23 @@ gboolean nw_run_panel_set_param(NwRunPanel *p, int job, const char *name, const 
   return ok;
 }
 
+/* Neither a shipped preset nor a file: say which presets there are and where they were
+ * looked for, rather than the file system's "No such file or directory". */
+static gboolean no_such_preset(NwRunPanel *p, const char *name, GPtrArray *names, GError **error)
+{
+  g_autoptr(GString) shipped = g_string_new(NULL);
+  for (guint i = 0; i < names->len; i++)
+    g_string_append_printf(shipped, "%s\"%s\"", i > 0 ? ", " : "",
+                           (const char *)g_ptr_array_index(names, i));
+  const char *dir = nw_presets_dir();
+  g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
+              "preset \"%s\": no %s preset of that name in %s (%s-*.ini: %s), and no file of that "
+              "name",
+              name, p->method, dir != NULL ? dir : "(no presets folder in this build)", p->method,
+              shipped->len > 0 ? shipped->str : "none");
+  return FALSE;
+}
+
 gboolean nw_run_panel_apply_preset(NwRunPanel *p, const char *name_or_path, GError **error)
 {
   const char *path = name_or_path;
@@ -265,6 +283,8 @@ gboolean nw_run_panel_apply_preset(NwRunPanel *p, const char *name_or_path, GErr
     g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "preset %s: no method chosen", name_or_path);
     return FALSE;
   }
+  if (path == name_or_path && !g_file_test(path, G_FILE_TEST_EXISTS))
+    return no_such_preset(p, name_or_path, names, error);
   g_autoptr(NwParams) params = nw_param_panel_get_params(p->params[0]);
   if (!nw_preset_apply(params, p->method, path, error))
     return FALSE;
@@ -360,9 +380,19 @@ static void on_run_iteration(NwRun *r, gpointer report_ptr, double ms, gpointer 
   nw_run_panel_update_readouts(p);
 }
 
+/* The end of run 1 in words below the readouts; hidden while a job runs. */
+static void show_summary(NwRunPanel *p)
+{
+  g_autofree char *text = p->runs[0] != NULL ? nw_run_summary_text(p->runs[0]) : NULL;
+  gtk_label_set_text(p->summary, text != NULL ? text : "");
+  gtk_widget_set_visible(GTK_WIDGET(p->summary), text != NULL);
+}
+
 static void on_run_state(NwRun *r, int state, gpointer data)
 {
   NwRunPanel *p = data;
+  if (r == p->runs[0])
+    show_summary(p);
   if (state == NW_JOB_FAILED && nw_run_get_error(r) != NULL) {
     g_autofree char *msg = g_strdup_printf("run %s failed: %s", nw_run_get_label(r),
                                            nw_run_get_error(r)->message);
@@ -456,6 +486,11 @@ gboolean nw_run_panel_start(NwRunPanel *p, gboolean paused, GError **error)
       return FALSE;
     }
   name_jobs(p, n_jobs);
+  /* where the figures started: the pair as given (the last level works at its resolution) */
+  double mse, ncc;
+  nw_run_get_before(p->runs[0], &mse, &ncc);
+  nw_plot_set_before(p->plot, "ncc", ncc);
+  nw_plot_set_before(p->plot, "mse", mse);
   if (n_jobs == 2) {
     /* Teaching mode: the two results literally side by side in every view. */
     nw_scene_set_compare_pair(p->scene, nw_run_get_warped(p->runs[0]),
@@ -505,6 +540,11 @@ NwRun *nw_run_panel_get_run(NwRunPanel *p, int job)
   return p->runs[job];
 }
 
+const char *nw_run_panel_get_summary(NwRunPanel *p)
+{
+  return gtk_widget_get_visible(GTK_WIDGET(p->summary)) ? gtk_label_get_text(p->summary) : NULL;
+}
+
 NwPlot *nw_run_panel_get_plot(NwRunPanel *p)
 {
   return p->plot;
@@ -549,6 +589,12 @@ static void build_controls(NwRunPanel *p, GtkBox *box)
   p->readout_ms = readout(box, "readout-ms");
   p->readout_device = readout(box, "readout-device");
   p->readout_path = readout(box, "readout-path");
+  p->summary = GTK_LABEL(gtk_label_new(NULL));
+  gtk_widget_set_name(GTK_WIDGET(p->summary), "run-summary");
+  gtk_label_set_xalign(p->summary, 0.0f);
+  gtk_label_set_line_wrap(p->summary, TRUE);
+  gtk_label_set_selectable(p->summary, TRUE);
+  gtk_box_pack_start(box, GTK_WIDGET(p->summary), FALSE, FALSE, 0);
   GtkWidget *live = gtk_check_button_new_with_label("Live view");
   gtk_actionable_set_action_name(GTK_ACTIONABLE(live), "win.live-view");
   gtk_widget_set_tooltip_text(live, "Draw the job's state every display frame (F7); off, the "
@@ -560,9 +606,10 @@ static void build_controls(NwRunPanel *p, GtkBox *box)
   gtk_box_pack_start(GTK_BOX(row), button("Save results…", "win.save-results",
                                           "Warped image, fields, Jacobian, surface (Ctrl+R)"),
                      TRUE, TRUE, 0);
-  gtk_box_pack_start(GTK_BOX(row), button("Save session…", "win.save-session",
-                                          "Method, devices and parameters (Ctrl+Shift+E)"),
-                     TRUE, TRUE, 0);
+  gtk_box_pack_start(
+      GTK_BOX(row),
+      button("Save session…", "win.save-session", "Method, devices and parameters (Ctrl+S)"), TRUE,
+      TRUE, 0);
   gtk_box_pack_start(GTK_BOX(row), button("Open session…", "win.open-session",
                                           "Take up a saved session (Ctrl+Shift+O)"),
                      TRUE, TRUE, 0);
@@ -635,6 +682,8 @@ NwRunPanel *nw_run_panel_new(NwScene *scene)
   g_signal_connect_swapped(p->scene, "changed", G_CALLBACK(nw_run_panel_update_readouts), p);
   gtk_widget_show_all(GTK_WIDGET(p));
   gtk_widget_hide(p->second_box);
+  gtk_widget_hide(GTK_WIDGET(p->summary));
+  gtk_widget_set_no_show_all(GTK_WIDGET(p->summary), TRUE);
   gtk_widget_set_no_show_all(p->second_box, TRUE); /* the window's show_all leaves it hidden */
   g_autoptr(GPtrArray) names = nw_method_names();
   if (names->len > 0) {

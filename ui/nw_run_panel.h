@@ -1,7 +1,8 @@
 /* nw_run_panel.h — the "Run" page of the window's sidebar: method, device and preset
  * pickers, the parameter panel, Run / Pause / Step / Stop (actions run F5, pause F6,
  * step F10, stop Shift+F5), a progress bar, readouts (iteration, ms/iteration, device,
- * frame path and the lag of the shown iteration), the live plot of the figures the method
+ * frame path and the lag of the shown iteration), what the last run achieved once it has
+ * ended (nw_run_summary.h) and the files saved, the live plot of the figures the method
  * names (NwMethodOps.plot_figures), Save results (save-results), session Save / Open
  * (save-session, open-session) and a "Second job" switch that runs a second job side by
  * side with its own device and parameters (runs "1" and "2"; the views then compare their
@@ -60,6 +61,9 @@ void nw_run_panel_stop(NwRunPanel *p);
 /* Run 0 or 1 (NULL when none). */
 NwRun *nw_run_panel_get_run(NwRunPanel *p, int job);
 NwPlot *nw_run_panel_get_plot(NwRunPanel *p);
+/* What the page says of the ended run (nw_run_summary.h) and of the files saved since, as
+ * shown; NULL while it shows nothing (no run has ended). */
+const char *nw_run_panel_get_summary(NwRunPanel *p);
 /* "readouts: iteration I · ms M · path P · shown S" for run 1 (g_free). */
 char *nw_run_panel_readouts(NwRunPanel *p);
 

@@ -289,6 +289,21 @@ static gboolean written_now(GPtrArray *written, const char *path)
   return FALSE;
 }
 
+/* "Saved 7 files in DIR: a, b, ..." under the run's summary. */
+static void note_saved(NwRunPanel *p, GPtrArray *written)
+{
+  if (written->len == 0 || !gtk_widget_get_visible(GTK_WIDGET(p->summary)))
+    return;
+  g_autofree char *dir = g_path_get_dirname(g_ptr_array_index(written, 0));
+  g_autoptr(GString) s = g_string_new(gtk_label_get_text(p->summary));
+  g_string_append_printf(s, "\nSaved %u files in %s:", written->len, dir);
+  for (guint i = 0; i < written->len; i++) {
+    g_autofree char *base = g_path_get_basename(g_ptr_array_index(written, i));
+    g_string_append_printf(s, "%s %s", i > 0 ? "," : "", base);
+  }
+  gtk_label_set_text(p->summary, s->str);
+}
+
 gboolean nw_run_panel_save_results(NwRunPanel *p, const char *prefix, gboolean overwrite,
                                    GError **error)
 {
@@ -313,6 +328,8 @@ gboolean nw_run_panel_save_results(NwRunPanel *p, const char *prefix, gboolean o
   for (guint i = 0; ok && i < existing->len; i++) /* stale files of the earlier save */
     if (!written_now(written, g_ptr_array_index(existing, i)))
       g_unlink(g_ptr_array_index(existing, i));
+  if (ok)
+    note_saved(p, written);
   return ok;
 }
 

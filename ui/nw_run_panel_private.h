@@ -31,6 +31,7 @@ struct _NwRunPanel {
   GtkToggleButton *second_check;
   GtkProgressBar *progress;
   GtkLabel *readout_iteration, *readout_ms, *readout_device, *readout_path;
+  GtkLabel *summary; /* what the last run achieved (nw_run_summary.h), and what was saved */
   GtkBox *plot_box;
   NwPlot *plot;
   NwRun *runs[2];

@@ -6,15 +6,30 @@
 #include <string.h>
 
 #include "nw_error.h"
+#include "nw_layer_save.h"
 #include "nw_run_panel.h"
 #include "nw_screenshot.h"
+#include "nw_script_private.h"
 
-/* The window as the X server shows it, GL views included. */
-static gboolean screenshot_window(NwWindow *w, const char *path, GError **error)
+/* The main window as the X server shows it, GL views included; another window (a dialog,
+ * no GL) drawn by GTK itself now, so that a window just opened is pictured whole even before
+ * the X server has its first frame. */
+static gboolean screenshot_window(GtkWindow *w, const char *path, GError **error)
 {
   GdkWindow *gw = gtk_widget_get_window(GTK_WIDGET(w));
-  g_autoptr(GdkPixbuf) pb =
-      gdk_pixbuf_get_from_window(gw, 0, 0, gdk_window_get_width(gw), gdk_window_get_height(gw));
+  g_autoptr(GdkPixbuf) pb = NULL;
+  if (NW_IS_WINDOW(w)) {
+    pb = gdk_pixbuf_get_from_window(gw, 0, 0, gdk_window_get_width(gw), gdk_window_get_height(gw));
+  } else {
+    const int width = gtk_widget_get_allocated_width(GTK_WIDGET(w)),
+              height = gtk_widget_get_allocated_height(GTK_WIDGET(w));
+    cairo_surface_t *cs = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, width, height);
+    cairo_t *cr = cairo_create(cs);
+    gtk_widget_draw(GTK_WIDGET(w), cr);
+    cairo_destroy(cr);
+    pb = gdk_pixbuf_get_from_surface(cs, 0, 0, width, height);
+    cairo_surface_destroy(cs);
+  }
   if (pb == NULL) {
     g_set_error(error, NW_ERROR, NW_ERROR_IO, "%s: the window could not be read back", path);
     return FALSE;
@@ -60,18 +75,19 @@ static void script_free(NwScript *s)
   g_free(s);
 }
 
-static gboolean bad(GError **error, const char *line, const char *why)
+gboolean nw_script_bad(GError **error, const char *line, const char *why)
 {
   g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "script line \"%s\": %s", line, why);
   return FALSE;
 }
 
-/* The layer named by the rest of the line (names may contain spaces). */
-static NwLayer *named_layer(NwWindow *w, const char *name, const char *line, GError **error)
+/* The layer named by the words t[from..] of the line (names may contain spaces). */
+static NwLayer *named_layer(NwWindow *w, char **t, int from, const char *line, GError **error)
 {
+  g_autofree char *name = g_strjoinv(" ", t + from);
   NwLayer *l = nw_scene_find_layer(nw_window_get_scene(w), name);
   if (l == NULL)
-    bad(error, line, "no layer of that name");
+    nw_script_bad(error, line, "no layer of that name");
   return l;
 }
 
@@ -86,11 +102,10 @@ static gboolean run_window(NwWindow *w, char **t, int n, const char *line, GErro
 {
   double win, lev;
   if (n < 3 || !parse_double(t[1], &win) || !parse_double(t[2], &lev))
-    return bad(error, line, "expected: window WIDTH LEVEL [LAYER]");
+    return nw_script_bad(error, line, "expected: window WIDTH LEVEL [LAYER]");
   NwScene *scene = nw_window_get_scene(w);
   if (n > 3) {
-    g_autofree char *name = g_strjoinv(" ", t + 3);
-    NwLayer *l = named_layer(w, name, line, error);
+    NwLayer *l = named_layer(w, t, 3, line, error);
     if (l == NULL)
       return FALSE;
     nw_layer_set_window_level(l, win, lev);
@@ -108,9 +123,8 @@ static gboolean run_window(NwWindow *w, char **t, int n, const char *line, GErro
 static gboolean run_layer_setting(NwWindow *w, char **t, int n, const char *line, GError **error)
 {
   if (n < 3)
-    return bad(error, line, "expected: VERB VALUE LAYER");
-  g_autofree char *name = g_strjoinv(" ", t + 2);
-  NwLayer *l = named_layer(w, name, line, error);
+    return nw_script_bad(error, line, "expected: VERB VALUE LAYER");
+  NwLayer *l = named_layer(w, t, 2, line, error);
   if (l == NULL)
     return FALSE;
   double x;
@@ -118,32 +132,61 @@ static gboolean run_layer_setting(NwWindow *w, char **t, int n, const char *line
   NwColormap map;
   if (strcmp(t[0], "field") == 0) {
     if (nw_layer_get_kind(l) != NW_LAYER_FIELD || !nw_field_show_from_name(t[1], &show))
-      return bad(error, line, "not a field layer, or an unknown style");
+      return nw_script_bad(error, line, "not a field layer, or an unknown style");
     nw_layer_set_field_show(l, show); /* with the colours and range of that drawing */
   } else if (strcmp(t[0], "colormap") == 0) {
     if (!nw_colormap_from_name(t[1], &map))
-      return bad(error, line, "unknown colour map");
+      return nw_script_bad(error, line, "unknown colour map");
     nw_layer_set_colormap(l, map);
   } else if (strcmp(t[0], "opacity") == 0) {
     if (!parse_double(t[1], &x) || x < 0 || x > 1)
-      return bad(error, line, "opacity must be 0..1");
+      return nw_script_bad(error, line, "opacity must be 0..1");
     nw_layer_set_opacity(l, (float)x);
   } else if (strcmp(t[0], "step") == 0) {
     if (!parse_double(t[1], &x) || x < 1)
-      return bad(error, line, "step must be >= 1 voxel");
+      return nw_script_bad(error, line, "step must be >= 1 voxel");
     nw_layer_set_grid_step(l, (int)x);
   } else if (strcmp(t[0], "preset") == 0) {
     if (!nw_layer_apply_window_preset(l, t[1]))
-      return bad(error, line, "unknown preset");
+      return nw_script_bad(error, line, "unknown preset");
   }
   return TRUE;
+}
+
+/* label-table PATH LAYER: names and colours for a label layer (nw_label_table.h) */
+static gboolean run_label_table(NwWindow *w, char **t, int n, const char *line, GError **error)
+{
+  if (n < 3)
+    return nw_script_bad(error, line, "expected: label-table PATH LAYER");
+  NwLayer *l = named_layer(w, t, 2, line, error);
+  if (l == NULL)
+    return FALSE;
+  if (nw_layer_get_kind(l) != NW_LAYER_LABELS)
+    return nw_script_bad(error, line, "not a label layer");
+  NwLabelTable *table = nw_label_table_new();
+  if (!nw_label_table_load(table, t[1], error)) {
+    nw_label_table_unref(table);
+    return FALSE;
+  }
+  nw_layer_set_label_table(l, table);
+  return TRUE;
+}
+
+/* save-layer [--overwrite] PATH LAYER */
+static gboolean run_save_layer(NwWindow *w, char **t, int n, const char *line, GError **error)
+{
+  const int overwrite = n > 1 && strcmp(t[1], "--overwrite") == 0;
+  if (n < 3 + overwrite)
+    return nw_script_bad(error, line, "expected: save-layer [--overwrite] PATH LAYER");
+  NwLayer *l = named_layer(w, t, 2 + overwrite, line, error);
+  return l != NULL && nw_layer_save(l, t[1 + overwrite], overwrite, error);
 }
 
 static gboolean run_compare_setting(NwWindow *w, char **t, int n, const char *line, GError **error)
 {
   double x;
   if (n != 2 || !parse_double(t[1], &x))
-    return bad(error, line, "expected one number");
+    return nw_script_bad(error, line, "expected one number");
   NwScene *scene = nw_window_get_scene(w);
   NwCompareStyle c = *nw_scene_get_compare(scene);
   if (strcmp(t[0], "blend") == 0)
@@ -159,13 +202,18 @@ static gboolean run_compare_setting(NwWindow *w, char **t, int n, const char *li
 static gboolean run_visibility(NwWindow *w, char **t, int n, const char *line, GError **error)
 {
   if (n < 2)
-    return bad(error, line, "expected a layer name");
-  g_autofree char *name = g_strjoinv(" ", t + 1);
-  NwLayer *l = named_layer(w, name, line, error);
+    return nw_script_bad(error, line, "expected a layer name");
+  NwLayer *l = named_layer(w, t, 1, line, error);
   if (l == NULL)
     return FALSE;
+  NwScene *scene = nw_window_get_scene(w);
+  const int index = nw_scene_layer_index(scene, l);
   if (strcmp(t[0], "active") == 0)
-    nw_scene_set_active(nw_window_get_scene(w), l);
+    nw_scene_set_active(scene, l);
+  else if (strcmp(t[0], "raise") == 0)
+    nw_scene_move_layer(scene, l, (guint)index + 1);
+  else if (strcmp(t[0], "lower") == 0)
+    nw_scene_move_layer(scene, l, (guint)MAX(index - 1, 0));
   else
     nw_layer_set_visible(l, strcmp(t[0], "show") == 0);
   return TRUE;
@@ -175,18 +223,19 @@ static gboolean run_screenshot(NwWindow *w, char **t, int n, int cell, const cha
                                GError **error)
 {
   if (strcmp(t[0], "screenshot-window") == 0) {
-    if (n != 2)
-      return bad(error, line, "expected: screenshot-window PATH");
-    return screenshot_window(w, t[1], error);
+    GtkWindow *win = n == 3 ? nw_script_find_window(t[2]) : GTK_WINDOW(w);
+    if ((n != 2 && n != 3) || win == NULL)
+      return nw_script_bad(error, line, "expected: screenshot-window PATH [WINDOW-TYPE]");
+    return screenshot_window(win, t[1], error);
   }
   if (strcmp(t[0], "screenshot") == 0) {
     if (n != 2)
-      return bad(error, line, "expected: screenshot PATH");
+      return nw_script_bad(error, line, "expected: screenshot PATH");
     return nw_window_save_screenshot(w, t[1], cell, error);
   }
   NwViewKind k;
   if (n != 3 || !nw_view_kind_from_name(t[1], &k))
-    return bad(error, line, "expected: screenshot-view VIEW PATH");
+    return nw_script_bad(error, line, "expected: screenshot-view VIEW PATH");
   return nw_screenshot_view(nw_window_get_view(w, k), t[2], 2 * cell, 2 * cell, error);
 }
 
@@ -207,7 +256,7 @@ static gboolean run_param(NwRunPanel *p, NwWindow *w, char **t, int n, const cha
                           GError **error)
 {
   if ((n != 3 && n != 4) || (n == 4 && strcmp(t[3], "2") != 0))
-    return bad(error, line, "expected: param NAME VALUE [2]");
+    return nw_script_bad(error, line, "expected: param NAME VALUE [2]");
   const int job = n == 4 ? 1 : 0;
   GError *err = NULL;
   if (nw_run_panel_set_param(p, job, t[1], t[2], &err))
@@ -226,7 +275,7 @@ static gboolean run_device(NwRunPanel *p, char **t, int n, const char *line, GEr
 {
   NwDevice d;
   if (n < 2 || n > 3 || !nw_device_parse(t[1], &d, NULL))
-    return bad(error, line, "expected: device auto|cpu|cuda [2]");
+    return nw_script_bad(error, line, "expected: device auto|cpu|cuda [2]");
   return nw_run_panel_set_device(p, n == 3 && strcmp(t[2], "2") == 0 ? 1 : 0, d, error);
 }
 
@@ -257,14 +306,14 @@ static int run_job_command(NwWindow *w, char **t, int n, const char *line, GErro
   }
   if (strcmp(cmd, "live-view") == 0) {
     if (n != 2 || (strcmp(t[1], "on") != 0 && strcmp(t[1], "off") != 0))
-      return bad(error, line, "expected: live-view on|off");
+      return nw_script_bad(error, line, "expected: live-view on|off");
     g_action_group_change_action_state(G_ACTION_GROUP(w), "live-view",
                                        g_variant_new_boolean(strcmp(t[1], "on") == 0));
     return TRUE;
   }
   if (strcmp(cmd, "second-job") == 0) {
     if (n != 2 || (strcmp(t[1], "on") != 0 && strcmp(t[1], "off") != 0))
-      return bad(error, line, "expected: second-job on|off");
+      return nw_script_bad(error, line, "expected: second-job on|off");
     nw_run_panel_set_second_job(p, strcmp(t[1], "on") == 0);
     return TRUE;
   }
@@ -289,7 +338,7 @@ static int run_job_command(NwWindow *w, char **t, int n, const char *line, GErro
   if (strcmp(cmd, "save-results") == 0 && n >= 2) {
     const gboolean overwrite = strcmp(t[1], "--overwrite") == 0;
     if (overwrite && n < 3)
-      return bad(error, line, "expected: save-results [--overwrite] PREFIX");
+      return nw_script_bad(error, line, "expected: save-results [--overwrite] PREFIX");
     g_autofree char *prefix = g_strjoinv(" ", t + 1 + overwrite);
     return nw_run_panel_save_results(p, prefix, overwrite, error);
   }
@@ -302,14 +351,24 @@ static int run_job_command(NwWindow *w, char **t, int n, const char *line, GErro
     return nw_plot_save_png(nw_run_panel_get_plot(p), t[1], 640, 480, error);
   if (strcmp(cmd, "readouts") == 0 && n == 1)
     return run_readouts(p);
+  if (strcmp(cmd, "run-summary") == 0 && n == 1) {
+    const char *text = nw_run_panel_get_summary(p);
+    g_auto(GStrv) lines = g_strsplit(text != NULL ? text : "none", "\n", -1);
+    for (int i = 0; lines[i] != NULL; i++)
+      printf("run-summary: %s\n", lines[i]);
+    fflush(stdout);
+    return TRUE;
+  }
   if (g_str_has_prefix(cmd, "wait-") && n == 2)
     return TRUE; /* the runner waits for these (script_wait) */
   return -1;
 }
 
-/* wait-iteration N: run 1 (and the second job, when there is one) has completed N iterations
- * and the views show them; wait-state S:
- * run 1 (and the second job, when there is one) is in state S. 1: met (or not a wait line), 0: not yet, -1: a bad line. */
+/* wait-window TYPE: a window of that GTK type is on screen; wait-iteration N: run 1 (and the
+ * second job, when there is one) has completed N iterations and the views show them;
+ * wait-state S:
+ * run 1 (and the second job, when there is one) is in state S. 1: met (or not a wait line), 0: not
+ * yet, -1: a bad line. */
 static int script_wait(NwWindow *w, const char *line, GError **error)
 {
   g_autofree char *copy = g_strstrip(g_strdup(line));
@@ -320,22 +379,25 @@ static int script_wait(NwWindow *w, const char *line, GError **error)
   if (strcmp(t[0], "wait-iteration") == 0 && t[1] != NULL) {
     const int it = atoi(t[1]);
     if (it < 1)
-      return bad(error, line, "expected: wait-iteration N (N >= 1)") ? 1 : -1;
+      return nw_script_bad(error, line, "expected: wait-iteration N (N >= 1)") ? 1 : -1;
     NwRun *r2 = nw_run_panel_get_run(nw_window_get_run_panel(w), 1);
     return r != NULL && nw_run_get_iteration(r) >= it && nw_run_get_shown_iteration(r) >= it &&
            (r2 == NULL || (nw_run_get_iteration(r2) >= it && nw_run_get_shown_iteration(r2) >= it));
   }
+  if (strcmp(t[0], "wait-window") == 0 && t[1] != NULL)
+    return nw_script_find_window(t[1]) != NULL;
   if (strcmp(t[0], "wait-state") == 0 && t[1] != NULL) {
     NwRun *r2 = nw_run_panel_get_run(nw_window_get_run_panel(w), 1);
     for (guint i = 0; i < G_N_ELEMENTS(job_states); i++)
       if (strcmp(t[1], job_states[i]) == 0)
         return (r != NULL ? nw_run_get_state(r) : NW_JOB_IDLE) == (NwJobState)i &&
                (r2 == NULL || nw_run_get_state(r2) == (NwJobState)i);
-    return bad(error, line, "expected: wait-state idle|running|paused|finished|cancelled|failed")
+    return nw_script_bad(error, line,
+                         "expected: wait-state idle|running|paused|finished|cancelled|failed")
                ? 1
                : -1;
   }
-  return bad(error, line, "unknown wait command") ? 1 : -1;
+  return nw_script_bad(error, line, "unknown wait command") ? 1 : -1;
 }
 
 gboolean nw_script_run_line(NwWindow *w, const char *line, int cell, GError **error)
@@ -357,6 +419,9 @@ gboolean nw_script_run_line(NwWindow *w, const char *line, int cell, GError **er
   const int job = run_job_command(w, t, n, line, error);
   if (job >= 0)
     return job;
+  const int inspected = nw_script_inspect(w, t, n, cell, line, error);
+  if (inspected >= 0)
+    return inspected;
   if (strcmp(cmd, "open") == 0 && n >= 2) {
     g_autofree char *path = g_strjoinv(" ", t + 1);
     nw_window_open_file(w, path);
@@ -365,19 +430,19 @@ gboolean nw_script_run_line(NwWindow *w, const char *line, int cell, GError **er
   } else if (strcmp(cmd, "compare") == 0 && n == 2) {
     NwCompareMode m;
     if (!nw_compare_mode_from_name(t[1], &m))
-      return bad(error, line, "unknown comparison mode");
+      return nw_script_bad(error, line, "unknown comparison mode");
     g_action_group_activate_action(ag, "compare-mode", g_variant_new_string(t[1]));
   } else if (strcmp(cmd, "view") == 0 && n == 2) {
     NwViewKind k;
     if (strcmp(t[1], "grid") != 0 && !nw_view_kind_from_name(t[1], &k))
-      return bad(error, line, "unknown view");
+      return nw_script_bad(error, line, "unknown view");
     if (strcmp(nw_window_get_layout(w), t[1]) != 0) /* maximize toggles */
       g_action_group_activate_action(ag, "maximize", g_variant_new_string(t[1]));
   } else if (strcmp(cmd, "crosshair") == 0) {
     double r[3];
     if (n != 4 || !parse_double(t[1], &r[0]) || !parse_double(t[2], &r[1]) ||
         !parse_double(t[3], &r[2]))
-      return bad(error, line, "expected: crosshair X Y Z");
+      return nw_script_bad(error, line, "expected: crosshair X Y Z");
     nw_scene_set_crosshair(nw_window_get_scene(w), r);
   } else if (strcmp(cmd, "window") == 0) {
     return run_window(w, t, n, line, error);
@@ -389,22 +454,38 @@ gboolean nw_script_run_line(NwWindow *w, const char *line, int cell, GError **er
     return run_layer_setting(w, t, n, line, error);
   } else if (strcmp(cmd, "blend") == 0 || strcmp(cmd, "tile") == 0 || strcmp(cmd, "curtain") == 0) {
     return run_compare_setting(w, t, n, line, error);
-  } else if (strcmp(cmd, "show") == 0 || strcmp(cmd, "hide") == 0 || strcmp(cmd, "active") == 0) {
+  } else if (strcmp(cmd, "show") == 0 || strcmp(cmd, "hide") == 0 || strcmp(cmd, "active") == 0 ||
+             strcmp(cmd, "raise") == 0 || strcmp(cmd, "lower") == 0) {
     return run_visibility(w, t, n, line, error);
+  } else if (strcmp(cmd, "label-table") == 0) {
+    return run_label_table(w, t, n, line, error);
+  } else if (strcmp(cmd, "save-layer") == 0) {
+    return run_save_layer(w, t, n, line, error);
   } else if (strcmp(cmd, "status") == 0) {
     printf("status: %s\n", nw_window_get_status_text(w));
+    printf("compare: %s\n", nw_window_get_compare_text(w));
     fflush(stdout);
   } else if (strcmp(cmd, "zoom") == 0) {
     NwViewKind k;
     double f;
     if (n != 3 || !nw_view_kind_from_name(t[1], &k) || !parse_double(t[2], &f) || f <= 0)
-      return bad(error, line, "expected: zoom VIEW FACTOR");
+      return nw_script_bad(error, line, "expected: zoom VIEW FACTOR");
     nw_view_set_zoom(nw_window_get_view(w, k), f);
   } else if (strcmp(cmd, "flicker-period") == 0) {
     double ms;
     if (n != 2 || !parse_double(t[1], &ms) || ms < 0 || ms > 60000)
-      return bad(error, line, "expected: flicker-period MS (0..60000)");
+      return nw_script_bad(error, line, "expected: flicker-period MS (0..60000)");
     nw_window_set_flicker_period(w, (guint)ms);
+  } else if (strcmp(cmd, "radiological") == 0) {
+    if (n != 2 || (strcmp(t[1], "on") != 0 && strcmp(t[1], "off") != 0))
+      return nw_script_bad(error, line, "expected: radiological on|off");
+    g_action_group_change_action_state(ag, "radiological",
+                                       g_variant_new_boolean(strcmp(t[1], "on") == 0));
+  } else if (strcmp(cmd, "camera") == 0) {
+    double yaw, pitch;
+    if (n != 3 || !parse_double(t[1], &yaw) || !parse_double(t[2], &pitch))
+      return nw_script_bad(error, line, "expected: camera YAW PITCH (degrees)");
+    nw_view_set_camera(nw_window_get_view(w, NW_VIEW_3D), yaw, pitch);
   } else if (strcmp(cmd, "flicker-step") == 0 && n == 1) {
     nw_window_flicker_step(w);
   } else if (strcmp(cmd, "sleep") == 0) {
@@ -414,7 +495,7 @@ gboolean nw_script_run_line(NwWindow *w, const char *line, int cell, GError **er
   } else if (strcmp(cmd, "quit") == 0) {
     gtk_widget_destroy(GTK_WIDGET(w)); /* the runner has seen every load end (tick) */
   } else {
-    return bad(error, line, "unknown command or wrong number of arguments");
+    return nw_script_bad(error, line, "unknown command or wrong number of arguments");
   }
   return TRUE;
 }

@@ -10,17 +10,45 @@
  *   preset NAME [LAYER]  auto | full | ct-brain | ct-soft | ct-bone
  *   view NAME            grid | axial | coronal | sagittal | 3d (maximise)
  *   show LAYER | hide LAYER | active LAYER
+ *   raise LAYER | lower LAYER          one place up / down the drawing order
+ *   layers               print "layers: TOP | ... | BOTTOM", the layer list's rows
+ *   key ACCEL            a key press on the window ("F1", "<Primary>question"), handled by GTK
+ *   action app.NAME|win.NAME [STRING]  activate an action, as a menu item does
+ *   windows              print "window: TYPE "TITLE"" per window on screen
+ *   wait-window TYPE     wait until a window of that GTK type is on screen
+ *   window-text TYPE     print what a window of that GTK type shows: "text: ..." per shown
+ *                        label and text view, "icon: NAME (found|missing)" per named icon
+ *   click TYPE LABEL     press the button labelled LABEL in the window of that type
+ *   pointer VIEW FX FY   the mouse moved over a view to the fractions FX, FY of its size
+ *   drop PATH [| PATH...]              files (or URIs) dropped on the window: their URIs go
+ *                        through an X selection as text/uri-list, as a drag's do
+ *   label-table PATH LAYER             names and colours of a label layer's labels (MRIcron
+ *                        .txt/.lut, FreeSurferColorLUT.txt, ITK-SNAP label description)
+ *   overlay VIEW         print the orientation letters, colour bars and scale bar of a slice
+ *                        view as screenshot-view draws it: "overlay: letters L R T B", then
+ *                        "overlay: bar "TITLE" MAP LO HI strip X Y W H" per bar, "overlay:
+ *                        scale MM mm bar X Y W H"
+ *   save-layer [--overwrite] PATH LAYER   the layer's data to PATH (nw_layer_save.h); an
+ *                        existing file is an error unless --overwrite
  *   field STYLE LAYER    grid | arrows | magnitude | log-jacobian
  *   colormap MAP LAYER | opacity F LAYER | step K LAYER (grid/arrow spacing, voxels)
  *   screenshot PATH      the current layout (see nw_window_save_screenshot)
  *   screenshot-view VIEW PATH          one view
- *   screenshot-window PATH             the whole window as on screen (menus, layer list)
- *   status               print the status bar's text on stdout
+ *   screenshot-window PATH [TYPE]      the whole window as on screen (menus, layer list), or
+ *                        the window of that GTK type (GtkAboutDialog, GtkShortcutsWindow)
+ *   status               print the status bar's text on stdout ("status: ..."), then the
+ *                        comparison bar's ("compare: MODE: A vs B")
  *   zoom VIEW FACTOR     zoom a slice view about its centre (1 = fit)
+ *   camera YAW PITCH     the 3D view's camera, degrees (0 0: from posterior, R on the right)
+ *   radiological on|off  the patient's right on the screen's left in axial and coronal views
  *   flicker-period MS    time each image stays up in flicker mode (0: switch only by
  *                        flicker-step, for a known phase)
  *   flicker-step         switch the flicker between A and B once
  *   sleep MS             let the window run for a while (e.g. before screenshot-window)
+ *   sidebar [layers|run] show that sidebar page; alone: print "sidebar: page P · switch S"
+ *                        (the page shown and the switcher's pressed button)
+ *   menu primary|compare|view          print the header bar menu as drawn: "menu: LABEL\tKEY"
+ *                        per item, submenu items indented by two spaces
  *   quit
  * Registration runs (the Run page, nw_run_panel.h; "run 1" is the first job):
  *   method NAME          the method (as the picker)
@@ -44,6 +72,8 @@
  *                        --overwrite (which replaces them and removes the stale ones)
  *   session-save PATH | session-open PATH
  *   screenshot-plot PATH the live plot, 640 x 480 PNG
+ *   run-summary          print what the Run page says of the ended run, "run-summary: LINE"
+ *                        per line ("run-summary: none" before a run has ended)
  *   readouts             print "readouts: iteration I · ms M · path P · shown S" on stdout,
  *                        then " | job 2 iteration ..." the same for a second job
  * Empty lines and lines starting with # are skipped. A bad line or a failed screenshot

@@ -52,18 +52,23 @@ gboolean nw_view_kind_from_name(const char *name, NwViewKind *k)
   return FALSE;
 }
 
-/* The slice geometry for a w x h viewport: fit the scene box, then apply zoom and pan; the
- * slice depth is the crosshair's. */
+/* The slice geometry for a w x h viewport: fit the scene box, then apply zoom and pan (pan_mm
+ * along the screen's right and up); the slice depth is the crosshair's; the axial and
+ * coronal views mirrored in the radiological convention. */
 static NwSliceGeometry slice_geometry(NwView *v, int w, int h)
 {
-  NwSliceGeometry g = {.plane = (NwPlane)v->kind, .width = w, .height = h};
+  NwSliceGeometry g = {.plane = (NwPlane)v->kind,
+                       .width = w,
+                       .height = h,
+                       .mirror_u =
+                           v->kind != NW_VIEW_SAGITTAL && nw_scene_get_radiological(v->scene)};
   double lo[3], hi[3], c[3];
   nw_scene_get_bounds(v->scene, lo, hi);
   nw_slice_geometry_fit(&g, lo, hi);
   g.mm_per_pixel /= v->zoom;
   int u, vv, n;
   nw_plane_axes(g.plane, &u, &vv, &n);
-  g.center_ras[u] += v->pan_mm[0];
+  g.center_ras[u] += nw_slice_geometry_u_sign(&g) * v->pan_mm[0];
   g.center_ras[vv] += v->pan_mm[1];
   nw_scene_get_crosshair(v->scene, c);
   g.center_ras[n] = c[n];
@@ -280,7 +285,7 @@ static void zoom_about(NwView *v, double factor, double x, double y)
   nw_slice_geometry_pixel_to_world(&after, x * scale, y * scale, q);
   int u, vv, n;
   nw_plane_axes(after.plane, &u, &vv, &n);
-  v->pan_mm[0] += p[u] - q[u];
+  v->pan_mm[0] += nw_slice_geometry_u_sign(&after) * (p[u] - q[u]);
   v->pan_mm[1] += p[vv] - q[vv];
   gtk_gl_area_queue_render(GTK_GL_AREA(v));
 }
@@ -436,10 +441,22 @@ NwView *nw_view_new(NwViewKind kind, NwScene *scene)
   return v;
 }
 
+void nw_view_set_camera(NwView *v, double yaw_deg, double pitch_deg)
+{
+  v->yaw_deg = yaw_deg;
+  v->pitch_deg = CLAMP(pitch_deg, -89.0, 89.0);
+  gtk_gl_area_queue_render(GTK_GL_AREA(v));
+}
+
 void nw_view_set_zoom(NwView *v, double zoom)
 {
   v->zoom = CLAMP(zoom, 0.2, 50.0);
   gtk_gl_area_queue_render(GTK_GL_AREA(v));
+}
+
+NwSliceGeometry nw_view_get_slice_geometry(NwView *v, int width, int height)
+{
+  return slice_geometry(v, width, height);
 }
 
 NwViewKind nw_view_get_kind(NwView *v)

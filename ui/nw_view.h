@@ -13,6 +13,7 @@
 #include <gtk/gtk.h>
 
 #include "nw_scene.h"
+#include "view_geometry.h"
 
 G_BEGIN_DECLS
 
@@ -27,8 +28,14 @@ G_DECLARE_FINAL_TYPE(NwView, nw_view, NW, VIEW, GtkGLArea)
 
 NwView *nw_view_new(NwViewKind kind, NwScene *scene);
 NwViewKind nw_view_get_kind(NwView *v);
+/* What a slice view shows at width x height pixels (its zoom and pan, the crosshair's
+ * slice), as it draws it and as a snapshot of that size would. */
+NwSliceGeometry nw_view_get_slice_geometry(NwView *v, int width, int height);
 /* Zoom to fit, no pan, default 3D camera. */
 void nw_view_reset(NwView *v);
+/* The 3D view's camera: yaw about S and pitch towards S, degrees (view_geometry.h: yaw 0,
+ * pitch 0 looks from posterior, R on the right). */
+void nw_view_set_camera(NwView *v, double yaw_deg, double pitch_deg);
 /* Zoom of a slice view about the view centre: 1 fits the scene box (clamped to 0.2..50). */
 void nw_view_set_zoom(NwView *v, double zoom);
 /* TRUE once the GL context is up and the renderers are built. */

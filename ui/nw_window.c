@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "nw_layer_list.h"
+#include "nw_layer_readout.h"
 #include "nw_loader.h"
 #include "nw_screenshot.h"
 #include "nw_window_private.h"
@@ -34,16 +35,7 @@ static void append_values(NwWindow *w, GString *s, const double ras[3])
                              floor(ijk[1] + 0.5), floor(ijk[2] + 0.5));
       have_voxel = TRUE;
     }
-    double v;
-    if (!nw_layer_get_visible(l) || !nw_layer_value_at(l, ras, &v))
-      continue;
-    const char *name = nw_layer_get_name(l);
-    if (nw_layer_get_kind(l) == NW_LAYER_FIELD)
-      g_string_append_printf(s, "   %s |u| %.2f mm", name, v);
-    else if (nw_layer_get_kind(l) == NW_LAYER_LABELS)
-      g_string_append_printf(s, "   %s %.0f", name, v);
-    else
-      g_string_append_printf(s, "   %s %.4g", name, v);
+    nw_layer_append_readout(l, ras, s); /* the value as the layer is drawn */
   }
 }
 
@@ -122,6 +114,11 @@ void nw_window_show_error(NwWindow *w, const char *message)
 const char *nw_window_get_status_text(NwWindow *w)
 {
   return gtk_label_get_text(w->status_label);
+}
+
+const char *nw_window_get_compare_text(NwWindow *w)
+{
+  return gtk_label_get_text(w->compare_label);
 }
 
 const char *nw_window_get_error_text(NwWindow *w)
@@ -219,16 +216,28 @@ gboolean nw_window_is_busy(NwWindow *w)
 
 /* ---- drag and drop, recent files ---- */
 
+guint nw_window_drop(NwWindow *w, GtkSelectionData *data)
+{
+  g_auto(GStrv) uris = gtk_selection_data_get_uris(data);
+  guint opened = 0;
+  for (int i = 0; uris != NULL && uris[i] != NULL; i++) {
+    g_autofree char *path = g_filename_from_uri(uris[i], NULL, NULL);
+    if (path != NULL) {
+      nw_window_open_file(w, path);
+      opened++;
+    } else {
+      g_autofree char *msg =
+          g_strdup_printf("Could not open %s: only files on this computer can be dropped", uris[i]);
+      nw_window_show_error(w, msg);
+    }
+  }
+  return opened;
+}
+
 static void on_drag_data(GtkWidget *widget, GdkDragContext *ctx, int x, int y,
                          GtkSelectionData *data, guint info, guint time, NwWindow *w)
 {
-  g_auto(GStrv) uris = gtk_selection_data_get_uris(data);
-  for (int i = 0; uris != NULL && uris[i] != NULL; i++) {
-    g_autofree char *path = g_filename_from_uri(uris[i], NULL, NULL);
-    if (path != NULL)
-      nw_window_open_file(w, path);
-  }
-  gtk_drag_finish(ctx, uris != NULL, FALSE, time);
+  gtk_drag_finish(ctx, nw_window_drop(w, data) > 0, FALSE, time);
 }
 
 static void fill_recent_menu(GtkRecentManager *rm, NwWindow *w)
@@ -243,7 +252,11 @@ static void fill_recent_menu(GtkRecentManager *rm, NwWindow *w)
     g_autofree char *path = g_filename_from_uri(gtk_recent_info_get_uri(info), NULL, NULL);
     if (path == NULL || !g_file_test(path, G_FILE_TEST_EXISTS))
       continue;
-    g_autofree char *label = g_path_get_basename(path);
+    /* menu labels read "_x" as a mnemonic: double the underscores of file names, so that
+     * sform_zero.nii does not show as sformzero.nii */
+    g_autofree char *base = g_path_get_basename(path);
+    g_auto(GStrv) parts = g_strsplit(base, "_", -1);
+    g_autofree char *label = g_strjoinv("__", parts);
     g_autoptr(GMenuItem) item = g_menu_item_new(label, NULL);
     g_menu_item_set_action_and_target_value(item, "win.open-file", g_variant_new_string(path));
     g_menu_append_item(w->recent_menu, item);
@@ -413,6 +426,10 @@ static void nw_window_class_init(NwWindowClass *klass)
 static void setup_menus(NwWindow *w)
 {
   g_autoptr(GtkBuilder) b = gtk_builder_new_from_resource("/org/neurowarp/Neurowarp/ui/menus.ui");
+  /* Classic menus, not popovers: GTK 3's popover menus do not show accelerators. */
+  gtk_menu_button_set_use_popover(w->menu_button, FALSE);
+  gtk_menu_button_set_use_popover(w->compare_button, FALSE);
+  gtk_menu_button_set_use_popover(w->view_button, FALSE);
   gtk_menu_button_set_menu_model(w->menu_button,
                                  G_MENU_MODEL(gtk_builder_get_object(b, "primary_menu")));
   gtk_menu_button_set_menu_model(w->compare_button,
@@ -451,12 +468,14 @@ static void build_sidebar(NwWindow *w)
   GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 2);
   w->sidebar_stack = GTK_STACK(gtk_stack_new());
   GtkWidget *sw = gtk_stack_switcher_new();
+  w->sidebar_switcher = GTK_STACK_SWITCHER(sw);
   gtk_stack_switcher_set_stack(GTK_STACK_SWITCHER(sw), w->sidebar_stack);
   gtk_widget_set_halign(sw, GTK_ALIGN_CENTER);
   gtk_widget_set_margin_top(sw, 4);
   gtk_box_pack_start(GTK_BOX(box), sw, FALSE, FALSE, 0);
   gtk_box_pack_start(GTK_BOX(box), GTK_WIDGET(w->sidebar_stack), TRUE, TRUE, 0);
-  GtkWidget *list = GTK_WIDGET(nw_layer_list_new(w->scene));
+  w->layer_list = nw_layer_list_new(w->scene);
+  GtkWidget *list = GTK_WIDGET(w->layer_list);
   gtk_stack_add_titled(w->sidebar_stack, list, "layers", "Layers");
   w->run_panel = nw_run_panel_new(w->scene);
   nw_run_panel_add_actions(w->run_panel, G_ACTION_MAP(w));
@@ -465,6 +484,9 @@ static void build_sidebar(NwWindow *w)
   g_signal_connect(w->run_panel, "open-demo", G_CALLBACK(on_panel_open_demo), w);
   gtk_stack_add_titled(w->sidebar_stack, GTK_WIDGET(w->run_panel), "run", "Run");
   gtk_widget_show_all(box);
+  /* A stack shows its first *visible* child: the run panel was shown before the list was,
+   * so without this the window opened on Run while the switcher pressed "Layers". */
+  gtk_stack_set_visible_child_name(w->sidebar_stack, "layers");
   gtk_container_add(GTK_CONTAINER(w->sidebar), box);
 }
 
@@ -525,4 +547,34 @@ NwRunPanel *nw_window_get_run_panel(NwWindow *w)
 void nw_window_show_sidebar_page(NwWindow *w, const char *name)
 {
   gtk_stack_set_visible_child_name(w->sidebar_stack, name);
+}
+
+GtkMenu *nw_window_get_menu(NwWindow *w, const char *name)
+{
+  GtkMenuButton *b = g_strcmp0(name, "primary") == 0   ? w->menu_button
+                     : g_strcmp0(name, "compare") == 0 ? w->compare_button
+                     : g_strcmp0(name, "view") == 0    ? w->view_button
+                                                       : NULL;
+  return b != NULL ? gtk_menu_button_get_popup(b) : NULL;
+}
+
+NwLayerList *nw_window_get_layer_list(NwWindow *w)
+{
+  return w->layer_list;
+}
+
+const char *nw_window_get_sidebar_page(NwWindow *w)
+{
+  return gtk_stack_get_visible_child_name(w->sidebar_stack);
+}
+
+const char *nw_window_get_sidebar_switch(NwWindow *w)
+{
+  g_autoptr(GList) buttons = gtk_container_get_children(GTK_CONTAINER(w->sidebar_switcher));
+  for (GList *b = buttons; b != NULL; b = b->next) {
+    GtkWidget *label = gtk_bin_get_child(GTK_BIN(b->data));
+    if (gtk_toggle_button_get_active(b->data) && GTK_IS_LABEL(label))
+      return gtk_label_get_text(GTK_LABEL(label));
+  }
+  return NULL;
 }

@@ -9,6 +9,7 @@
 
 #include <gtk/gtk.h>
 
+#include "nw_layer_list.h"
 #include "nw_run_panel.h"
 #include "nw_scene.h"
 #include "nw_view.h"
@@ -25,6 +26,9 @@ NwView *nw_window_get_view(NwWindow *w, NwViewKind kind);
 /* Start loading (worker thread); the layers appear when done. */
 void nw_window_open_file(NwWindow *w, const char *path);
 void nw_window_open_demo(NwWindow *w);
+/* What a drop on the window does with the dropped data (text/uri-list): opens every local
+ * file (a message in the error bar for other URIs); returns how many. */
+guint nw_window_drop(NwWindow *w, GtkSelectionData *data);
 /* How many files (or demo loads) could not be opened so far. */
 guint nw_window_get_load_failures(NwWindow *w);
 /* TRUE while any load runs. */
@@ -36,6 +40,8 @@ gboolean nw_window_views_ready(NwWindow *w);
 void nw_window_show_error(NwWindow *w, const char *message);
 const char *nw_window_get_error_text(NwWindow *w);
 
+/* The comparison bar's text: "MODE: A vs B". */
+const char *nw_window_get_compare_text(NwWindow *w);
 /* The status bar's text (coordinates and values at the crosshair or pointer). */
 const char *nw_window_get_status_text(NwWindow *w);
 
@@ -50,10 +56,19 @@ gboolean nw_window_save_screenshot(NwWindow *w, const char *path, int cell, GErr
 void nw_window_set_flicker_period(NwWindow *w, guint ms);
 void nw_window_flicker_step(NwWindow *w);
 
+/* The header bar's menu "primary", "compare" or "view" as shown (NULL for another name). */
+GtkMenu *nw_window_get_menu(NwWindow *w, const char *name);
+
+/* The sidebar's layer list. */
+NwLayerList *nw_window_get_layer_list(NwWindow *w);
 /* The sidebar's run panel. */
 NwRunPanel *nw_window_get_run_panel(NwWindow *w);
 /* Show the sidebar page "layers" or "run". */
 void nw_window_show_sidebar_page(NwWindow *w, const char *name);
+/* The page shown ("layers", "run"), and the title of the switcher's pressed button
+ * ("Layers", "Run"; NULL when none is), which must agree. */
+const char *nw_window_get_sidebar_page(NwWindow *w);
+const char *nw_window_get_sidebar_switch(NwWindow *w);
 
 G_END_DECLS
 

@@ -1,6 +1,7 @@
 /* nw_window_actions.c — the window's win.* actions: opening, screenshots, comparison mode,
  * layout, window/level presets. Accelerators live in one table in nw_application.c.
  * Main thread only. */
+#include "nw_layer_save.h"
 #include "nw_screenshot.h"
 #include "nw_window_private.h"
 
@@ -14,8 +15,8 @@ static void open_file(GSimpleAction *a, GVariant *p, gpointer data)
   nw_window_open_file(NW_WINDOW(data), g_variant_get_string(p, NULL));
 }
 
-/* Ask for a PNG name; NULL when cancelled. */
-static char *ask_png_path(NwWindow *w, const char *title, const char *suggested)
+/* Ask for a file name to save to; NULL when cancelled. */
+static char *ask_path(NwWindow *w, const char *title, const char *suggested)
 {
   GtkFileChooserNative *fc = gtk_file_chooser_native_new(
       title, GTK_WINDOW(w), GTK_FILE_CHOOSER_ACTION_SAVE, "_Save", "_Cancel");
@@ -41,7 +42,7 @@ static void screenshot(GSimpleAction *a, GVariant *p, gpointer data)
   NwWindow *w = NW_WINDOW(data);
   NwView *v = w->views[w->current_view];
   g_autofree char *name = g_strdup_printf("neurowarp-%s.png", nw_view_kind_name(w->current_view));
-  g_autofree char *path = ask_png_path(w, "Save a screenshot of the view", name);
+  g_autofree char *path = ask_path(w, "Save a screenshot of the view", name);
   if (path == NULL)
     return;
   int scale = gtk_widget_get_scale_factor(GTK_WIDGET(v));
@@ -54,12 +55,65 @@ static void screenshot(GSimpleAction *a, GVariant *p, gpointer data)
 static void export_figure(GSimpleAction *a, GVariant *p, gpointer data)
 {
   NwWindow *w = NW_WINDOW(data);
-  g_autofree char *path = ask_png_path(w, "Export the 2×2 figure", "neurowarp-figure.png");
+  g_autofree char *path = ask_path(w, "Export the 2×2 figure", "neurowarp-figure.png");
   if (path == NULL)
     return;
   g_autoptr(GError) error = NULL;
   nw_screenshot_figure((NwView *const *)w->views, path, 600, &error);
   report(w, error, path);
+}
+
+/* Save layer as… (Ctrl+Shift+S): the selected layer to a file of the chooser's name; the
+ * chooser asks before replacing a file. */
+static void save_layer(GSimpleAction *a, GVariant *p, gpointer data)
+{
+  NwWindow *w = NW_WINDOW(data);
+  NwLayer *l = nw_scene_get_active(w->scene);
+  if (l == NULL) {
+    nw_window_show_error(w, "Save layer as: select a layer in the layer list first");
+    return;
+  }
+  g_autofree char *title = g_strdup_printf("Save the layer %s", nw_layer_get_name(l));
+  g_autofree char *name = nw_layer_save_suggest_name(l);
+  g_autofree char *path = ask_path(w, title, name);
+  if (path == NULL)
+    return;
+  g_autoptr(GError) error = NULL;
+  nw_layer_save(l, path, TRUE, &error);
+  report(w, error, path);
+}
+
+/* Load label names… : a label table for the selected label map (nw_label_table.h). */
+static void label_table(GSimpleAction *a, GVariant *p, gpointer data)
+{
+  NwWindow *w = NW_WINDOW(data);
+  NwLayer *l = nw_scene_get_active(w->scene);
+  if (l == NULL || nw_layer_get_kind(l) != NW_LAYER_LABELS) {
+    nw_window_show_error(w, "Load label names: select a label map in the layer list first");
+    return;
+  }
+  g_autofree char *title = g_strdup_printf("Label names and colours for %s", nw_layer_get_name(l));
+  GtkFileChooserNative *fc = gtk_file_chooser_native_new(
+      title, GTK_WINDOW(w), GTK_FILE_CHOOSER_ACTION_OPEN, "_Open", "_Cancel");
+  GtkFileFilter *f = gtk_file_filter_new();
+  gtk_file_filter_set_name(f, "Label tables (MRIcron .txt/.lut, FreeSurferColorLUT.txt, ITK-SNAP)");
+  static const char *const patterns[] = {"*.txt", "*.lut", "*.label", "*.ctbl", NULL};
+  for (int i = 0; patterns[i] != NULL; i++)
+    gtk_file_filter_add_pattern(f, patterns[i]);
+  gtk_file_chooser_add_filter(GTK_FILE_CHOOSER(fc), f);
+  if (gtk_native_dialog_run(GTK_NATIVE_DIALOG(fc)) == GTK_RESPONSE_ACCEPT) {
+    g_autofree char *path = gtk_file_chooser_get_filename(GTK_FILE_CHOOSER(fc));
+    NwLabelTable *t = nw_label_table_new();
+    g_autoptr(GError) error = NULL;
+    if (nw_label_table_load(t, path, &error)) {
+      nw_layer_set_label_table(l, t);
+    } else {
+      nw_label_table_unref(t);
+      g_autofree char *msg = g_strdup_printf("Could not load label names: %s", error->message);
+      nw_window_show_error(w, msg);
+    }
+  }
+  g_object_unref(fc);
 }
 
 static void remove_layer(GSimpleAction *a, GVariant *p, gpointer data)
@@ -159,6 +213,14 @@ static void fullscreen(GSimpleAction *a, GVariant *p, gpointer data)
     gtk_window_unfullscreen(GTK_WINDOW(w));
 }
 
+/* View → Radiological convention: the patient's right on the screen's left in the axial
+ * and coronal views. */
+static void radiological(GSimpleAction *a, GVariant *state, gpointer data)
+{
+  g_simple_action_set_state(a, state);
+  nw_scene_set_radiological(NW_WINDOW(data)->scene, g_variant_get_boolean(state));
+}
+
 static void window_preset(GSimpleAction *a, GVariant *p, gpointer data)
 {
   NwWindow *w = NW_WINDOW(data);
@@ -175,12 +237,15 @@ void nw_window_install_actions(NwWindow *w)
       {"screenshot", screenshot, NULL, NULL, NULL, {0}},
       {"export-figure", export_figure, NULL, NULL, NULL, {0}},
       {"remove-layer", remove_layer, NULL, NULL, NULL, {0}},
+      {"save-layer", save_layer, NULL, NULL, NULL, {0}},
+      {"label-table", label_table, NULL, NULL, NULL, {0}},
       {"compare-mode", compare_mode, "s", "'blend'", NULL, {0}},
       {"blend-colormaps", blend_colormaps, NULL, "false", NULL, {0}},
       {"swap-compare", swap_compare, NULL, NULL, NULL, {0}},
       {"maximize", maximize, "s", "'grid'", NULL, {0}},
       {"reset-views", reset_views, NULL, NULL, NULL, {0}},
       {"fullscreen", fullscreen, NULL, "false", NULL, {0}},
+      {"radiological", NULL, NULL, "false", radiological, {0}},
       {"window-preset", window_preset, "s", NULL, NULL, {0}},
   };
   g_action_map_add_action_entries(G_ACTION_MAP(w), entries, G_N_ELEMENTS(entries), w);

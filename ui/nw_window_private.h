@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "nw_layer_list.h"
 #include "nw_run_panel.h"
 #include "nw_window.h"
 
@@ -37,6 +38,8 @@ struct _NwWindow {
   guint flicker_ms; /* flicker half-period; 0: only nw_window_flicker_step */
   NwRunPanel *run_panel; /* the sidebar's "Run" page */
   GtkStack *sidebar_stack; /* "Layers | Run" */
+  GtkStackSwitcher *sidebar_switcher;
+  NwLayerList *layer_list; /* the sidebar's "Layers" page */
 };
 
 void nw_window_install_actions(NwWindow *w);

@@ -5,6 +5,7 @@
 #include <math.h>
 
 #include "affine_resample.h"
+#include "interp_weights.h"
 #include "nw_error.h"
 
 const char *nw_affine_metric_name(NwAffineMetric m)
@@ -25,17 +26,6 @@ int nw_affine_bin(double v, double lo, double hi, int bins)
   return CLAMP(b, 0, bins - 1);
 }
 
-/* Cubic B-spline at d. */
-static double bspline3(double d)
-{
-  d = fabs(d);
-  if (d < 1.0)
-    return 2.0 / 3.0 - d * d + 0.5 * d * d * d;
-  if (d < 2.0)
-    return (2.0 - d) * (2.0 - d) * (2.0 - d) / 6.0;
-  return 0.0;
-}
-
 void nw_affine_parzen(double v, double lo, double hi, int bins, int *first, double w[4])
 {
   double u = (double)(bins - 1) * (v - lo) / (hi - lo);
@@ -43,7 +33,7 @@ void nw_affine_parzen(double v, double lo, double hi, int bins, int *first, doub
   const int f = (int)floor(u);
   *first = f - 1;
   for (int q = 0; q < 4; q++)
-    w[q] = bspline3(u - (double)(f - 1 + q));
+    w[q] = nw_bspline3_weight(u - (double)(f - 1 + q));
 }
 
 /* Mutual information (nats) of a joint histogram of total mass n. */

@@ -4,6 +4,7 @@
 
 #include <math.h>
 
+#include "interp_weights.h"
 #include "nw_error.h"
 
 const char *nw_sampler_name(NwSampler s)
@@ -33,13 +34,7 @@ gboolean nw_sampler_parse(const char *text, NwSampler *out, GError **error)
 
 double nw_keys_kernel(double d)
 {
-  const double a = -0.5;
-  d = fabs(d);
-  if (d <= 1.0)
-    return ((a + 2.0) * d - (a + 3.0)) * d * d + 1.0;
-  if (d < 2.0)
-    return ((a * d - 5.0 * a) * d + 8.0 * a) * d - 4.0 * a;
-  return 0.0;
+  return nw_keys_weight(d);
 }
 
 static inline gboolean in_domain(double x, int n)

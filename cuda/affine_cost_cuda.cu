@@ -23,6 +23,7 @@
 
 #include "affine_method.h"
 #include "cuda_check.h"
+#include "interp_weights.h"
 #include "nw_affine_cost_cuda.h"
 #include "nw_error.h"
 
@@ -101,18 +102,6 @@ __device__ float sample_linear(const float *d, int nx, int ny, int nz, double x,
   return (float)(c0 * (1 - t) + (c01 * (1 - w) + c11 * w) * t);
 }
 
-/* Keys' kernel, a = -0.5 (sampler.c nw_keys_kernel). */
-__device__ inline double keys(double d)
-{
-  const double a = -0.5;
-  d = fabs(d);
-  if (d <= 1.0)
-    return ((a + 2.0) * d - (a + 3.0)) * d * d + 1.0;
-  if (d < 2.0)
-    return ((a * d - 5.0 * a) * d + 8.0 * a) * d - 4.0 * a;
-  return 0.0;
-}
-
 struct Taps {
   int idx[4];
   double w[4];
@@ -132,7 +121,7 @@ __device__ inline void taps(double x, int n, Taps *t)
   t->n = 4;
   for (int q = 0; q < 4; q++) {
     t->idx[q] = clampi((int)f - 1 + q, n);
-    t->w[q] = keys(u - (double)(q - 1));
+    t->w[q] = nw_keys_weight(u - (double)(q - 1));
   }
 }
 
@@ -184,16 +173,6 @@ __device__ inline int bin_of(double v, double lo, double hi, int bins)
   return clampi(b, bins);
 }
 
-__device__ inline double bspline3(double d)
-{
-  d = fabs(d);
-  if (d < 1.0)
-    return 2.0 / 3.0 - d * d + 0.5 * d * d * d;
-  if (d < 2.0)
-    return (2.0 - d) * (2.0 - d) * (2.0 - d) / 6.0;
-  return 0.0;
-}
-
 /* Adds the pair (f, m) to hist (shared or global; bins², fixed bin major). */
 __device__ void add_joint(const EvalArgs &a, unsigned long long *hist, double f, double m)
 {
@@ -208,7 +187,7 @@ __device__ void add_joint(const EvalArgs &a, unsigned long long *hist, double f,
   u = fmin(fmax(u, 0.0), (double)(bins - 1));
   const int fl = (int)floor(u);
   for (int q = 0; q < 4; q++) {
-    const double w = bspline3(u - (double)(fl - 1 + q));
+    const double w = nw_bspline3_weight(u - (double)(fl - 1 + q));
     /* the CPU adds zero weights too; adding nothing is the same sum */
     const unsigned long long fixed_point = __double2ull_rn(w * kHistOne);
     if (fixed_point != 0)

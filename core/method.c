@@ -85,6 +85,17 @@ void nw_method_result_add(NwMethodResult *r, const char *name, NwVolume *owned)
   g_ptr_array_add(r->volumes, owned);
 }
 
+void nw_method_result_replace(NwMethodResult *r, const char *name, NwVolume *owned)
+{
+  for (guint i = 0; i < r->names->len; i++)
+    if (strcmp(g_ptr_array_index(r->names, i), name) == 0) {
+      nw_volume_free(g_ptr_array_index(r->volumes, i));
+      g_ptr_array_index(r->volumes, i) = owned;
+      return;
+    }
+  nw_method_result_add(r, name, owned);
+}
+
 const NwVolume *nw_method_result_get(const NwMethodResult *r, const char *name)
 {
   for (guint i = 0; i < r->names->len; i++)

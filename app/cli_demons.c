@@ -4,41 +4,61 @@
  * (exp(-v)), PREFIX_velocity.nii.gz (fields in the ITK convention by default, RAS with
  * --field-convention ras; io_nifti.h), PREFIX_jacobian.nii.gz, PREFIX_labels.nii.gz with
  * --moving-labels, and PREFIX_summary.json: all checked before the work and named together
- * when all are written (atomic_file.h). Without --json it ends by saying what was achieved
+ * when all are written (atomic_file.h). Pairs on different grids, or with
+ * --initial-transform, are registered on the fixed grid after resampling the moving image
+ * there once; the written fields, warped image and labels then map to the ORIGINAL moving
+ * image (field_affine.h, docs/FIELDS.md). Without --json it ends by saying what was achieved
  * (iterations, time, final figures, Dice, files written) on stdout. Main thread, except the
  * report hook, which runs on the job's worker thread while the main thread waits. */
 #include <stdio.h>
 #include <string.h>
 
+#include "affine_resample.h"
 #include "atomic_file.h"
 #include "cli_common.h"
 #include "field.h"
+#include "field_affine.h"
 #include "io_nifti.h"
 #include "json_out.h"
+#include "mat3.h"
 #include "nw_error.h"
+#include "ras_affine.h"
 #include "result_io.h"
+#include "transform_io.h"
 
 static const char demons_description[] =
-    "Registers MOVING onto FIXED (same grid: resample first if they differ) with the\n"
-    "diffeomorphic log-demons: the forward field maps each fixed voxel to its position in\n"
-    "the moving image, x -> x + u(x); the inverse field maps back. Fields are written in\n"
-    "millimetres (ITK/ANTs LPS convention by default). With labels, the moving labels are\n"
-    "warped nearest-neighbour and Dice per label against the fixed labels goes into the\n"
-    "summary. A level ends after --iterations or when the relative energy change falls below\n"
-    "--tolerance.\n\n"
+    "Registers MOVING onto FIXED with the diffeomorphic log-demons: the forward field maps\n"
+    "each fixed voxel to its position in the moving image, x -> x + u(x); the inverse field\n"
+    "maps back. Fields are written in millimetres (ITK/ANTs LPS convention by default).\n"
+    "MOVING may be on another grid (size, voxel size, orientation): it is resampled onto the\n"
+    "fixed grid once, through --initial-transform T if given (fixed world -> moving world:\n"
+    "ITK .txt/.tfm/.mat or FSL .mat, e.g. PREFIX_affine.txt of `neurowarp-cli affine`),\n"
+    "and the forward field, warped image and labels then map to the original MOVING: T is\n"
+    "composed into the field (no separate transform to apply); the inverse field then lies\n"
+    "on the moving grid. With labels, the moving labels are warped nearest-neighbour and\n"
+    "Dice per label against the fixed labels goes into the summary. A level ends after\n"
+    "--iterations or when the relative energy change falls below --tolerance.\n\n"
     "Examples:\n"
     "  neurowarp-cli demons fixed.nii.gz moving.nii.gz -o out/sub01\n"
     "  neurowarp-cli demons f.nii.gz m.nii.gz -o run --similarity lcc --sigma-diff 1.5\n"
+    "  neurowarp-cli demons f.nii.gz m.nii.gz -o run --initial-transform reg_affine.txt\n"
     "  neurowarp-cli demons f.nii.gz m.nii.gz -o run --fixed-labels fl.nii.gz \\\n"
     "      --moving-labels ml.nii.gz --json > log.jsonl\n";
 
 typedef struct {
-  const char *fixed, *moving, *fixed_labels, *moving_labels, *prefix;
+  const char *fixed, *moving, *fixed_labels, *moving_labels, *initial, *prefix;
   NwFieldConvention conv;
 } DemonsArgs;
 
+/* What the job sees is on the fixed grid. With regrid, moving and moving_labels were
+ * resampled there through t (fixed world -> moving world, RAS) and the originals are kept
+ * for the outputs. */
 typedef struct {
   NwVolume *fixed, *moving, *fixed_labels, *moving_labels;
+  NwVolume *orig_moving, *orig_labels; /* NULL unless regrid */
+  gboolean regrid;
+  double t[16];
+  int dim; /* 2 when both images have one slice, else 3 (affine_resample.h) */
 } DemonsInputs;
 
 static void inputs_clear(DemonsInputs *in)
@@ -47,15 +67,26 @@ static void inputs_clear(DemonsInputs *in)
   g_clear_pointer(&in->moving, nw_volume_free);
   g_clear_pointer(&in->fixed_labels, nw_volume_free);
   g_clear_pointer(&in->moving_labels, nw_volume_free);
+  g_clear_pointer(&in->orig_moving, nw_volume_free);
+  g_clear_pointer(&in->orig_labels, nw_volume_free);
 }
 
-/* Read every input and check the grids: all on the fixed image's. */
+/* Pairs that cannot be registered at all: a one-slice image against a volume. The size
+ * message of nw_volume_check_same_grid ("... must be on one grid") says why. */
+static gboolean check_dimensionality(const DemonsArgs *a, const DemonsInputs *in, GError **error)
+{
+  if ((in->fixed->nz == 1) == (in->moving->nz == 1))
+    return TRUE;
+  return nw_volume_check_same_grid(in->fixed, a->fixed, in->moving, a->moving, error);
+}
+
+/* Read every input and check the grids: fixed labels on the fixed grid, moving labels on
+ * the moving one. */
 static gboolean read_inputs(const DemonsArgs *a, DemonsInputs *in, GError **error)
 {
   if ((in->fixed = nw_nifti_read(a->fixed, error)) == NULL ||
       (in->moving = nw_nifti_read(a->moving, error)) == NULL ||
-      !nw_volume_check_same_grid(in->fixed, a->fixed, in->moving, a->moving, error) ||
-      !nw_volume_check_finite(in->fixed, a->fixed, error) ||
+      !check_dimensionality(a, in, error) || !nw_volume_check_finite(in->fixed, a->fixed, error) ||
       !nw_volume_check_finite(in->moving, a->moving, error))
     return FALSE;
   /* Labels too must be numbers: a NaN label would be counted as label 0. */
@@ -66,10 +97,72 @@ static gboolean read_inputs(const DemonsArgs *a, DemonsInputs *in, GError **erro
     return FALSE;
   if (a->moving_labels != NULL &&
       ((in->moving_labels = nw_nifti_read(a->moving_labels, error)) == NULL ||
-       !nw_volume_check_same_grid(in->fixed, a->fixed, in->moving_labels, a->moving_labels,
+       !nw_volume_check_same_grid(in->moving, a->moving, in->moving_labels, a->moving_labels,
                                   error) ||
        !nw_volume_check_finite(in->moving_labels, a->moving_labels, error)))
     return FALSE;
+  return TRUE;
+}
+
+/* Moving image (linear) and labels (nearest) onto the fixed grid through the initial
+ * transform, once, when the grids differ or a transform was given; else nothing. */
+static gboolean regrid_moving(const DemonsArgs *a, DemonsInputs *in, GError **error)
+{
+  nw_affine_identity(in->t);
+  in->dim = in->fixed->nz == 1 && in->moving->nz == 1 ? 2 : 3;
+  if (a->initial != NULL && !nw_transform_read(a->initial, in->fixed, in->moving, in->t, error))
+    return FALSE;
+  in->regrid = a->initial != NULL || !nw_volume_same_grid(in->fixed, in->moving);
+  if (!in->regrid)
+    return TRUE;
+  in->orig_moving = in->moving;
+  in->moving = nw_affine_resample(in->orig_moving, in->fixed, in->t, in->dim, NW_SAMPLER_LINEAR,
+                                  0.0f, error);
+  if (in->moving == NULL || in->moving_labels == NULL)
+    return in->moving != NULL;
+  in->orig_labels = in->moving_labels;
+  in->moving_labels = nw_affine_resample(in->orig_labels, in->fixed, in->t, in->dim,
+                                         NW_SAMPLER_NEAREST, 0.0f, error);
+  return in->moving_labels != NULL;
+}
+
+/* After a regridded run: the warped image and labels sampled from the original moving
+ * image through T and the forward field u, the inverse on the moving grid, the forward
+ * field composed with T, and the Jacobian of that (det A times the job's). The velocity
+ * stays the job's, on the fixed grid (docs/FIELDS.md). */
+static gboolean compose_outputs(const DemonsInputs *in, NwMethodResult *res, GError **error)
+{
+  const NwVolume *u = nw_method_result_get(res, "forward");
+  const NwVolume *w = nw_method_result_get(res, "inverse");
+  NwVolume *jac = (NwVolume *)nw_method_result_get(res, "jacobian");
+  if (u == NULL || w == NULL || jac == NULL) {
+    g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "demons: the job returned no fields");
+    return FALSE;
+  }
+  NwVolume *warped =
+      nw_field_warp_affine(in->orig_moving, u, in->t, in->dim, NW_SAMPLER_LINEAR, 0.0f, error);
+  if (warped == NULL)
+    return FALSE;
+  nw_method_result_replace(res, "warped", warped);
+  if (in->orig_labels != NULL) {
+    NwVolume *labels =
+        nw_field_warp_affine(in->orig_labels, u, in->t, in->dim, NW_SAMPLER_NEAREST, 0.0f, error);
+    if (labels == NULL)
+      return FALSE;
+    nw_method_result_replace(res, "labels", labels);
+  }
+  NwVolume *inverse = nw_field_inverse_affine_on(w, in->orig_moving, in->t, in->dim, error);
+  NwVolume *forward = inverse != NULL ? nw_volume_copy(u) : NULL;
+  if (forward == NULL)
+    return FALSE;
+  nw_field_compose_affine(forward, u, in->t, in->dim);
+  nw_method_result_replace(res, "inverse", inverse);
+  nw_method_result_replace(res, "forward", forward);
+  const double a3[9] = {in->t[0], in->t[1], in->t[2], in->t[4], in->t[5],
+                        in->t[6], in->t[8], in->t[9], in->t[10]};
+  const double det = in->dim == 2 ? in->t[0] * in->t[5] - in->t[1] * in->t[4] : nw_mat3_det(a3);
+  for (size_t e = 0; e < nw_volume_n_floats(jac); e++)
+    jac->data[e] = (float)(det * jac->data[e]);
   return TRUE;
 }
 
@@ -133,6 +226,17 @@ static char *summary_json(const DemonsArgs *a, NwCliMethod *m, const NwCliRunLog
 {
   g_autoptr(JsonBuilder) b = json_builder_new();
   nw_cli_summary_begin(b, m, a->fixed, a->moving);
+  /* "initial_transform": the file or null; "moving_resampled": whether MOVING went onto the
+   * fixed grid first (the fields then include initial_matrix_ras). */
+  json_builder_set_member_name(b, "initial_transform");
+  if (a->initial != NULL)
+    json_builder_add_string_value(b, a->initial);
+  else
+    json_builder_add_null_value(b);
+  json_builder_set_member_name(b, "moving_resampled");
+  json_builder_add_boolean_value(b, in->regrid);
+  json_builder_set_member_name(b, "initial_matrix_ras");
+  nw_json_add_matrix4(b, in->t);
   json_dice(b, in, res);
   return nw_cli_summary_end(b, run, outputs);
 }
@@ -198,7 +302,8 @@ static int demons_run(NwCliMethod *m, const DemonsArgs *a)
   g_autoptr(GError) error = NULL;
   g_autoptr(NwOutputs) outputs = nw_outputs_new(nw_cli_method_overwrite(m));
   DemonsInputs in = {0};
-  if (!claim_outputs(outputs, a, &error) || !read_inputs(a, &in, &error)) {
+  if (!claim_outputs(outputs, a, &error) || !read_inputs(a, &in, &error) ||
+      !regrid_moving(a, &in, &error)) {
     inputs_clear(&in);
     return nw_cli_fail(error);
   }
@@ -212,7 +317,8 @@ static int demons_run(NwCliMethod *m, const DemonsArgs *a)
   NwCliRunLog run;
   g_autoptr(NwMethodResult) res =
       nw_cli_method_run_logged(m, &inputs, max_iterations, &run, &error);
-  gboolean ok = res != NULL && write_outputs(outputs, a, m, &run, &in, res, &error);
+  gboolean ok = res != NULL && (!in.regrid || compose_outputs(&in, res, &error)) &&
+                write_outputs(outputs, a, m, &run, &in, res, &error);
   if (ok && !nw_cli_method_json(m))
     print_report(m, &run, &in, res, nw_outputs_paths(outputs));
   inputs_clear(&in);
@@ -229,6 +335,7 @@ int nw_cli_demons(int argc, char **argv)
   if (m == NULL)
     return nw_cli_fail(error);
   g_autofree char *prefix = NULL, *fixed_labels = NULL, *moving_labels = NULL, *conv = NULL;
+  g_autofree char *initial = NULL;
   GOptionEntry entries[] = {
       {"output", 'o', 0, G_OPTION_ARG_FILENAME, &prefix,
        "Prefix of the outputs: PREFIX_warped.nii.gz, PREFIX_forward.nii.gz, ...", "PREFIX"},
@@ -236,6 +343,10 @@ int nw_cli_demons(int argc, char **argv)
        "Label map on the fixed grid, for Dice against the warped moving labels", "F"},
       {"moving-labels", 0, 0, G_OPTION_ARG_FILENAME, &moving_labels,
        "Label map on the moving grid, warped nearest-neighbour", "M"},
+      {"initial-transform", 0, 0, G_OPTION_ARG_FILENAME, &initial,
+       "Fixed world -> moving world (ITK .txt/.tfm/.mat or FSL .mat), applied before demons "
+       "and composed into the written fields",
+       "T"},
       {"field-convention", 0, 0, G_OPTION_ARG_STRING, &conv,
        "Saved fields: itk (LPS mm, intent vector; default) or ras (RAS mm, intent dispvect)",
        "itk|ras"},
@@ -258,6 +369,7 @@ int nw_cli_demons(int argc, char **argv)
                   .moving = argv[2],
                   .fixed_labels = fixed_labels,
                   .moving_labels = moving_labels,
+                  .initial = initial,
                   .prefix = prefix,
                   .conv = NW_FIELD_ITK};
   if (conv != NULL && g_ascii_strcasecmp(conv, "ras") == 0)

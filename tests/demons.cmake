@@ -1,5 +1,6 @@
 # Field operations and the diffeomorphic demons (CPU reference). Owner: demons.
 nw_add_test(test_field SOURCES test_field.c LABELS unit demons)
+nw_add_test(test_field_affine SOURCES test_field_affine.c LABELS unit demons)
 nw_add_test(test_demons SOURCES test_demons.c LABELS accuracy demons)
 # `neurowarp-cli demons` end to end, outputs read back with nibabel.
 if(NW_PYTHON3)

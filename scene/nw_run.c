@@ -384,7 +384,9 @@ static gboolean done_main(gpointer data)
 {
   RunMsg *m = data;
   NwRun *r = m->run;
-  if (m->serial != r->serial)
+  /* r->job NULL: the run was disposed (the window closed) with the job going; the worker's
+   * "done", posted while dispose joined it, carries dispose's serial and finds nothing left */
+  if (m->serial != r->serial || r->job == NULL)
     return G_SOURCE_REMOVE;
   nw_job_wait(r->job, NULL); /* the worker has left its loop: this only joins it */
   r->iteration = MAX(r->iteration, nw_job_get_iteration(r->job));

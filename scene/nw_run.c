@@ -804,6 +804,14 @@ int nw_run_get_scrub(NwRun *r)
   return r->scrub;
 }
 
+/* Copies of a kept frame into the run's layers (the timeline keeps its own). */
+static void show_frame(NwRun *r, const NwTimelineFrame *f)
+{
+  nw_layer_take_volume(r->warped, nw_volume_copy(f->image));
+  if (f->field != NULL && r->field != NULL)
+    nw_layer_take_volume(r->field, nw_volume_copy(f->field));
+}
+
 /* Back to what the job shows: its live frames (interop layers read the source again; host
  * layers get the next frame taken), or after its end the result, else the newest frame. */
 static void show_live(NwRun *r)
@@ -815,11 +823,7 @@ static void show_live(NwRun *r)
   } else if (r->result != NULL) {
     show_result(r);
   } else if (nw_timeline_n_frames(r->timeline) > 0) {
-    const NwTimelineFrame *f =
-        nw_timeline_get(r->timeline, nw_timeline_n_frames(r->timeline) - 1);
-    nw_layer_take_volume(r->warped, nw_volume_copy(f->image));
-    if (f->field != NULL && r->field != NULL)
-      nw_layer_take_volume(r->field, nw_volume_copy(f->field));
+    show_frame(r, nw_timeline_get(r->timeline, nw_timeline_n_frames(r->timeline) - 1));
   }
   nw_scene_changed(r->scene);
 }
@@ -846,9 +850,7 @@ gboolean nw_run_show_iteration(NwRun *r, int k, GError **error)
   if (r->path == NW_LIVE_PATH_INTEROP)
     set_live(r, NULL);
   r->scrub = f->iteration;
-  nw_layer_take_volume(r->warped, nw_volume_copy(f->image));
-  if (f->field != NULL && r->field != NULL)
-    nw_layer_take_volume(r->field, nw_volume_copy(f->field));
+  show_frame(r, f);
   nw_scene_changed(r->scene);
   return TRUE;
 }

@@ -78,6 +78,11 @@ void nw_run_panel_build_timeline(NwRunPanel *p, GtkBox *box)
   gtk_widget_set_tooltip_text(GTK_WIDGET(p->timeline_live), "Follow the job again");
   gtk_box_pack_start(GTK_BOX(row), GTK_WIDGET(p->timeline_scale), TRUE, TRUE, 0);
   gtk_box_pack_start(GTK_BOX(row), GTK_WIDGET(p->timeline_live), FALSE, FALSE, 0);
+  /* the window draws the views, so the export is its action */
+  GtkWidget *export = gtk_button_new_with_label("Export…");
+  gtk_actionable_set_action_name(GTK_ACTIONABLE(export), "win.export-frames");
+  gtk_widget_set_tooltip_text(export, "The kept frames as numbered PNGs of the views");
+  gtk_box_pack_start(GTK_BOX(row), export, FALSE, FALSE, 0);
   gtk_box_pack_start(box, row, FALSE, FALSE, 0);
   p->timeline_label = GTK_LABEL(gtk_label_new(NULL));
   gtk_widget_set_name(GTK_WIDGET(p->timeline_label), "timeline-readout");

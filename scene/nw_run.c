@@ -17,6 +17,7 @@
 #include "marching_cubes.h"
 #include "nw_error.h"
 #include "nw_run_summary.h"
+#include "nw_timeline.h"
 #include "result_io.h"
 
 #define MS_WINDOW 10 /* ms/iteration: mean of the last MS_WINDOW reports (of each kind) */
@@ -58,6 +59,8 @@ struct _NwRun {
   gboolean surface_is_result; /* the surface layer holds the result's iso-surface */
   NwMethodResult *result; /* of the ended job, for saving */
   GError *error;          /* of a FAILED job */
+  NwTimeline *timeline;   /* the frames the layers were given, with their iterations */
+  int scrub;              /* iteration of the timeline frame the layers show; -1: live */
 };
 
 G_DEFINE_TYPE(NwRun, nw_run, G_TYPE_OBJECT)
@@ -135,6 +138,7 @@ static void nw_run_finalize(GObject *obj)
     g_clear_pointer(&r->inputs[i], nw_volume_free);
   g_clear_pointer(&r->result, nw_method_result_free);
   g_clear_error(&r->error);
+  nw_timeline_free(r->timeline);
   g_free(r->label);
   G_OBJECT_CLASS(nw_run_parent_class)->finalize(obj);
 }
@@ -156,6 +160,8 @@ static void nw_run_init(NwRun *r)
   r->shown = -1;
   r->live_view = TRUE;
   r->live_stats.shown = -1;
+  r->timeline = nw_timeline_new(0);
+  r->scrub = -1;
 }
 
 NwRun *nw_run_new(NwScene *scene, const char *label)
@@ -336,7 +342,9 @@ static void on_live_notify(gpointer data)
 static void on_live_take(NwFrame *f, gpointer data)
 {
   NwRun *r = data;
-  if (r->warped != NULL && f->image != NULL) {
+  if (r->warped != NULL && f->image != NULL)
+    nw_timeline_add(r->timeline, f->iteration, f->image, f->field);
+  if (r->warped != NULL && f->image != NULL && r->scrub < 0) {
     start_surface(r, f->image, FALSE);
     nw_layer_take_volume(r->warped, g_steal_pointer(&f->image));
     if (f->field != NULL && r->field != NULL)
@@ -361,6 +369,10 @@ static void show_result(NwRun *r)
   const NwVolume *w = nw_method_result_get(r->result, "warped");
   const NwVolume *u = nw_method_result_get(r->result, "forward");
   if (w != NULL && r->warped != NULL)
+    nw_timeline_add(r->timeline, r->iteration, w, u);
+  if (r->scrub >= 0) /* the user looks at an earlier frame: the result waits for "live" */
+    return;
+  if (w != NULL && r->warped != NULL)
     nw_layer_take_volume(r->warped, nw_volume_copy(w));
   if (u != NULL && r->field != NULL)
     nw_layer_take_volume(r->field, nw_volume_copy(u));
@@ -372,7 +384,9 @@ static gboolean done_main(gpointer data)
 {
   RunMsg *m = data;
   NwRun *r = m->run;
-  if (m->serial != r->serial)
+  /* r->job NULL: the run was disposed (the window closed) with the job going; the worker's
+   * "done", posted while dispose joined it, carries dispose's serial and finds nothing left */
+  if (m->serial != r->serial || r->job == NULL)
     return G_SOURCE_REMOVE;
   nw_job_wait(r->job, NULL); /* the worker has left its loop: this only joins it */
   r->iteration = MAX(r->iteration, nw_job_get_iteration(r->job));
@@ -502,6 +516,8 @@ static void reset_counters(NwRun *r)
   r->work_ms = 0.0;
   memset(r->level_iterations, 0, sizeof r->level_iterations);
   r->n_levels = 0;
+  nw_timeline_clear(r->timeline);
+  r->scrub = -1;
   g_clear_pointer(&r->result, nw_method_result_free);
   g_clear_error(&r->error);
 }
@@ -614,6 +630,8 @@ int nw_run_get_iteration(NwRun *r)
  * frame that took it). Interop: the newest iteration a view drew from the front. */
 int nw_run_get_shown_iteration(NwRun *r)
 {
+  if (r->scrub >= 0)
+    return r->scrub;
   int shown = r->shown;
   if (r->live != NULL && r->path == NW_LIVE_PATH_INTEROP) {
     if (r->warped != NULL)
@@ -771,5 +789,68 @@ gboolean nw_run_save_results(NwRun *r, const char *prefix, GPtrArray *written, G
     return FALSE;
   for (const char *const *p = nw_outputs_paths(out); written != NULL && *p != NULL; p++)
     g_ptr_array_add(written, g_strdup(*p));
+  return TRUE;
+}
+
+/* ---- the timeline ---- */
+
+const NwTimeline *nw_run_get_timeline(NwRun *r)
+{
+  return r->timeline;
+}
+
+int nw_run_get_scrub(NwRun *r)
+{
+  return r->scrub;
+}
+
+/* Copies of a kept frame into the run's layers (the timeline keeps its own). */
+static void show_frame(NwRun *r, const NwTimelineFrame *f)
+{
+  nw_layer_take_volume(r->warped, nw_volume_copy(f->image));
+  if (f->field != NULL && r->field != NULL)
+    nw_layer_take_volume(r->field, nw_volume_copy(f->field));
+}
+
+/* Back to what the job shows: its live frames (interop layers read the source again; host
+ * layers get the next frame taken), or after its end the result, else the newest frame. */
+static void show_live(NwRun *r)
+{
+  r->scrub = -1;
+  if (r->live != NULL) {
+    set_live(r, r->live);
+    nw_live_source_want(r->live);
+  } else if (r->result != NULL) {
+    show_result(r);
+  } else if (nw_timeline_n_frames(r->timeline) > 0) {
+    show_frame(r, nw_timeline_get(r->timeline, nw_timeline_n_frames(r->timeline) - 1));
+  }
+  nw_scene_changed(r->scene);
+}
+
+gboolean nw_run_show_iteration(NwRun *r, int k, GError **error)
+{
+  g_return_val_if_fail(NW_IS_RUN(r), FALSE);
+  if (k < 0 || r->warped == NULL) {
+    if (r->warped != NULL)
+      show_live(r);
+    return TRUE;
+  }
+  const NwTimelineFrame *f = nw_timeline_find(r->timeline, k);
+  if (f == NULL) {
+    g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
+                "run %s: no kept frame at or before iteration %d (%u kept%s)", r->label, k,
+                nw_timeline_n_frames(r->timeline),
+                r->path == NW_LIVE_PATH_INTEROP ? "; interop frames stay on the GPU" : "");
+    return FALSE;
+  }
+  /* interop layers would draw the job's newest frame from the GPU: they show host data now;
+   * host layers keep their source, so that the timeline keeps growing while the user looks
+   * back (on_live_take then leaves the layers alone) */
+  if (r->path == NW_LIVE_PATH_INTEROP)
+    set_live(r, NULL);
+  r->scrub = f->iteration;
+  show_frame(r, f);
+  nw_scene_changed(r->scene);
   return TRUE;
 }

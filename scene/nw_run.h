@@ -34,6 +34,7 @@
 #include "job.h"
 #include "live_source.h"
 #include "nw_scene.h"
+#include "nw_timeline.h"
 
 G_BEGIN_DECLS
 
@@ -109,6 +110,17 @@ NwLayer *nw_run_get_surface(NwRun *r);
  * the warped image) — atomically each. FALSE with a message when no ended job has results.
  * written: the paths written are appended (may be NULL). */
 gboolean nw_run_save_results(NwRun *r, const char *prefix, GPtrArray *written, GError **error);
+
+/* The run's timeline (nw_timeline.h): host copies of the frames its layers were given (host
+ * frames only: interop frames never reach the host) and the result, cleared on start. */
+const NwTimeline *nw_run_get_timeline(NwRun *r);
+/* Show the kept frame of iteration k (the newest at or before k) in the run's layers while
+ * or after the job runs; frames keep arriving into the timeline meanwhile. k < 0: live again
+ * (the job's frames, or the result once it has ended). FALSE with a message when no kept
+ * frame is that old. nw_run_get_shown_iteration then says the frame's iteration. */
+gboolean nw_run_show_iteration(NwRun *r, int k, GError **error);
+/* Iteration of the timeline frame shown, -1 while live. */
+int nw_run_get_scrub(NwRun *r);
 
 G_END_DECLS
 

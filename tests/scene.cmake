@@ -9,6 +9,8 @@ if(NW_HAVE_SCENE)
   nw_add_test(test_scene_layer SOURCES test_scene_layer.c LIBS nw_scene LABELS scene nodisplay)
   # a CPU job through NwRun, frames pulled per simulated display frame, the result
   nw_add_test(test_scene_run SOURCES test_scene_run.c LIBS nw_scene LABELS scene nodisplay live)
-  set_property(TEST test_scene_layer test_scene_run PROPERTY ENVIRONMENT_MODIFICATION
+  # a run's timeline: frames kept, the byte budget, lookup by iteration
+  nw_add_test(test_scene_timeline SOURCES test_scene_timeline.c LIBS nw_scene LABELS scene nodisplay)
+  set_property(TEST test_scene_layer test_scene_run test_scene_timeline PROPERTY ENVIRONMENT_MODIFICATION
                DISPLAY=unset: WAYLAND_DISPLAY=unset:)
 endif()

@@ -48,6 +48,7 @@ static void test_menus(void)
   g_assert_nonnull(strstr(out, "menu: Save layer as…\tShift+Ctrl+S\n"));
   g_assert_nonnull(strstr(out, "menu: Screenshot of the view…\tF12\n"));
   g_assert_nonnull(strstr(out, "menu: Export the 2×2 figure…\tShift+F12\n"));
+  g_assert_nonnull(strstr(out, "menu: Export the run's frames…\t\n"));
   g_assert_nonnull(strstr(out, "menu: Quit\tCtrl+Q\n"));
 }
 

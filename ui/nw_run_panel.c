@@ -589,6 +589,7 @@ static void build_controls(NwRunPanel *p, GtkBox *box)
   p->readout_ms = readout(box, "readout-ms");
   p->readout_device = readout(box, "readout-device");
   p->readout_path = readout(box, "readout-path");
+  nw_run_panel_build_timeline(p, box);
   p->summary = GTK_LABEL(gtk_label_new(NULL));
   gtk_widget_set_name(GTK_WIDGET(p->summary), "run-summary");
   gtk_label_set_xalign(p->summary, 0.0f);
@@ -680,6 +681,8 @@ NwRunPanel *nw_run_panel_new(NwScene *scene)
   g_signal_connect(p->second_check, "toggled", G_CALLBACK(on_second_toggled), p);
   /* frames arrive as scene changes: the shown iteration follows them */
   g_signal_connect_swapped(p->scene, "changed", G_CALLBACK(nw_run_panel_update_readouts), p);
+  /* ... and so does the timeline, which grows as the layers take frames */
+  g_signal_connect_swapped(p->scene, "changed", G_CALLBACK(nw_run_panel_update_timeline), p);
   gtk_widget_show_all(GTK_WIDGET(p));
   gtk_widget_hide(p->second_box);
   gtk_widget_hide(GTK_WIDGET(p->summary));

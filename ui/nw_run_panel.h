@@ -64,6 +64,10 @@ NwPlot *nw_run_panel_get_plot(NwRunPanel *p);
 /* What the page says of the ended run (nw_run_summary.h) and of the files saved since, as
  * shown; NULL while it shows nothing (no run has ended). */
 const char *nw_run_panel_get_summary(NwRunPanel *p);
+/* The views show the kept frame of iteration k (the newest at or before k) of run 1 (and
+ * run 2 with the second job on), while or after they run; k < 0: follow the jobs again.
+ * The timeline slider of the page does the same. */
+gboolean nw_run_panel_scrub(NwRunPanel *p, int k, GError **error);
 /* "readouts: iteration I · ms M · path P · shown S" for run 1 (g_free). */
 char *nw_run_panel_readouts(NwRunPanel *p);
 

@@ -31,6 +31,9 @@ struct _NwRunPanel {
   GtkToggleButton *second_check;
   GtkProgressBar *progress;
   GtkLabel *readout_iteration, *readout_ms, *readout_device, *readout_path;
+  GtkScale *timeline_scale; /* nw_run_panel_timeline.c */
+  GtkButton *timeline_live;
+  GtkLabel *timeline_label;
   GtkLabel *summary; /* what the last run achieved (nw_run_summary.h), and what was saved */
   GtkBox *plot_box;
   NwPlot *plot;
@@ -54,5 +57,8 @@ void nw_run_panel_make_actions(NwRunPanel *p);
 /* Emit "error" with message; "open-file" with path, or "open-demo" when path is NULL. */
 void nw_run_panel_error(NwRunPanel *p, const char *message);
 void nw_run_panel_request_open(NwRunPanel *p, const char *path);
+/* The timeline's slider and readout under the run controls (nw_run_panel_timeline.c). */
+void nw_run_panel_build_timeline(NwRunPanel *p, GtkBox *box);
+void nw_run_panel_update_timeline(NwRunPanel *p);
 
 #endif

@@ -10,6 +10,7 @@
 #include "nw_run_panel.h"
 #include "nw_screenshot.h"
 #include "nw_script_private.h"
+#include "nw_timeline_export.h"
 
 /* The main window as the X server shows it, GL views included; another window (a dialog,
  * no GL) drawn by GTK itself now, so that a window just opened is pictured whole even before
@@ -287,6 +288,30 @@ static gboolean run_readouts(NwRunPanel *p)
   return TRUE;
 }
 
+/* timeline K|live: the views show the kept frame of iteration K, or follow the jobs again;
+ * export-frames DIR: the kept frames as numbered PNGs in the new folder DIR. */
+static gboolean run_timeline(NwWindow *w, char **t, int n, int cell, const char *line,
+                             GError **error)
+{
+  if (strcmp(t[0], "export-frames") == 0) {
+    if (n < 2)
+      return nw_script_bad(error, line, "expected: export-frames DIR");
+    g_autofree char *dir = g_strjoinv(" ", t + 1);
+    guint frames = 0;
+    if (!nw_timeline_export_png(w, dir, cell, &frames, error))
+      return FALSE;
+    printf("export-frames: %u frames\n", frames);
+    fflush(stdout);
+    return TRUE;
+  }
+  char *end = NULL;
+  const long k = n == 2 ? strtol(t[1], &end, 10) : -1;
+  const gboolean live = n == 2 && strcmp(t[1], "live") == 0;
+  if (!live && (n != 2 || end == t[1] || *end != '\0' || k < 0 || k > G_MAXINT))
+    return nw_script_bad(error, line, "expected: timeline ITERATION|live");
+  return nw_run_panel_scrub(nw_window_get_run_panel(w), live ? -1 : (int)k, error);
+}
+
 /* method, device, param, preset (of parameters), second-job, run, run-paused, pause, step,
  * stop, save-results, session-save, session-open, screenshot-plot, readouts. -1: not one of
  * them; else TRUE/FALSE as nw_script_run_line. */
@@ -419,6 +444,8 @@ gboolean nw_script_run_line(NwWindow *w, const char *line, int cell, GError **er
   const int job = run_job_command(w, t, n, line, error);
   if (job >= 0)
     return job;
+  if (strcmp(cmd, "timeline") == 0 || strcmp(cmd, "export-frames") == 0)
+    return run_timeline(w, t, n, cell, line, error);
   const int inspected = nw_script_inspect(w, t, n, cell, line, error);
   if (inspected >= 0)
     return inspected;

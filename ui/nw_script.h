@@ -70,6 +70,11 @@
  *                        PREFIX_warped.nii.gz, PREFIX_forward.nii.gz, ..., PREFIX_surface.gii,
  *                        all or nothing; files of an earlier save are an error unless
  *                        --overwrite (which replaces them and removes the stale ones)
+ *   timeline K | live    the views show the kept frame of iteration K of the run(s) (the
+ *                        newest kept at or before K), or follow the jobs again
+ *   export-frames DIR    the kept frames of run 1 as DIR/frame-00000.png ... (the views as
+ *                        screenshot pictures them) and DIR/iterations.txt, into the new
+ *                        folder DIR; prints "export-frames: N frames"
  *   session-save PATH | session-open PATH
  *   screenshot-plot PATH the live plot, 640 x 480 PNG
  *   run-summary          print what the Run page says of the ended run, "run-summary: LINE"

@@ -3,6 +3,7 @@
  * Main thread only. */
 #include "nw_layer_save.h"
 #include "nw_screenshot.h"
+#include "nw_timeline_export.h"
 #include "nw_window_private.h"
 
 static void open_demo(GSimpleAction *a, GVariant *p, gpointer data)
@@ -60,6 +61,20 @@ static void export_figure(GSimpleAction *a, GVariant *p, gpointer data)
     return;
   g_autoptr(GError) error = NULL;
   nw_screenshot_figure((NwView *const *)w->views, path, 600, &error);
+  report(w, error, path);
+}
+
+/* The run's kept frames as numbered PNGs of the 2x2 figure, as export-figure draws it, into
+ * a new folder of the chooser's name (nw_timeline_export.h). */
+static void export_frames(GSimpleAction *a, GVariant *p, gpointer data)
+{
+  NwWindow *w = NW_WINDOW(data);
+  g_autofree char *path = ask_path(w, "Export the run's frames into a new folder",
+                                   "neurowarp-frames");
+  if (path == NULL)
+    return;
+  g_autoptr(GError) error = NULL;
+  nw_timeline_export_png(w, path, 600, NULL, &error);
   report(w, error, path);
 }
 
@@ -236,6 +251,7 @@ void nw_window_install_actions(NwWindow *w)
       {"open-file", open_file, "s", NULL, NULL, {0}},
       {"screenshot", screenshot, NULL, NULL, NULL, {0}},
       {"export-figure", export_figure, NULL, NULL, NULL, {0}},
+      {"export-frames", export_frames, NULL, NULL, NULL, {0}},
       {"remove-layer", remove_layer, NULL, NULL, NULL, {0}},
       {"save-layer", save_layer, NULL, NULL, NULL, {0}},
       {"label-table", label_table, NULL, NULL, NULL, {0}},

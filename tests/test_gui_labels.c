@@ -104,6 +104,9 @@ static void test_freesurfer_then_itksnap(void)
       "label-table %s aseg.nii.gz\npointer axial 0.3 0.5\nstatus\nscreenshot-view axial %s", snap,
       after);
   g_autofree char *out = run_hover("aseg.nii.gz", path, more, shot);
+  /* once seen to fail on a loaded CI machine: what the script printed, to know why */
+  if (strstr(out, "aseg.nii.gz 1 Left-Cerebral-Exterior\n") == NULL)
+    g_test_message("the script printed:\n%s", out);
   g_assert_nonnull(strstr(out, "aseg.nii.gz 1 Left-Cerebral-Exterior\n"));
   g_assert_nonnull(strstr(out, "aseg.nii.gz 2 Left-Cerebral-White-Matter\n"));
   g_assert_nonnull(strstr(out, "aseg.nii.gz 1 Green one\n"));

@@ -173,3 +173,17 @@ gboolean nw_gui_is_crosshair(const guint8 *p)
 {
   return p[0] > 200 && p[1] > 150 && p[2] < 90;
 }
+
+int nw_gui_axial_changed(const NwImage *a, const NwImage *b, int tol,
+                         gboolean (*skip)(const NwImage *im, int x, int y))
+{
+  int n = 0;
+  for (int y = 0; y < NW_GUI_CELL; y++)
+    for (int x = 0; x < NW_GUI_CELL; x++) {
+      if (skip != NULL && (skip(a, x, y) || skip(b, x, y)))
+        continue;
+      const guint8 *p = nw_image_at(a, x, y), *q = nw_image_at(b, x, y);
+      n += abs(p[0] - q[0]) > tol || abs(p[1] - q[1]) > tol || abs(p[2] - q[2]) > tol;
+    }
+  return n;
+}

@@ -60,6 +60,10 @@ char *nw_gui_write_script(const char *name, const char *text);
 void nw_gui_axial_pixel(double x, double y, double *px, double *py);
 /* The yellow of the crosshair. */
 gboolean nw_gui_is_crosshair(const guint8 *p);
+/* Pixels of the axial quadrant (top left, NW_GUI_CELL square) that differ by more than tol in
+ * some channel; pixels for which skip (may be NULL) says TRUE in either image are left out. */
+int nw_gui_axial_changed(const NwImage *a, const NwImage *b, int tol,
+                         gboolean (*skip)(const NwImage *im, int x, int y));
 
 G_END_DECLS
 

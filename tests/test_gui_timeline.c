@@ -24,27 +24,12 @@ static gboolean near_contour(const NwImage *a, int x, int y)
   return FALSE;
 }
 
-/* Pixels of the axial quadrant (top left) that differ in some channel by more than tol,
- * away from either image's surface contour. */
-static int axial_changed(const NwImage *a, const NwImage *b, int tol)
-{
-  int n = 0;
-  for (int y = 0; y < NW_GUI_CELL; y++)
-    for (int x = 0; x < NW_GUI_CELL; x++) {
-      const guint8 *p = nw_image_at(a, x, y), *q = nw_image_at(b, x, y);
-      if (near_contour(a, x, y) || near_contour(b, x, y))
-        continue;
-      n += abs(p[0] - q[0]) > tol || abs(p[1] - q[1]) > tol || abs(p[2] - q[2]) > tol;
-    }
-  return n;
-}
-
 static int changed_files(const char *a, const char *b, int tol)
 {
   NwImage ia, ib;
   nw_image_load(&ia, a);
   nw_image_load(&ib, b);
-  const int n = axial_changed(&ia, &ib, tol);
+  const int n = nw_gui_axial_changed(&ia, &ib, tol, near_contour);
   nw_image_clear(&ia);
   nw_image_clear(&ib);
   return n;

@@ -17,7 +17,8 @@
 # 540: no sanitizer run starts that could end later), NW_SKIP_SANITIZERS=1,
 # NW_SKIP_LIVE_BENCH=1, NW_LIVE_SIZE / NW_LIVE_SECONDS (bench_live, default 256 and 8),
 # NW_LIVE_VARIANTS=0 (no bench_live variants at 60 Hz), NW_SKIP_GUI=1, NW_SKIP_CTEST=1,
-# NW_SKIP_DEMONS_BENCH=1, NW_SKIP_SWEEP=1, NW_BENCH_SIZES (bench_demons grid edges).
+# NW_SKIP_DEMONS_BENCH=1, NW_SKIP_SWEEP=1, NW_BENCH_SIZES (bench_demons grid edges),
+# NW_SKIP_AFFINE_BENCH=1, NW_FUZZ_SECONDS / NW_FUZZ_JOBS (the long fuzz run beside the rest).
 # Carry .gl too (the GL loaders, see the device README) for the EGL tests and bench_live.
 # Exit status: 0 when every step passed, else 1.
 set -uo pipefail
@@ -100,6 +101,21 @@ if ls .whl/nibabel-*.whl >/dev/null 2>&1; then
   record nibabel $? "$(python3 -c 'import nibabel; print("nibabel", nibabel.__version__)' 2>&1)"
 fi
 
+# --- the long fuzz run beside everything else (NW_FUZZ_SECONDS > 0 and the harnesses carried
+# in .fuzz-carry: docs/FUZZING.md). The harnesses use the CPU only; they run under nice 19 so
+# that the build and the tests keep their cores, and their corpus comes back as fuzz.tar.gz.
+fuzz_pid=
+if [ "${NW_FUZZ_SECONDS:-0}" -gt 0 ] && [ -f .fuzz-carry/harnesses.tar.xz ]; then
+  fz=/tmp/nwfuzz
+  mkdir -p $fz/h $fz/out
+  tar -xJf .fuzz-carry/harnesses.tar.xz -C $fz/h
+  [ -f .fuzz-carry/corpus.tar.gz ] && tar -xzf .fuzz-carry/corpus.tar.gz -C $fz/out
+  (LD_LIBRARY_PATH=$fz/h/lib NW_FUZZ_BIN=$fz/h/bin NW_FUZZ_OUT=$fz/out \
+     nice -n 19 bash scripts/fuzz.sh 1000000000 "${NW_FUZZ_JOBS:-13}" >"$OUT/fuzz.log" 2>&1) &
+  fuzz_pid=$!
+  record fuzz-start 0 "$NW_FUZZ_SECONDS s per harness, ${NW_FUZZ_JOBS:-13} at a time"
+fi
+
 # --- GPU, configure, build -------------------------------------------------------------------
 step nvidia-smi nvidia-smi
 # NW_GUI=AUTO: there is no GTK here, so the application is not built, but render/ (GLEW,
@@ -131,6 +147,14 @@ if [ -x "$build/bench/bench_smooth" ]; then
   record bench_smooth $? "$(head -c 300 "$OUT/bench_smooth.json")"
 else
   record bench_smooth 1 "not built"
+fi
+
+# --- the affine cost on the GPU: evaluations per second at 512^2 .. 3072^2 and brain size ----
+if [ -x "$build/bench/bench_affine" ] && [ "${NW_SKIP_AFFINE_BENCH:-0}" != 1 ]; then
+  echo "== bench_affine"
+  timeout 120 "$build/bench/bench_affine" --json "$OUT/bench_affine.json" >"$OUT/bench_affine.log" 2>&1
+  record bench_affine $? "bench_affine.log"
+  cat "$OUT/bench_affine.log"
 fi
 
 # --- live view while a demons job runs on the same GPU: interop vs host frames, drawn as fast
@@ -250,6 +274,14 @@ else
       [ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] || tail -n 30 "$log"
     done
   done <<<"$list"
+fi
+
+# --- the fuzz run's end: its logs, findings and grown corpus --------------------------------
+if [ -n "$fuzz_pid" ]; then
+  wait "$fuzz_pid"
+  record fuzz $? "$(grep -c ' exit 0 ' "$OUT/fuzz.log") harnesses exited 0"
+  cp $fz/out/*.log "$OUT/" 2>/dev/null
+  tar czf "$FINAL_OUT/fuzz.tar.gz" -C $fz/out corpus artifacts $(cd $fz/out && ls *.log)
 fi
 
 # --- summary, last -----------------------------------------------------------------------------

@@ -18,7 +18,9 @@
  * and every DataArray's attributes are checked (known Intent, DataType, Encoding, Endian,
  * ArrayIndexingOrder; Dimensionality 1..6 with positive Dim0..), and its data must hold
  * exactly Dim0 x ... values: ASCII numbers counted, base64 decoded, gzip inflated, external
- * files (in the GIFTI file's own folder only) long enough. */
+ * files (in the GIFTI file's own folder only) long enough. Inside an element, nothing may
+ * follow a CDATA section (not even a newline or another section): giftiio 1.0.9 drops its
+ * text buffer when a section ends and then appends to NULL (found by fuzz_mesh_gifti). */
 #define _XOPEN_SOURCE 700 /* realpath (not _GNU_SOURCE: dirent.h would take DT_UNKNOWN) */
 #include <errno.h>
 #include <gifti_io.h>
@@ -45,6 +47,7 @@ typedef struct {
   GString *text;  /* Data or MatrixData content */
   gboolean keep;  /* text is being collected */
   int parts;      /* children seen in an MD or a CoordinateSystemTransformMatrix */
+  gboolean after_cdata; /* the element being read has had a CDATA section */
 } Check;
 
 static gboolean bad(GError **error, Check *k, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
@@ -207,6 +210,7 @@ static void on_start(GMarkupParseContext *ctx, const char *name, const char **n,
                      gpointer data, GError **error)
 {
   Check *k = data;
+  k->after_cdata = FALSE;
   const char *parent = k->depth > 0 ? k->stack[k->depth - 1] : NULL;
   if (k->depth == 0 && k->n_declared >= 0) {
     bad(error, k, "a second top-level element <%s>", name);
@@ -239,10 +243,32 @@ static void on_start(GMarkupParseContext *ctx, const char *name, const char **n,
   }
 }
 
+/* Text or a second section after an element's CDATA section. */
+static void after_cdata(GMarkupParseContext *ctx, Check *k, GError **error)
+{
+  bad(error, k, "text follows the CDATA section in <%s>, which giftiio cannot read",
+      g_markup_parse_context_get_element(ctx));
+}
+
+static void on_passthrough(GMarkupParseContext *ctx, const char *text, gsize len, gpointer data,
+                           GError **error)
+{
+  Check *k = data;
+  if (len < 9 || memcmp(text, "<![CDATA[", 9) != 0) /* comments, processing instructions */
+    return;
+  if (k->after_cdata)
+    after_cdata(ctx, k, error);
+  k->after_cdata = TRUE;
+}
+
 static void on_text(GMarkupParseContext *ctx, const char *text, gsize len, gpointer data,
                     GError **error)
 {
   Check *k = data;
+  if (k->after_cdata && len > 0) {
+    after_cdata(ctx, k, error);
+    return;
+  }
   if (k->keep)
     g_string_append_len(k->text, text, (gssize)len);
 }
@@ -325,6 +351,7 @@ static void on_end(GMarkupParseContext *ctx, const char *name, gpointer data, GE
 {
   Check *k = data;
   k->depth--;
+  k->after_cdata = FALSE;
   if (strcmp(name, "Data") == 0) {
     k->keep = FALSE;
     k->n_data++;
@@ -352,7 +379,7 @@ gboolean nw_gifti_check(const char *path, const char *text, gsize len, GError **
   g_autofree char *real = realpath(path, NULL);
   g_autofree char *folder = real != NULL ? g_path_get_dirname(real) : g_strdup(".");
   Check k = {.path = path, .folder = folder, .n_declared = -1, .text = g_string_new(NULL)};
-  static const GMarkupParser parser = {on_start, on_end, on_text, NULL, NULL};
+  static const GMarkupParser parser = {on_start, on_end, on_text, on_passthrough, NULL};
   GMarkupParseContext *ctx = g_markup_parse_context_new(&parser, 0, &k, NULL);
   GError *local = NULL;
   gboolean ok = g_markup_parse_context_parse(ctx, text, (gssize)len, &local) &&

@@ -886,6 +886,23 @@ static void test_gifti_guard(void)
                                            "<CoordinateSystemTransformMatrix/></GIFTI>");
   expect_mesh_error(cs, "not a valid GIFTI file: <CoordinateSystemTransformMatrix> may not "
                         "stand inside <GIFTI>");
+  /* anything after a CDATA section in its element, even a newline: giftiio 1.0.9 appended it
+   * to a buffer it had dropped (SEGV; found by fuzz_mesh_gifti on the H100, 2026-11-23) */
+  static const char cdata[] = "<GIFTI Version=\"1.0\" NumberOfDataArrays=\"0\"><MetaData><MD>"
+                              "<Name><![CDATA[a]]>%s</Name><Value>x</Value></MD></MetaData></GIFTI>";
+  static const char *const tails[] = {"\n", "z", "<![CDATA[b]]>"};
+  for (guint i = 0; i < G_N_ELEMENTS(tails); i++) {
+    g_autofree char *t = g_strdup_printf(cdata, tails[i]);
+    g_autofree char *name = g_strdup_printf("cdata%u.gii", i);
+    g_autofree char *path = put_text(name, t);
+    expect_mesh_error(path, "not a valid GIFTI file: text follows the CDATA section in <Name>, "
+                            "which giftiio cannot read");
+  }
+  /* a CDATA section with nothing after it passes the guard and giftiio reads it (this
+   * document has no vertices, which is what is said then) */
+  g_autofree char *plain = g_strdup_printf(cdata, "");
+  g_autofree char *plain_path = put_text("cdata-ok.gii", plain);
+  expect_mesh_error(plain_path, "no NIFTI_INTENT_POINTSET data array");
   /* external data: outside the GIFTI's folder, and too short */
   static const char ext[] =
       "<GIFTI Version=\"1.0\" NumberOfDataArrays=\"1\">"

@@ -507,13 +507,7 @@ extern "C" const NwMethodOps nw_affine_cuda_ops = {
     .device = NW_DEVICE_CUDA,
     .description = "Rigid, similarity or affine registration (2D or 3D; MSE, NCC or mutual "
                    "information; Nelder-Mead on an image pyramid), costs on the GPU",
-    .params = nw_affine_param_specs,
-    .n_params = NW_AFFINE_N_PARAMS,
-    .needs_moving = TRUE,
-    .plot_figures = nw_affine_plot_figures,
+    NW_AFFINE_OPS_INPUTS,
     .create = affine_create,
-    .step = nw_affine_op_step,
-    .publish_frame = nw_affine_op_publish_frame,
-    .result = nw_affine_op_result,
-    .destroy = nw_affine_op_destroy,
+    NW_AFFINE_OPS_JOB,
 };

@@ -269,15 +269,15 @@ static void test_3d_affine(void)
   register_3d(&truth, s, err);
   if (quick())
     return;
-  /* An affine's rotation and shear trade against each other along a shallow valley: the
-   * decomposed angles of two results that map the brain alike can differ by 0.3 degrees (an
-   * H200 host's build stopped at 0.304 where this machine's stops at 0.046). The corners of
-   * the box are what must agree. */
-  g_assert_cmpfloat(err[0], <, 0.3);
-  g_assert_cmpfloat(err[1], <, 0.5);
+  /* An affine's rotation and shear trade against each other along a shallow valley, where
+   * one simplex stalls: without restarts an H200 host's build stopped 0.304 degrees off and
+   * an H100 host's 0.71 mm off at the box's corners (this machine's: 0.046 degrees). The
+   * fresh simplices of `restarts` go on to the bottom (0.02 degrees, 0.09 mm here). */
+  g_assert_cmpfloat(err[0], <, 0.2);
+  g_assert_cmpfloat(err[1], <, 0.2);
   g_assert_cmpfloat(err[2], <, 0.005);
   g_assert_cmpfloat(err[3], <, 0.005);
-  g_assert_cmpfloat(err[4], <, 0.5);
+  g_assert_cmpfloat(err[4], <, 0.3);
 }
 
 int main(int argc, char **argv)

@@ -15,7 +15,7 @@
 
 struct NwAffineJob {
   NwAffineCostSpec spec;
-  int levels_asked, iterations, dim;
+  int levels_asked, iterations, dim, restarts;
   double step_vox, tol_vox, radius_mm;
   const NwVolume *fixed_full, *moving_full; /* borrowed */
   NwVolume **pyr[4]; /* fixed, moving, fixed mask, moving mask; [n_levels], 0 = coarsest */
@@ -27,7 +27,9 @@ struct NwAffineJob {
   double best_cost; /* at level 0 among the starts */
   NwAffineCostValue best_value;
   /* the current run */
-  int level, iter_in_run;
+  int level, iter_in_run, iter_in_level; /* the latter goes on over a level's restarts */
+  int restarts_left;  /* fresh simplices still allowed at this level */
+  double level_cost;  /* cost at the end of the level's previous run (+inf: none yet) */
   NwTransform run_base; /* the run's start: members outside the free set come from it */
   double mm_per_unit[NW_XFORM_MAX_PARAMS];
   gsl_multimin_fminimizer *nm;
@@ -111,6 +113,7 @@ static void read_params(NwAffineJob *j, const NwParams *p, NwTransformKind *kind
   j->iterations = nw_params_get_int(p, "iterations");
   j->step_vox = nw_params_get(p, "step");
   j->tol_vox = nw_params_get(p, "tolerance");
+  j->restarts = nw_params_get_int(p, "restarts");
 }
 
 /* ---- pyramids ------------------------------------------------------------------------ */
@@ -219,6 +222,9 @@ static gboolean start_run(NwAffineJob *j, const NwTransform *from, GError **erro
 static gboolean enter_level(NwAffineJob *j, int l, GError **error)
 {
   j->level = l;
+  j->restarts_left = l > 0 ? j->restarts : 0; /* level 0 has its starts instead */
+  j->iter_in_level = 0;
+  j->level_cost = INFINITY;
   NwAffineLevel lv = {.dim = j->dim,
                       .fixed = j->pyr[0][l],
                       .moving = j->pyr[1][l],
@@ -245,6 +251,15 @@ static gboolean end_run(NwAffineJob *j, GError **error)
     j->best = t;
     j->best_cost = v.cost;
     j->best_value = v;
+  }
+  /* A fresh simplex from the point reached while the last run gained: relative 1e-6 is
+   * well below what a run that moved changes and above rounding of the cost. */
+  const gboolean gained =
+      isinf(j->level_cost) || v.cost < j->level_cost - 1e-6 * fabs(j->level_cost);
+  if (j->level > 0 && j->restarts_left > 0 && gained) {
+    j->restarts_left--;
+    j->level_cost = v.cost;
+    return start_run(j, &t, error);
   }
   if (j->level == 0 && j->start + 1 < (int)j->starts->len) {
     j->start++;
@@ -342,8 +357,9 @@ static void fill_report(const NwAffineJob *j, NwIterationReport *r)
   r->n_levels = j->n_levels;
   r->finished = j->finished;
   const double runs = j->level == 0 ? (double)j->starts->len : 1.0;
+  const int iters = j->level == 0 ? j->iter_in_run : j->iter_in_level; /* restarts go on */
   const double in_level =
-      ((j->level == 0 ? j->start : 0) + MIN(1.0, (double)j->iter_in_run / j->iterations)) / runs;
+      ((j->level == 0 ? j->start : 0) + MIN(1.0, (double)iters / j->iterations)) / runs;
   r->progress = j->finished ? 1.0 : (j->level + in_level) / j->n_levels;
   const NwAffineCostValue *v = j->finished ? &j->best_value : &j->last;
   nw_report_add(r, "cost", v->cost);
@@ -367,6 +383,7 @@ gboolean nw_affine_job_step(NwAffineJob *j, NwIterationReport *r, GError **error
   if (!j->finished) {
     const int status = gsl_multimin_fminimizer_iterate(j->nm);
     j->iter_in_run++;
+    j->iter_in_level++;
     if (j->eval_error != NULL) {
       g_propagate_prefixed_error(error, j->eval_error, "affine: level %d: ", j->level + 1);
       j->eval_error = NULL;

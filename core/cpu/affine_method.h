@@ -14,7 +14,10 @@
  *      (geometry: centres; mass: centres of mass; moments: also the principal axes), each
  *      also turned by `rotation-starts` rotations about every axis.
  *   3. At level 0 a simplex run from every start; the lowest cost wins. At each finer level
- *      one run from the winner so far.
+ *      one run from the winner so far, then up to `restarts` runs from the point reached,
+ *      each with a fresh simplex, for as long as the last one lowered the cost: a simplex
+ *      that has flattened along a shallow valley (an affine's rotation against its shear)
+ *      stops early, and a fresh one goes on.
  *   A run optimises the kind's free parameters in millimetres (affine_transform.h:
  *   nw_transform_param_mm with the fixed image's RMS half-extent as radius), from a simplex
  *   of size `step` voxels of the level and until its size (GSL's mean distance of the
@@ -46,8 +49,9 @@ G_BEGIN_DECLS
  *   step             double 2      0.05..50   voxels of the level: initial simplex size
  *   tolerance        double 0.01   1e-6..10   voxels of the level: simplex size that ends a run
  *   init             enum   mass | geometry | moments
- *   rotation-starts  int    1      1..36      starts per full turn about each axis */
-#define NW_AFFINE_N_PARAMS 11
+ *   rotation-starts  int    1      1..36      starts per full turn about each axis
+ *   restarts         int    2      0..10      fresh simplices per finer level, at most */
+#define NW_AFFINE_N_PARAMS 12
 extern const NwParamSpec nw_affine_param_specs[NW_AFFINE_N_PARAMS];
 extern const char *const nw_affine_plot_figures[];
 
@@ -65,11 +69,20 @@ const NwTransform *nw_affine_job_transform(const NwAffineJob *job);
 void nw_affine_job_free(NwAffineJob *job);
 
 /* The NwMethodOps slots of "affine" that do not depend on the back end (the job above, state
- * an NwAffineJob); each back end's table adds its create (nw_affine_job_new with its cost). */
+ * an NwAffineJob); each back end's table adds its device, description and create
+ * (nw_affine_job_new with its cost). */
 gboolean nw_affine_op_step(void *state, NwIterationReport *report, GError **error);
 gboolean nw_affine_op_publish_frame(void *state, NwFrame *frame, GError **error);
 NwMethodResult *nw_affine_op_result(void *state, GError **error);
 void nw_affine_op_destroy(void *state);
+/* In the order of NwMethodOps (C++ designated initialisers keep it): a back end's table is
+ * { .name = "affine", .device, .description, NW_AFFINE_OPS_INPUTS, .create, NW_AFFINE_OPS_JOB } */
+#define NW_AFFINE_OPS_INPUTS                                                                     \
+  .params = nw_affine_param_specs, .n_params = NW_AFFINE_N_PARAMS, .needs_moving = TRUE,        \
+  .plot_figures = nw_affine_plot_figures
+#define NW_AFFINE_OPS_JOB                                                                        \
+  .step = nw_affine_op_step, .publish_frame = nw_affine_op_publish_frame,                      \
+  .result = nw_affine_op_result, .destroy = nw_affine_op_destroy
 
 extern const NwMethodOps nw_affine_cpu_ops;
 /* The same job over the CUDA cost (cuda/affine_cost_cuda.cu); only in builds with CUDA. */

@@ -44,6 +44,10 @@ const NwParamSpec nw_affine_param_specs[NW_AFFINE_N_PARAMS] = {
      "Starts per full turn about each axis at the coarsest level (e.g. 4: every 90 degrees), "
      "for images that may be turned far",
      FALSE, NULL},
+    {"restarts", NW_PARAM_INT, 2, 0, 10, "",
+     "At each finer level, fresh simplices from the point reached while the last one lowered "
+     "the cost (a simplex can stall along a shallow valley)",
+     FALSE, NULL},
 };
 
 const char *const nw_affine_plot_figures[] = {"cost", "simplex", NULL};

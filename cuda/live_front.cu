@@ -165,6 +165,8 @@ static gboolean copy_in(NwLiveFront *f, const NwVolume *like, const float *d_ima
                                            error));
 }
 
+static void reserve_download(NwLiveFront *f, const int d[3]);
+
 extern "C" gboolean nw_live_front_publish(NwLiveFront *f, const NwVolume *like,
                                           const float *d_image, const void *d_field,
                                           int iteration, void *stream, GError **error)
@@ -182,6 +184,7 @@ extern "C" gboolean nw_live_front_publish(NwLiveFront *f, const NwVolume *like,
   g.nx = like->nx;
   g.ny = like->ny;
   f->reduce = r;
+  const guint64 generation = f->grid_generation;
   gboolean ok = cudaSetDevice(f->device) == cudaSuccess &&
                 fit_grid(f, g.d, affine, d_field != NULL, error);
   /* the copies must not overwrite what a reader is still copying out */
@@ -193,7 +196,11 @@ extern "C" gboolean nw_live_front_publish(NwLiveFront *f, const NwVolume *like,
     f->iteration = iteration;
     f->published = TRUE;
   }
+  /* a new grid of a front of host frames only (set_reduce) */
+  const gboolean reserve = ok && f->grid_generation != generation && f->publish_max_voxels > 0;
   g_mutex_unlock(&f->lock);
+  if (reserve)
+    reserve_download(f, g.d);
   if (!ok)
     g_prefix_error(error, "live frame of iteration %d: ", iteration);
   return ok;
@@ -280,6 +287,37 @@ static gboolean fit_download(NwLiveFront *f, size_t floats, GError **error)
     return FALSE;
   f->dl_cap = floats;
   return TRUE;
+}
+
+/* Under dl_lock: host volumes of the last download's grid for the next one, every page
+ * touched now rather than while a frame waits. */
+static void prepare_spares_locked(NwLiveFront *f)
+{
+  for (int c = 0; c < 2 && f->last_d[0] > 0; c++)
+    if (f->spare[c] == NULL) {
+      f->spare[c] = nw_volume_new(f->last_d[0], f->last_d[1], f->last_d[2], c == 0 ? 1 : 3, NULL);
+      if (f->spare[c] != NULL)
+        memset(f->spare[c]->data, 0, nw_volume_n_floats(f->spare[c]) * sizeof(float));
+    }
+}
+
+/* A front of host frames has a new grid d: the downloader's staging, pinned and host buffers
+ * for it now, on the writer's thread, so that the first frame a display asks for does not
+ * wait for their allocation (pinning ~10 MB takes milliseconds) while the job runs on: the
+ * job pays it once per grid instead. Skipped when a download holds them (it grows them). */
+static void reserve_download(NwLiveFront *f, const int d[3])
+{
+  if (!g_mutex_trylock(&f->dl_lock))
+    return;
+  GError *error = NULL;
+  if (fit_download(f, 4 * (size_t)d[0] * d[1] * d[2], &error)) {
+    memcpy(f->last_d, d, sizeof f->last_d);
+    prepare_spares_locked(f);
+  } else {
+    g_debug("live view: %s", error->message); /* the download will try again and say */
+    g_clear_error(&error);
+  }
+  g_mutex_unlock(&f->dl_lock);
 }
 
 /* Under dl_lock: a volume of the reduced grid holding `nc` floats per voxel from src (the
@@ -372,11 +410,6 @@ extern "C" gboolean nw_live_front_download(NwLiveFront *f, int reduce, NwFrame *
 extern "C" void nw_live_front_prepare_download(NwLiveFront *f)
 {
   g_mutex_lock(&f->dl_lock);
-  for (int c = 0; c < 2 && f->last_d[0] > 0; c++)
-    if (f->spare[c] == NULL) {
-      f->spare[c] = nw_volume_new(f->last_d[0], f->last_d[1], f->last_d[2], c == 0 ? 1 : 3, NULL);
-      if (f->spare[c] != NULL) /* touch every page now, not while a frame waits */
-        memset(f->spare[c]->data, 0, nw_volume_n_floats(f->spare[c]) * sizeof(float));
-    }
+  prepare_spares_locked(f);
   g_mutex_unlock(&f->dl_lock);
 }

@@ -4,11 +4,14 @@
  * asked for, never longer than its wait_us. */
 #include "live_source.h"
 
+#include <string.h>
+
 #include "live_rate.h"
 #include "live_reduce.h"
 #include "nw_error.h"
 
 #define ACTIVE_US (250 * 1000) /* "the display is pulling" when it asked this recently */
+#define ARRIVALS 5             /* answer times the estimate looks at */
 
 struct NwLiveSource {
   /* fixed at creation */
@@ -29,7 +32,9 @@ struct NwLiveSource {
   gboolean outstanding; /* asked, not yet arrived */
   gboolean download_queued;
   gint64 want_time, last_want_time;
-  double arrival_us;  /* running mean, 0 = not known yet */
+  double arrival_us;  /* typical answer time (arrival_estimate), 0 = not known yet */
+  double recent_us[ARRIVALS]; /* the latest answer times, a ring */
+  int n_recent, next_recent;
   NwFrame *newest;    /* host frame not yet taken */
   int arrived_device; /* iteration of the newest device frame (-1: none) */
   guint64 counter;    /* display frame begun last */
@@ -64,13 +69,33 @@ static guint64 frame_bytes(const NwFrame *f)
   return b;
 }
 
+/* Under lock: the typical answer time, the lower median of the latest ones. Not a mean: one
+ * slow answer (the first download allocates its buffers; now and then the GPU's time slice
+ * goes to another context) would hold a mean above the display's wait for several frames,
+ * in which the display would stop waiting and draw stale frames. */
+static double arrival_estimate(const NwLiveSource *s)
+{
+  double v[ARRIVALS];
+  const int n = s->n_recent;
+  memcpy(v, s->recent_us, (size_t)n * sizeof(double));
+  for (int a = 1; a < n; a++) /* insertion sort of at most five */
+    for (int b = a; b > 0 && v[b - 1] > v[b]; b--) {
+      const double t = v[b];
+      v[b] = v[b - 1];
+      v[b - 1] = t;
+    }
+  return v[(n - 1) / 2];
+}
+
 /* Under lock: what was asked for has arrived. */
 static void arrived_locked(NwLiveSource *s)
 {
   s->st.arrived++;
   if (s->outstanding) {
-    const double dt = (double)(g_get_monotonic_time() - s->want_time);
-    s->arrival_us = s->arrival_us > 0 ? 0.8 * s->arrival_us + 0.2 * dt : dt;
+    s->recent_us[s->next_recent] = (double)(g_get_monotonic_time() - s->want_time);
+    s->next_recent = (s->next_recent + 1) % ARRIVALS;
+    s->n_recent = MIN(s->n_recent + 1, ARRIVALS);
+    s->arrival_us = arrival_estimate(s);
     s->outstanding = FALSE;
   }
   g_cond_broadcast(&s->cond);

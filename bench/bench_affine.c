@@ -2,7 +2,8 @@
  * cost (cuda/affine_cost_cuda.cu) at 512², 1024², 2048², 3072² and at the 1 mm brain size
  * (182 x 218 x 182, the MNI152 1 mm grid), linear and cubic, with the effective bandwidth
  * and the CPU reference's time per evaluation beside it (issue 11's table). JSON on stdout
- * (or --json FILE); a short table on stderr.
+ * (or --json FILE); a short table on stderr. Then whole registrations, end to end
+ * (bench_affine_e2e.c; --no-end-to-end skips them).
  *
  * An evaluation is timed as the optimiser sees it: nw_affine_cost_eval_matrix, from the
  * host's map to the metric on the host (two launches, one copy back, one synchronisation).
@@ -13,7 +14,7 @@
  * same transform; the benchmark exits 1 when one does not, after writing its JSON.
  *
  *   bench_affine [--sizes 512,1024,2048,3072] [--evals 200] [--cpu-evals 2] [--metric mse]
- *                [--no-brain] [--json FILE]
+ *                [--no-brain] [--no-end-to-end] [--json FILE]
  * CPU figures use however many OpenMP threads OMP_NUM_THREADS allows. Main thread. */
 #include <math.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include <string.h>
 
 #include "affine_cost.h"
+#include "bench_affine_e2e.h"
 #include "json_out.h"
 #include "nw_affine_cost_cuda.h"
 #include "nw_cuda.h"
@@ -158,13 +160,14 @@ int main(int argc, char **argv)
   g_autofree char *metric_text = g_strdup("mse");
   g_autofree char *json_path = NULL;
   int evals = 200, cpu_evals = 2;
-  gboolean no_brain = FALSE;
+  gboolean no_brain = FALSE, no_e2e = FALSE;
   GOptionEntry entries[] = {
       {"sizes", 0, 0, G_OPTION_ARG_STRING, &sizes_text, "2D edges (default 512,...,3072)", "N,N"},
       {"evals", 0, 0, G_OPTION_ARG_INT, &evals, "Timed CUDA evaluations (default 200)", "K"},
       {"cpu-evals", 0, 0, G_OPTION_ARG_INT, &cpu_evals, "Timed CPU evaluations (default 2)", "K"},
       {"metric", 0, 0, G_OPTION_ARG_STRING, &metric_text, "mse, ncc or mi (default mse)", "M"},
       {"no-brain", 0, 0, G_OPTION_ARG_NONE, &no_brain, "Skip the 1 mm brain-size 3D cases", NULL},
+      {"no-end-to-end", 0, 0, G_OPTION_ARG_NONE, &no_e2e, "Skip the whole registrations", NULL},
       {"json", 0, 0, G_OPTION_ARG_FILENAME, &json_path, "Write the JSON here", "FILE"},
       {NULL, 0, 0, 0, NULL, NULL, NULL}};
   g_autoptr(GOptionContext) ctx = g_option_context_new("- benchmark the affine cost");
@@ -219,6 +222,11 @@ int main(int argc, char **argv)
   for (guint i = 0; i < cases->len; i++)
     if (!run_case(b, &g_array_index(cases, Case, i), metric, evals, cpu_evals))
       status = 1;
+  json_builder_end_array(b);
+  json_builder_set_member_name(b, "end_to_end");
+  json_builder_begin_array(b);
+  if (!no_e2e && !nw_bench_affine_end_to_end(b, bench_image))
+    status = 1;
   json_builder_end_array(b);
   json_builder_end_object(b);
   g_array_unref(cases);

@@ -4,13 +4,16 @@
  * worker thread, which owns the stream and the device buffers.
  *
  * set_level uploads the level's fixed and moving images and masks (once per pyramid level).
- * An evaluation is two launches and one copy, with no allocation:
- *   1. cost_kernel: one thread per fixed voxel (grid-stride) maps the voxel, tests the masks
- *      and the domain, samples the moving image, and adds to six double sums; with mi also
- *      to the joint histogram, kept per block in shared memory when it fits (bins <= 64) and
- *      then added into the global one. Each block writes its six sums to partials.
- *   2. finish_kernel (one block): the partials summed in a fixed order, the histogram turned
- *      into doubles, both written to one small buffer that is copied to pinned host memory.
+ * An evaluation is one launch and one synchronisation, with no allocation and no copy:
+ * cost_kernel (a variant per sampler and metric) has a thread per fixed voxel (grid-stride)
+ * map the voxel, test the masks and the domain, sample the moving image, and add to six
+ * double sums; with mi also to the joint histogram, kept per block in shared memory when it
+ * fits (bins <= 64) and then added into the global one. Each block writes its six sums; the
+ * last block to finish sums them in a fixed order and writes the result, with the histogram
+ * as counts, into pinned host memory mapped into the device, then zeroes the histogram and
+ * the block counter for the next evaluation. (The first version launched a second kernel
+ * for the sums, a memset and a copy: four operations of a few microseconds each, most of an
+ * evaluation at the coarse pyramid levels.)
  *
  * Parity with the CPU (1e-4 relative on the cost, issue 11): positions and interpolation
  * weights are computed in double as sampler.c does, the map without fused multiply-adds (so
@@ -39,17 +42,18 @@ constexpr size_t kSharedHistMax = 48 * 1024; /* the default dynamic shared-memor
  * affine_cost.h, the map and where the results go. Masks are NULL when absent. */
 struct EvalArgs {
   double map[12]; /* fixed voxel -> moving voxel, 3x4 row-major */
-  const float *F, *M, *fmask, *mmask;
+  const float *__restrict__ F, *__restrict__ M, *__restrict__ fmask, *__restrict__ mmask;
   int fnx, fny, fnz, mnx, mny, mnz;
   unsigned int n; /* fixed voxels (<= NW_MAX_VOXELS < 2^31) */
-  int sampler;    /* NwSampler */
-  int mi, parzen, bins, shared_hist;
+  int parzen, bins, shared_hist;
   double fixed_shift, moving_shift, fixed_lo, fixed_hi, moving_lo, moving_hi;
-  double *partials;               /* gridDim.x x kSums */
-  unsigned long long *hist;       /* bins², fixed-point, zeroed before the launch (mi) */
+  double *partials;         /* gridDim.x x kSums */
+  unsigned long long *hist; /* bins², fixed-point; zero between evaluations (mi) */
+  unsigned int *done;       /* blocks finished; zero between evaluations */
+  double *out;              /* kSums + bins²: pinned host memory, mapped */
 };
 
-/* ---- sampling: sampler.c, line for line ------------------------------------------------- */
+/* ---- sampling: sampler.c, line for line (32-bit offsets: images < 2^31 voxels) ----------- */
 
 __device__ inline bool in_domain(double x, int n)
 {
@@ -61,96 +65,102 @@ __device__ inline int clampi(int i, int n)
   return i < 0 ? 0 : (i >= n ? n - 1 : i);
 }
 
-__device__ inline size_t vidx(int i, int j, int k, int nx, int ny)
-{
-  return ((size_t)k * (size_t)ny + (size_t)j) * (size_t)nx + (size_t)i;
-}
-
-__device__ inline float sample_nearest(const float *d, int nx, int ny, int nz, double x, double y,
-                                       double z)
+__device__ inline float sample_nearest(const float *__restrict__ d, int nx, int ny, int nz,
+                                       double x, double y, double z)
 {
   const int i = clampi((int)floor(x + 0.5), nx), j = clampi((int)floor(y + 0.5), ny);
   const int k = clampi((int)floor(z + 0.5), nz);
-  return d[vidx(i, j, k, nx, ny)];
+  return __ldg(d + (k * ny + j) * nx + i);
 }
 
-__device__ inline void linear_axis(double x, int n, size_t *i0, size_t *i1, double *u)
+__device__ inline void linear_axis(double x, int n, int *i0, int *i1, double *u)
 {
   const double f = floor(x);
   *u = x - f;
-  *i0 = (size_t)clampi((int)f, n);
-  *i1 = (size_t)clampi((int)f + 1, n);
+  *i0 = clampi((int)f, n);
+  *i1 = clampi((int)f + 1, n);
 }
 
-__device__ float sample_linear(const float *d, int nx, int ny, int nz, double x, double y, double z)
+__device__ inline float sample_linear(const float *__restrict__ d, int nx, int ny, int nz,
+                                      double x, double y, double z)
 {
-  size_t x0, x1, y0, y1, z0, z1;
+  int x0, x1, y0, y1, z0, z1;
   double u, w, t;
   linear_axis(x, nx, &x0, &x1, &u);
   linear_axis(y, ny, &y0, &y1, &w);
   linear_axis(z, nz, &z0, &z1, &t);
   if (nz == 1)
     t = 0.0; /* a flat axis: its one voxel */
-  const size_t sy = (size_t)nx, sz = (size_t)nx * (size_t)ny;
-  const double c00 = d[z0 * sz + y0 * sy + x0] * (1 - u) + d[z0 * sz + y0 * sy + x1] * u;
-  const double c10 = d[z0 * sz + y1 * sy + x0] * (1 - u) + d[z0 * sz + y1 * sy + x1] * u;
+  const int sz = nx * ny;
+  const float *p0 = d + z0 * sz;
+  const double c00 = __ldg(p0 + y0 * nx + x0) * (1 - u) + __ldg(p0 + y0 * nx + x1) * u;
+  const double c10 = __ldg(p0 + y1 * nx + x0) * (1 - u) + __ldg(p0 + y1 * nx + x1) * u;
   const double c0 = c00 * (1 - w) + c10 * w;
   if (t == 0.0)
     return (float)c0;
-  const double c01 = d[z1 * sz + y0 * sy + x0] * (1 - u) + d[z1 * sz + y0 * sy + x1] * u;
-  const double c11 = d[z1 * sz + y1 * sy + x0] * (1 - u) + d[z1 * sz + y1 * sy + x1] * u;
+  const float *p1 = d + z1 * sz;
+  const double c01 = __ldg(p1 + y0 * nx + x0) * (1 - u) + __ldg(p1 + y0 * nx + x1) * u;
+  const double c11 = __ldg(p1 + y1 * nx + x0) * (1 - u) + __ldg(p1 + y1 * nx + x1) * u;
   return (float)(c0 * (1 - t) + (c01 * (1 - w) + c11 * w) * t);
 }
 
-struct Taps {
-  int idx[4];
-  double w[4];
-  int n;
-};
-
-/* Four clamped neighbours with Keys weights, or the one voxel of a flat axis. */
-__device__ inline void taps(double x, int n, Taps *t)
+/* Four clamped neighbours with Keys weights (fixed size: registers, not local memory). */
+__device__ inline void cubic_taps(double x, int n, int idx[4], double w[4])
 {
-  if (n == 1) {
-    t->n = 1;
-    t->idx[0] = 0;
-    t->w[0] = 1.0;
-    return;
-  }
   const double f = floor(x), u = x - f;
-  t->n = 4;
+#pragma unroll
   for (int q = 0; q < 4; q++) {
-    t->idx[q] = clampi((int)f - 1 + q, n);
-    t->w[q] = nw_keys_weight(u - (double)(q - 1));
+    idx[q] = clampi((int)f - 1 + q, n);
+    w[q] = nw_keys_weight(u - (double)(q - 1));
   }
 }
 
-__device__ float sample_cubic(const float *d, int nx, int ny, int nz, double x, double y, double z)
+/* One row's four taps along x, summed as sampler.c sums them. */
+__device__ inline double cubic_row(const float *__restrict__ row, const int ix[4],
+                                   const double wx[4])
 {
-  Taps tx, ty, tz;
-  taps(x, nx, &tx);
-  taps(y, ny, &ty);
-  taps(z, nz, &tz);
+  double r = 0.0;
+#pragma unroll
+  for (int a = 0; a < 4; a++)
+    r += wx[a] * (double)__ldg(row + ix[a]);
+  return r;
+}
+
+/* A flat z axis (2D) takes its one slice with weight 1, as sampler.c does. */
+__device__ inline float sample_cubic(const float *__restrict__ d, int nx, int ny, int nz,
+                                     double x, double y, double z)
+{
+  int ix[4], iy[4];
+  double wx[4], wy[4];
+  cubic_taps(x, nx, ix, wx);
+  cubic_taps(y, ny, iy, wy);
   double sum = 0.0;
-  for (int c = 0; c < tz.n; c++)
-    for (int b = 0; b < ty.n; b++) {
-      const float *row = d + vidx(0, ty.idx[b], tz.idx[c], nx, ny);
-      double r = 0.0;
-      for (int a = 0; a < tx.n; a++)
-        r += tx.w[a] * (double)row[tx.idx[a]];
-      sum += tz.w[c] * ty.w[b] * r;
-    }
+  if (nz == 1) {
+#pragma unroll
+    for (int b = 0; b < 4; b++)
+      sum += 1.0 * wy[b] * cubic_row(d + iy[b] * nx, ix, wx);
+    return (float)sum;
+  }
+  int iz[4];
+  double wz[4];
+  cubic_taps(z, nz, iz, wz);
+#pragma unroll
+  for (int c = 0; c < 4; c++)
+#pragma unroll
+    for (int b = 0; b < 4; b++)
+      sum += wz[c] * wy[b] * cubic_row(d + (iz[c] * ny + iy[b]) * nx, ix, wx);
   return (float)sum;
 }
 
-/* nw_sampler_sample: false outside the domain (or at a NaN position). */
-__device__ bool sample(const EvalArgs &a, double x, double y, double z, float *out)
+/* nw_sampler_sample for the sampler S: false outside the domain (or at a NaN position). */
+template <int S>
+__device__ inline bool sample(const EvalArgs &a, double x, double y, double z, float *out)
 {
   if (!in_domain(x, a.mnx) || !in_domain(y, a.mny) || !in_domain(z, a.mnz))
     return false;
-  if (a.sampler == NW_SAMPLER_NEAREST)
+  if (S == NW_SAMPLER_NEAREST)
     *out = sample_nearest(a.M, a.mnx, a.mny, a.mnz, x, y, z);
-  else if (a.sampler == NW_SAMPLER_LINEAR)
+  else if (S == NW_SAMPLER_LINEAR)
     *out = sample_linear(a.M, a.mnx, a.mny, a.mnz, x, y, z);
   else
     *out = sample_cubic(a.M, a.mnx, a.mny, a.mnz, x, y, z);
@@ -186,6 +196,7 @@ __device__ void add_joint(const EvalArgs &a, unsigned long long *hist, double f,
   double u = (double)(bins - 1) * (m - a.moving_lo) / (a.moving_hi - a.moving_lo);
   u = fmin(fmax(u, 0.0), (double)(bins - 1));
   const int fl = (int)floor(u);
+#pragma unroll
   for (int q = 0; q < 4; q++) {
     const double w = nw_bspline3_weight(u - (double)(fl - 1 + q));
     /* the CPU adds zero weights too; adding nothing is the same sum */
@@ -224,37 +235,66 @@ __device__ void block_sums(const double v[kSums], double *out)
   }
 }
 
-/* ---- the kernels ------------------------------------------------------------------------ */
+/* ---- the kernel ------------------------------------------------------------------------- */
 
+/* The last block to finish: the partials of every block summed in a fixed order (the same
+ * on every run), the histogram as counts, both into the mapped host buffer; then the
+ * histogram and the counter zeroed for the next evaluation. Reads bypass L1 (__ldcg): other
+ * blocks wrote them. */
+__device__ void finish(const EvalArgs &a, int hist_len)
+{
+  double s[kSums];
+#pragma unroll
+  for (int q = 0; q < kSums; q++) {
+    s[q] = 0.0;
+    for (unsigned int b = threadIdx.x; b < gridDim.x; b += blockDim.x)
+      s[q] += __ldcg(a.partials + (size_t)b * kSums + q);
+  }
+  block_sums(s, a.out);
+  for (int b = threadIdx.x; b < hist_len; b += blockDim.x) {
+    a.out[kSums + b] = (double)__ldcg(a.hist + b) / kHistOne;
+    a.hist[b] = 0;
+  }
+  if (threadIdx.x == 0)
+    *a.done = 0;
+}
+
+/* One evaluation in one launch: a thread per fixed voxel (grid-stride) maps it, tests the
+ * masks and the domain, samples the moving image with sampler S and adds to six double
+ * sums (and, with MI, to the joint histogram); each block writes its sums, and the last
+ * block to finish adds them up (finish). Templated on the sampler and MI so that each
+ * variant keeps its taps in registers. */
+template <int S, bool MI>
 __global__ void __launch_bounds__(kBlock) cost_kernel(EvalArgs a)
 {
   extern __shared__ unsigned long long shared_hist[]; /* bins² when a.shared_hist */
-  const int hist_len = a.mi ? a.bins * a.bins : 0;
-  if (a.shared_hist) {
+  const int hist_len = MI ? a.bins * a.bins : 0;
+  if (MI && a.shared_hist) {
     for (int b = threadIdx.x; b < hist_len; b += blockDim.x)
       shared_hist[b] = 0;
     __syncthreads();
   }
-  unsigned long long *hist = a.shared_hist ? shared_hist : a.hist;
+  unsigned long long *hist = MI && a.shared_hist ? shared_hist : a.hist;
   double s[kSums] = {0, 0, 0, 0, 0, 0};
   const unsigned int stride = gridDim.x * blockDim.x;
+  const unsigned int fnx = (unsigned int)a.fnx, fny = (unsigned int)a.fny;
   /* e < 2^31 and stride < 2^31, so e + stride never wraps */
   for (unsigned int e = blockIdx.x * blockDim.x + threadIdx.x; e < a.n; e += stride) {
-    if (a.fmask != nullptr && !(a.fmask[e] >= 0.5f))
+    if (a.fmask != nullptr && !(__ldg(a.fmask + e) >= 0.5f))
       continue;
-    const unsigned int row = e / (unsigned int)a.fnx;
-    const double i = (double)(e - row * (unsigned int)a.fnx);
-    const double j = (double)(row % (unsigned int)a.fny), k = (double)(row / (unsigned int)a.fny);
+    const unsigned int row = e / fnx;
+    const double i = (double)(e - row * fnx);
+    const double j = (double)(row % fny), k = (double)(row / fny);
     const double x = map_row(a.map, i, j, k), y = map_row(a.map + 4, i, j, k),
                  z = map_row(a.map + 8, i, j, k);
     float mv;
-    if (!sample(a, x, y, z, &mv))
+    if (!sample<S>(a, x, y, z, &mv))
       continue;
     /* the moving mask, nearest (same grid as M, so the domain test above holds for it) */
     if (a.mmask != nullptr && !(sample_nearest(a.mmask, a.mnx, a.mny, a.mnz, x, y, z) >= 0.5f))
       continue;
-    const double f = (double)a.F[e], m = (double)mv;
-    if (a.mi)
+    const double f = (double)__ldg(a.F + e), m = (double)mv;
+    if (MI)
       add_joint(a, hist, f, m);
     const double fs = f - a.fixed_shift, ms = m - a.moving_shift;
     s[0] += 1.0;
@@ -264,29 +304,38 @@ __global__ void __launch_bounds__(kBlock) cost_kernel(EvalArgs a)
     s[4] += ms * ms;
     s[5] += fs * ms;
   }
-  if (a.shared_hist) {
+  if (MI && a.shared_hist) {
     __syncthreads(); /* every thread's additions are in before the block's are flushed */
     for (int b = threadIdx.x; b < hist_len; b += blockDim.x)
       if (shared_hist[b] != 0)
         atomicAdd(&a.hist[b], shared_hist[b]);
   }
   block_sums(s, a.partials + (size_t)blockIdx.x * kSums);
+  /* the block's sums and histogram additions are visible device-wide before it counts */
+  __shared__ bool last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0)
+    last = atomicAdd(a.done, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (last) {
+    __threadfence();
+    finish(a, hist_len);
+  }
 }
 
-/* One block: out[0..5] = the partials of n_blocks blocks summed, out[6..] = hist as counts. */
-__global__ void __launch_bounds__(kBlock)
-    finish_kernel(double *out, const double *partials, int n_blocks,
-                  const unsigned long long *hist, int hist_len)
+using CostKernel = void (*)(EvalArgs);
+
+/* The variant for a sampler and metric. */
+CostKernel cost_kernel_for(NwSampler sampler, bool mi)
 {
-  double s[kSums];
-  for (int q = 0; q < kSums; q++) {
-    s[q] = 0.0;
-    for (int b = threadIdx.x; b < n_blocks; b += blockDim.x)
-      s[q] += partials[(size_t)b * kSums + q];
-  }
-  block_sums(s, out);
-  for (int b = threadIdx.x; b < hist_len; b += blockDim.x)
-    out[kSums + b] = (double)hist[b] / kHistOne;
+  static const CostKernel table[3][2] = {
+      {cost_kernel<NW_SAMPLER_NEAREST, false>, cost_kernel<NW_SAMPLER_NEAREST, true>},
+      {cost_kernel<NW_SAMPLER_LINEAR, false>, cost_kernel<NW_SAMPLER_LINEAR, true>},
+      {cost_kernel<NW_SAMPLER_CUBIC, false>, cost_kernel<NW_SAMPLER_CUBIC, true>},
+  };
+  const int si = sampler == NW_SAMPLER_NEAREST ? 0 : sampler == NW_SAMPLER_LINEAR ? 1 : 2;
+  return table[si][mi ? 1 : 0];
 }
 
 /* ---- the back end ----------------------------------------------------------------------- */
@@ -296,13 +345,15 @@ struct CudaCost {
   NwAffineLevel level;
   cudaStream_t stream;
   bool have_stream;
-  int max_blocks;       /* resident blocks of cost_kernel on the whole device */
-  size_t shared_bytes;  /* cost_kernel's dynamic shared memory (0: global histogram) */
+  CostKernel kernel;    /* the variant for the spec's sampler and metric */
+  int max_blocks;       /* resident blocks of the kernel on the whole device */
+  size_t shared_bytes;  /* the kernel's dynamic shared memory (0: global histogram) */
   int hist_len;         /* bins² for mi, else 0 */
   float *F, *M, *fmask, *mmask; /* the current level */
   double *partials;     /* max_blocks x kSums */
   unsigned long long *hist;
-  double *d_out, *h_out; /* kSums + hist_len: device, and its pinned host copy */
+  unsigned int *done;
+  double *h_out, *d_out; /* kSums + hist_len, pinned and mapped: the host's and device's view */
 };
 
 void free_level(CudaCost *c)
@@ -324,11 +375,22 @@ void cuda_destroy(void *impl)
   free_level(c);
   cudaFree(c->partials);
   cudaFree(c->hist);
-  cudaFree(c->d_out);
+  cudaFree(c->done);
   cudaFreeHost(c->h_out);
   if (c->have_stream)
     cudaStreamDestroy(c->stream);
   g_free(c);
+}
+
+/* The counter and histogram start at zero; every evaluation's last block leaves them so. */
+gboolean zero_state(CudaCost *c, GError **error)
+{
+  return NW_CUDA_CHECK(cudaMemsetAsync(c->done, 0, sizeof *c->done, c->stream), error) &&
+         (c->hist_len == 0 ||
+          NW_CUDA_CHECK(cudaMemsetAsync(c->hist, 0, (size_t)c->hist_len * sizeof *c->hist,
+                                        c->stream),
+                        error)) &&
+         NW_CUDA_CHECK(cudaStreamSynchronize(c->stream), error);
 }
 
 void *cuda_create(const NwAffineCostSpec *spec, GError **error)
@@ -336,6 +398,7 @@ void *cuda_create(const NwAffineCostSpec *spec, GError **error)
   CudaCost *c = g_new0(CudaCost, 1);
   c->spec = *spec;
   const bool mi = spec->metric == NW_METRIC_MI;
+  c->kernel = cost_kernel_for(spec->sampler, mi);
   c->hist_len = mi ? spec->bins * spec->bins : 0;
   const size_t hist_bytes = (size_t)c->hist_len * sizeof(unsigned long long);
   c->shared_bytes = mi && hist_bytes <= kSharedHistMax ? hist_bytes : 0;
@@ -345,17 +408,19 @@ void *cuda_create(const NwAffineCostSpec *spec, GError **error)
                 NW_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
                               error) &&
                 NW_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                                  &per_sm, cost_kernel, kBlock, c->shared_bytes),
+                                  &per_sm, c->kernel, kBlock, c->shared_bytes),
                               error) &&
                 NW_CUDA_CHECK(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking), error);
   c->have_stream = ok;
   c->max_blocks = MAX(1, sms * per_sm);
+  /* the last block writes the result straight into pinned host memory: no copy to launch */
   ok = ok &&
        NW_CUDA_CHECK(cudaMalloc(&c->partials, (size_t)c->max_blocks * kSums * sizeof(double)),
                      error) &&
-       NW_CUDA_CHECK(cudaMalloc(&c->d_out, out_bytes), error) &&
-       NW_CUDA_CHECK(cudaMallocHost(&c->h_out, out_bytes), error) &&
-       (!mi || NW_CUDA_CHECK(cudaMalloc(&c->hist, hist_bytes), error));
+       NW_CUDA_CHECK(cudaMalloc(&c->done, sizeof *c->done), error) &&
+       NW_CUDA_CHECK(cudaHostAlloc(&c->h_out, out_bytes, cudaHostAllocMapped), error) &&
+       NW_CUDA_CHECK(cudaHostGetDevicePointer(&c->d_out, c->h_out, 0), error) &&
+       (!mi || NW_CUDA_CHECK(cudaMalloc(&c->hist, hist_bytes), error)) && zero_state(c, error);
   if (!ok) {
     cuda_destroy(c);
     return nullptr;
@@ -447,8 +512,6 @@ gboolean cuda_evaluate(void *impl, const double map[12], NwAffineSums *sums, GEr
   a.fnx = l->fixed->nx, a.fny = l->fixed->ny, a.fnz = l->fixed->nz;
   a.mnx = l->moving->nx, a.mny = l->moving->ny, a.mnz = l->moving->nz;
   a.n = (unsigned int)nw_volume_n_voxels(l->fixed);
-  a.sampler = (int)c->spec.sampler;
-  a.mi = c->hist_len > 0;
   a.parzen = c->spec.parzen ? 1 : 0;
   a.bins = c->spec.bins;
   a.shared_hist = c->shared_bytes > 0;
@@ -457,20 +520,12 @@ gboolean cuda_evaluate(void *impl, const double map[12], NwAffineSums *sums, GEr
   a.moving_lo = l->moving_lo, a.moving_hi = l->moving_hi;
   a.partials = c->partials;
   a.hist = c->hist;
+  a.done = c->done;
+  a.out = c->d_out;
   const int blocks = (int)MIN((size_t)c->max_blocks, (a.n + kBlock - 1) / kBlock);
-  const size_t hist_bytes = (size_t)c->hist_len * sizeof(unsigned long long);
-  const size_t out_bytes = (kSums + (size_t)c->hist_len) * sizeof(double);
-  if (c->hist_len > 0 &&
-      !NW_CUDA_CHECK(cudaMemsetAsync(c->hist, 0, hist_bytes, c->stream), error))
-    return FALSE;
-  cost_kernel<<<blocks, kBlock, c->shared_bytes, c->stream>>>(a);
-  if (!NW_CUDA_CHECK(nw_cuda_launched(c->stream), error))
-    return FALSE;
-  finish_kernel<<<1, kBlock, 0, c->stream>>>(c->d_out, c->partials, blocks, c->hist, c->hist_len);
+  /* one launch and one synchronisation: the last block leaves the result in h_out */
+  c->kernel<<<blocks, kBlock, c->shared_bytes, c->stream>>>(a);
   if (!NW_CUDA_CHECK(nw_cuda_launched(c->stream), error) ||
-      !NW_CUDA_CHECK(cudaMemcpyAsync(c->h_out, c->d_out, out_bytes, cudaMemcpyDeviceToHost,
-                                     c->stream),
-                     error) ||
       !NW_CUDA_CHECK(cudaStreamSynchronize(c->stream), error))
     return FALSE;
   const double *o = c->h_out;

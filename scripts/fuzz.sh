@@ -7,7 +7,8 @@
 # stops each harness after that many seconds; NW_FUZZ_OUT names the output folder, whose
 # corpus/ the next session starts from; NW_FUZZ_BIN runs harnesses built elsewhere (a folder
 # with the fuzz_* binaries and the seed corpus/ of make_seeds) instead of building here.
-# The executions of a campaign are the sum of its sessions' "stat::number_of_executed_units".
+# NW_FUZZ_HARNESSES (names, space-separated) runs only those. The executions of a campaign
+# are the sum of its sessions' "stat::number_of_executed_units".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-10000000}
@@ -26,7 +27,7 @@ mkdir -p "$out/corpus" "$out/artifacts"
 export ASAN_OPTIONS=detect_leaks=1
 export bin out runs
 export limit_arg="${limit[*]:-}"
-for h in $(cd "$bin" && ls fuzz_* | grep -v '\.'); do
+for h in ${NW_FUZZ_HARNESSES:-$(cd "$bin" && ls fuzz_* | grep -v '\.')}; do
   mkdir -p "$out/corpus/$h"
   echo "$h"
 done | xargs -P "$jobs" -I{} sh -c '/usr/bin/time -f "{} %e s" "$bin/{}" -runs="$runs" \

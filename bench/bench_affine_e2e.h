@@ -1,0 +1,19 @@
+/* bench_affine_e2e.h — end-to-end registrations for bench_affine (see bench_affine_e2e.c). */
+#ifndef NW_BENCH_AFFINE_E2E_H
+#define NW_BENCH_AFFINE_E2E_H
+
+#include <json-glib/json-glib.h>
+
+#include "volume.h"
+
+G_BEGIN_DECLS
+
+/* The test pattern of bench_affine: nx x ny x nz, moved by shift_vox along x. */
+typedef NwVolume *(*NwBenchImageFn)(int nx, int ny, int nz, double shift_vox);
+
+/* Adds one object per registration to the open array of b; FALSE when one failed. */
+gboolean nw_bench_affine_end_to_end(JsonBuilder *b, NwBenchImageFn image);
+
+G_END_DECLS
+
+#endif

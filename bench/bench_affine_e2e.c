@@ -31,14 +31,31 @@ static NwParams *params_of(const char *const *settings, GError **error)
   return p;
 }
 
+/* Where a registration's time goes (seconds, summed over its jobs): the job's creation
+ * (pyramids, starts, the first level on the device), its steps (the simplex runs, later
+ * levels) and its result (the warped image and the transform). */
+typedef struct {
+  double create, steps, result;
+} Phases;
+
+static double since(gint64 *t)
+{
+  const gint64 now = g_get_monotonic_time();
+  const double s = (double)(now - *t) / G_USEC_PER_SEC;
+  *t = now;
+  return s;
+}
+
 /* One job to its end: its world transform (fixed -> moving, 4x4) and evaluations. */
 static gboolean run_job(const NwMethodInputs *in, const char *const *settings, double t[16],
-                        double *evals, GError **error)
+                        double *evals, Phases *ph, GError **error)
 {
   NwParams *p = params_of(settings, error);
   if (p == NULL)
     return FALSE;
+  gint64 clock = g_get_monotonic_time();
   void *st = nw_affine_cuda_ops.create(in, p, error);
+  ph->create += since(&clock);
   nw_params_free(p);
   if (st == NULL)
     return FALSE;
@@ -48,7 +65,9 @@ static gboolean run_job(const NwMethodInputs *in, const char *const *settings, d
     r = (NwIterationReport){.iteration = it};
     ok = nw_affine_cuda_ops.step(st, &r, error);
   }
+  ph->steps += since(&clock);
   NwMethodResult *res = ok ? nw_affine_cuda_ops.result(st, error) : NULL;
+  ph->result += since(&clock);
   int n = 0;
   const double *m = res != NULL ? nw_method_result_get_values(res, "transform", &n) : NULL;
   const double *e = res != NULL ? nw_method_result_get_values(res, "evaluations", NULL) : NULL;
@@ -108,7 +127,7 @@ static NwVolume *moving_for(const NwVolume *f, const double truth[16], int dim, 
 }
 
 static void add_result(JsonBuilder *b, const char *name, const char *what, double seconds,
-                       double evals, double err_mm, const char *error)
+                       const Phases *ph, double evals, double err_mm, const char *error)
 {
   json_builder_begin_object(b);
   nw_json_member_string(b, "case", name);
@@ -117,12 +136,18 @@ static void add_result(JsonBuilder *b, const char *name, const char *what, doubl
     nw_json_member_string(b, "error", error);
   } else {
     nw_json_member_number(b, "seconds", seconds);
+    nw_json_member_number(b, "create_seconds", ph->create);
+    nw_json_member_number(b, "steps_seconds", ph->steps);
+    nw_json_member_number(b, "result_seconds", ph->result);
     nw_json_member_number(b, "evaluations", evals);
     nw_json_member_number(b, "corner_error_mm", err_mm);
   }
   json_builder_end_object(b);
-  fprintf(stderr, "end to end %-22s %-28s %s %8.1f ms  %5.0f evaluations  corners off %.3f mm\n",
-          name, what, error != NULL ? error : "", seconds * 1e3, evals, err_mm);
+  fprintf(stderr,
+          "end to end %-22s %-28s %s %8.1f ms (create %.1f, steps %.1f, result %.1f)  %5.0f "
+          "evaluations  corners off %.3f mm\n",
+          name, what, error != NULL ? error : "", seconds * 1e3, ph->create * 1e3,
+          ph->steps * 1e3, ph->result * 1e3, evals, err_mm);
 }
 
 gboolean nw_bench_affine_end_to_end(JsonBuilder *b, NwBenchImageFn image)
@@ -134,14 +159,15 @@ gboolean nw_bench_affine_end_to_end(JsonBuilder *b, NwBenchImageFn image)
     g_autoptr(NwVolume) f = image(3072, 3072, 1, 0.0);
     const double p[] = {6.0, -4.0, 4.0 * G_PI / 180.0, 1.03}; /* tx, ty, angle, scale */
     double truth[16], found[16], evals = 0.0;
+    Phases ph = {0};
     truth_matrix(f, 2, NW_XFORM_SIMILARITY, p, truth);
     g_autoptr(NwVolume) m = moving_for(f, truth, 2, &error);
     static const char *const s[] = {"transform=similarity", "metric=mse", "levels=4", NULL};
     const NwMethodInputs in = {.fixed = f, .moving = m};
     const gint64 t0 = g_get_monotonic_time();
-    const gboolean ok = m != NULL && run_job(&in, s, found, &evals, &error);
+    const gboolean ok = m != NULL && run_job(&in, s, found, &evals, &ph, &error);
     const double sec = (double)(g_get_monotonic_time() - t0) / G_USEC_PER_SEC;
-    add_result(b, "3072x3072", "similarity (mse, 4 levels)", sec, evals,
+    add_result(b, "3072x3072", "similarity (mse, 4 levels)", sec, &ph, evals,
                ok ? corner_error_mm(f, truth, found) : -1.0, ok ? NULL : error->message);
     all_ok &= ok;
   }
@@ -152,17 +178,18 @@ gboolean nw_bench_affine_end_to_end(JsonBuilder *b, NwBenchImageFn image)
     /* tx, ty, tz, rx, ry, rz, sx, sy, sz, shears */
     const double p[] = {5.0, -3.0, 4.0, 0.06, -0.04, 0.08, 1.04, 0.97, 1.02, 0.0, 0.0, 0.0};
     double truth[16], rigid[16], found[16], evals = 0.0;
+    Phases ph = {0};
     truth_matrix(f, 3, NW_XFORM_AFFINE, p, truth);
     g_autoptr(NwVolume) m = moving_for(f, truth, 3, &error);
     static const char *const sr[] = {"transform=rigid", "metric=ncc", NULL};
     static const char *const sa[] = {"transform=affine", "metric=ncc", NULL};
     NwMethodInputs in = {.fixed = f, .moving = m};
     const gint64 t0 = g_get_monotonic_time();
-    gboolean ok = m != NULL && run_job(&in, sr, rigid, &evals, &error);
+    gboolean ok = m != NULL && run_job(&in, sr, rigid, &evals, &ph, &error);
     in.initial_transform = rigid;
-    ok = ok && run_job(&in, sa, found, &evals, &error);
+    ok = ok && run_job(&in, sa, found, &evals, &ph, &error);
     const double sec = (double)(g_get_monotonic_time() - t0) / G_USEC_PER_SEC;
-    add_result(b, "182x218x182", "rigid, then affine (ncc)", sec, evals,
+    add_result(b, "182x218x182", "rigid, then affine (ncc)", sec, &ph, evals,
                ok ? corner_error_mm(f, truth, found) : -1.0, ok ? NULL : error->message);
     all_ok &= ok;
   }

@@ -101,21 +101,6 @@ if ls .whl/nibabel-*.whl >/dev/null 2>&1; then
   record nibabel $? "$(python3 -c 'import nibabel; print("nibabel", nibabel.__version__)' 2>&1)"
 fi
 
-# --- the long fuzz run beside everything else (NW_FUZZ_SECONDS > 0 and the harnesses carried
-# in .fuzz-carry: docs/FUZZING.md). The harnesses use the CPU only; they run under nice 19 so
-# that the build and the tests keep their cores, and their corpus comes back as fuzz.tar.gz.
-fuzz_pid=
-if [ "${NW_FUZZ_SECONDS:-0}" -gt 0 ] && [ -f .fuzz-carry/harnesses.tar.xz ]; then
-  fz=/tmp/nwfuzz
-  mkdir -p $fz/h $fz/out
-  tar -xJf .fuzz-carry/harnesses.tar.xz -C $fz/h
-  [ -f .fuzz-carry/corpus.tar.gz ] && tar -xzf .fuzz-carry/corpus.tar.gz -C $fz/out
-  (LD_LIBRARY_PATH=$fz/h/lib NW_FUZZ_BIN=$fz/h/bin NW_FUZZ_OUT=$fz/out \
-     nice -n 19 bash scripts/fuzz.sh 1000000000 "${NW_FUZZ_JOBS:-13}" >"$OUT/fuzz.log" 2>&1) &
-  fuzz_pid=$!
-  record fuzz-start 0 "$NW_FUZZ_SECONDS s per harness, ${NW_FUZZ_JOBS:-13} at a time"
-fi
-
 # --- GPU, configure, build -------------------------------------------------------------------
 step nvidia-smi nvidia-smi
 # NW_GUI=AUTO: there is no GTK here, so the application is not built, but render/ (GLEW,
@@ -169,6 +154,23 @@ if [ -x "$build/bench/bench_live" ] && [ "${NW_SKIP_LIVE_BENCH:-0}" != 1 ]; then
     record "bench_live refresh $hz" $? "$(grep -E '^(interop|host) ' "$OUT/bench_live_$hz.log" | cut -c1-90 | tr '\n' ' ')"
     cat "$OUT/bench_live_$hz.log"
   done
+fi
+
+# --- the long fuzz run beside what follows (NW_FUZZ_SECONDS > 0 and the harnesses carried in
+# .fuzz-carry: docs/FUZZING.md). It starts after the benchmarks that time the GPU against the
+# display (bench_affine, bench_live), so that their figures are not taken beside it. The
+# harnesses use the CPU only; they run under nice 19 so that the tests keep their cores, and
+# their corpus comes back as fuzz.tar.gz.
+fuzz_pid=
+if [ "${NW_FUZZ_SECONDS:-0}" -gt 0 ] && [ -f .fuzz-carry/harnesses.tar.xz ]; then
+  fz=/tmp/nwfuzz
+  mkdir -p $fz/h $fz/out
+  tar -xJf .fuzz-carry/harnesses.tar.xz -C $fz/h
+  [ -f .fuzz-carry/corpus.tar.gz ] && tar -xzf .fuzz-carry/corpus.tar.gz -C $fz/out
+  (LD_LIBRARY_PATH=$fz/h/lib NW_FUZZ_BIN=$fz/h/bin NW_FUZZ_OUT=$fz/out \
+     nice -n 19 bash scripts/fuzz.sh 1000000000 "${NW_FUZZ_JOBS:-13}" >"$OUT/fuzz.log" 2>&1) &
+  fuzz_pid=$!
+  record fuzz-start 0 "$NW_FUZZ_SECONDS s per harness, ${NW_FUZZ_JOBS:-13} at a time"
 fi
 
 # --- the GUI itself on the GPU: Xvfb with NVIDIA's GLX, the 1 mm demo pair, demons on CUDA,

@@ -54,6 +54,11 @@ G_BEGIN_DECLS
 #define NW_AFFINE_N_PARAMS 12
 extern const NwParamSpec nw_affine_param_specs[NW_AFFINE_N_PARAMS];
 extern const char *const nw_affine_plot_figures[];
+/* The choices of "transform", "metric" and "init", for tables that offer them too
+ * ("affine-demons": affine_demons_method.h). */
+extern const char *const nw_affine_transform_choices[];
+extern const char *const nw_affine_metric_choices[];
+extern const char *const nw_affine_init_choices[];
 
 typedef struct NwAffineJob NwAffineJob;
 
@@ -79,7 +84,7 @@ void nw_affine_op_destroy(void *state);
  * { .name = "affine", .device, .description, NW_AFFINE_OPS_INPUTS, .create, NW_AFFINE_OPS_JOB } */
 #define NW_AFFINE_OPS_INPUTS                                                                     \
   .params = nw_affine_param_specs, .n_params = NW_AFFINE_N_PARAMS, .needs_moving = TRUE,        \
-  .plot_figures = nw_affine_plot_figures
+  .plot_figures = nw_affine_plot_figures, .any_grid = TRUE
 #define NW_AFFINE_OPS_JOB                                                                        \
   .step = nw_affine_op_step, .publish_frame = nw_affine_op_publish_frame,                      \
   .result = nw_affine_op_result, .destroy = nw_affine_op_destroy

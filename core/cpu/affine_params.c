@@ -2,20 +2,20 @@
  * shared by every back end. */
 #include "affine_method.h"
 
-static const char *const transform_choices[] = {"rigid", "similarity", "affine", NULL};
-static const char *const metric_choices[] = {"ncc", "mse", "mi", NULL};
+const char *const nw_affine_transform_choices[] = {"rigid", "similarity", "affine", NULL};
+const char *const nw_affine_metric_choices[] = {"ncc", "mse", "mi", NULL};
 static const char *const interp_choices[] = {"linear", "nearest", "cubic", NULL};
-static const char *const init_choices[] = {"mass", "geometry", "moments", NULL};
+const char *const nw_affine_init_choices[] = {"mass", "geometry", "moments", NULL};
 
 const NwParamSpec nw_affine_param_specs[NW_AFFINE_N_PARAMS] = {
     {"transform", NW_PARAM_ENUM, 0, 0, 2, "",
      "Degrees of freedom: rigid (rotation, translation), similarity (+ one scale), affine "
      "(+ scales and shears)",
-     FALSE, transform_choices},
+     FALSE, nw_affine_transform_choices},
     {"metric", NW_PARAM_ENUM, 0, 0, 2, "",
      "Similarity: ncc (same contrast, any linear intensity change), mse (same intensities), "
      "mi (mutual information: different contrasts, e.g. T1 against PD)",
-     FALSE, metric_choices},
+     FALSE, nw_affine_metric_choices},
     {"bins", NW_PARAM_INT, 32, 4, 256, "", "Histogram bins per image for mutual information", FALSE,
      NULL},
     {"parzen", NW_PARAM_BOOL, 1, 0, 1, "",
@@ -39,7 +39,7 @@ const NwParamSpec nw_affine_param_specs[NW_AFFINE_N_PARAMS] = {
     {"init", NW_PARAM_ENUM, 0, 0, 2, "",
      "Start: mass (centres of mass together), geometry (image centres together) or moments "
      "(centres of mass and principal axes together)",
-     FALSE, init_choices},
+     FALSE, nw_affine_init_choices},
     {"rotation-starts", NW_PARAM_INT, 1, 1, 36, "",
      "Starts per full turn about each axis at the coarsest level (e.g. 4: every 90 degrees), "
      "for images that may be turned far",

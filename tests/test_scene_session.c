@@ -93,6 +93,38 @@ static void expect_load_error(const char *name, const char *text, const char *me
   g_assert_null(s.params);
 }
 
+/* "affine-demons": the affine stage's settings are stored with the demons ones, by name. */
+static void test_session_affine_demons(void)
+{
+  const NwMethodOps *ops = nw_method_lookup_table("affine-demons", NULL);
+  g_assert_nonnull(ops);
+  NwSession s = {0};
+  s.method = g_strdup("affine-demons");
+  s.device = NW_DEVICE_CPU;
+  s.demo = TRUE;
+  s.params = nw_params_new(ops->params, ops->n_params);
+  g_assert_true(nw_params_set_string(s.params, "affine-transform", "rigid", NULL));
+  g_assert_true(nw_params_set_string(s.params, "affine-metric", "mi", NULL));
+  g_assert_true(nw_params_set_string(s.params, "sigma-diff", "1.5", NULL));
+  g_autofree char *path = nw_test_path("session-affine-demons.ini");
+  g_autoptr(GError) error = NULL;
+  g_assert_true(nw_session_save(&s, path, &error));
+  g_assert_no_error(error);
+  g_autofree char *text = NULL;
+  g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+  g_assert_nonnull(strstr(text, "affine-transform=rigid"));
+  g_assert_nonnull(strstr(text, "affine-metric=mi"));
+  NwSession r = {0};
+  g_assert_true(nw_session_load(&r, path, &error));
+  g_assert_no_error(error);
+  g_assert_cmpstr(r.method, ==, "affine-demons");
+  for (int i = 0; i < s.params->n; i++)
+    g_assert_cmpfloat(r.params->values[i], ==, s.params->values[i]);
+  g_assert_cmpfloat(nw_params_get(r.params, "affine-metric"), ==, 2);
+  nw_session_clear(&s);
+  nw_session_clear(&r);
+}
+
 static void test_session_errors(void)
 {
   expect_load_error("unknown-key.ini",
@@ -173,6 +205,7 @@ int main(int argc, char **argv)
   g_test_init(&argc, &argv, NULL);
   nw_methods_register_builtin();
   g_test_add_func("/scene-session/round-trip", test_session_round_trip);
+  g_test_add_func("/scene-session/affine-demons", test_session_affine_demons);
   g_test_add_func("/scene-session/errors", test_session_errors);
   g_test_add_func("/scene-session/presets", test_presets);
   return g_test_run();

@@ -23,6 +23,16 @@ static void write_text(const char *path, const char *text)
   g_assert_no_error(error);
 }
 
+/* s saved to path, then read back into r. */
+static void save_and_load(const NwSession *s, const char *path, NwSession *r)
+{
+  g_autoptr(GError) error = NULL;
+  g_assert_true(nw_session_save(s, path, &error));
+  g_assert_no_error(error);
+  g_assert_true(nw_session_load(r, path, &error));
+  g_assert_no_error(error);
+}
+
 static void test_session_round_trip(void)
 {
   NwSession s = {0};
@@ -41,12 +51,8 @@ static void test_session_round_trip(void)
   g_assert_true(nw_params_set_string(s.params2, "histogram-match", "yes", NULL));
 
   g_autofree char *path = nw_test_path("session.ini");
-  g_autoptr(GError) error = NULL;
-  g_assert_true(nw_session_save(&s, path, &error));
-  g_assert_no_error(error);
   NwSession r = {0};
-  g_assert_true(nw_session_load(&r, path, &error));
-  g_assert_no_error(error);
+  save_and_load(&s, path, &r);
   g_assert_cmpstr(r.method, ==, "demons");
   g_assert_cmpint(r.device, ==, NW_DEVICE_CUDA);
   g_assert_cmpstr(r.fixed_path, ==, s.fixed_path);
@@ -65,9 +71,7 @@ static void test_session_round_trip(void)
   s.method = g_strdup("demons");
   s.demo = TRUE;
   s.params = demons_defaults();
-  g_assert_true(nw_session_save(&s, path, &error));
-  g_assert_true(nw_session_load(&r, path, &error));
-  g_assert_no_error(error);
+  save_and_load(&s, path, &r);
   g_assert_true(r.demo);
   g_assert_null(r.fixed_path);
   g_assert_null(r.moving_path);
@@ -107,16 +111,12 @@ static void test_session_affine_demons(void)
   g_assert_true(nw_params_set_string(s.params, "affine-metric", "mi", NULL));
   g_assert_true(nw_params_set_string(s.params, "sigma-diff", "1.5", NULL));
   g_autofree char *path = nw_test_path("session-affine-demons.ini");
-  g_autoptr(GError) error = NULL;
-  g_assert_true(nw_session_save(&s, path, &error));
-  g_assert_no_error(error);
+  NwSession r = {0};
+  save_and_load(&s, path, &r);
   g_autofree char *text = NULL;
   g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
   g_assert_nonnull(strstr(text, "affine-transform=rigid"));
   g_assert_nonnull(strstr(text, "affine-metric=mi"));
-  NwSession r = {0};
-  g_assert_true(nw_session_load(&r, path, &error));
-  g_assert_no_error(error);
   g_assert_cmpstr(r.method, ==, "affine-demons");
   for (int i = 0; i < s.params->n; i++)
     g_assert_cmpfloat(r.params->values[i], ==, s.params->values[i]);

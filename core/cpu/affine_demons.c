@@ -3,32 +3,19 @@
  * method table. The job's worker thread. */
 #include "affine_demons_method.h"
 
-#include <string.h>
-
 #include "affine_method.h"
 #include "demons_method.h"
-#include "field.h"
 #include "nw_error.h"
 #include "regrid.h"
 
 /* The affine stage rows first in the panel: they act first. The rigid-before-deformable
  * default is "affine": demons corrects what is left, not a scale or shear. */
 const NwParamSpec nw_affine_demons_param_specs[NW_AFFINE_DEMONS_N_PARAMS] = {
-    {"affine-transform", NW_PARAM_ENUM, 2, 0, 2, "",
-     "Affine stage: rigid (rotation, translation), similarity (+ one scale) or affine (+ scales "
-     "and shears)",
-     FALSE, nw_affine_transform_choices},
-    {"affine-metric", NW_PARAM_ENUM, 0, 0, 2, "",
-     "Affine stage similarity: ncc (same contrast), mse (same intensities), mi (different "
-     "contrasts)",
-     FALSE, nw_affine_metric_choices},
-    {"affine-levels", NW_PARAM_INT, 3, 1, 8, "", "Affine stage pyramid levels", FALSE, NULL},
-    {"affine-iterations", NW_PARAM_INT, 400, 1, 100000, "",
-     "Affine stage: most simplex iterations per level", FALSE, NULL},
-    {"affine-init", NW_PARAM_ENUM, 0, 0, 2, "",
-     "Affine stage start: mass (centres of mass), geometry (image centres) or moments (also "
-     "principal axes)",
-     FALSE, nw_affine_init_choices},
+    NW_AFFINE_ROW_TRANSFORM("affine-transform", 2),
+    NW_AFFINE_ROW_METRIC("affine-metric"),
+    NW_AFFINE_ROW_LEVELS("affine-levels"),
+    NW_AFFINE_ROW_ITERATIONS("affine-iterations"),
+    NW_AFFINE_ROW_INIT("affine-init"),
     NW_DEMONS_PARAM_ROWS,
 };
 

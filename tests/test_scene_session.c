@@ -107,9 +107,10 @@ static void test_session_affine_demons(void)
   s.device = NW_DEVICE_CPU;
   s.demo = TRUE;
   s.params = nw_params_new(ops->params, ops->n_params);
-  g_assert_true(nw_params_set_string(s.params, "affine-transform", "rigid", NULL));
-  g_assert_true(nw_params_set_string(s.params, "affine-metric", "mi", NULL));
-  g_assert_true(nw_params_set_string(s.params, "sigma-diff", "1.5", NULL));
+  static const char *const values[][2] = {
+      {"affine-transform", "rigid"}, {"affine-metric", "mi"}, {"sigma-diff", "1.5"}};
+  for (gsize i = 0; i < G_N_ELEMENTS(values); i++)
+    g_assert_true(nw_params_set_string(s.params, values[i][0], values[i][1], NULL));
   g_autofree char *path = nw_test_path("session-affine-demons.ini");
   NwSession r = {0};
   save_and_load(&s, path, &r);

@@ -54,9 +54,9 @@ gboolean nw_run_inputs_take(NwScene *scene, const char *label, NwVolume *inputs[
 
 /* ---- the worker's regrid ---- */
 
+/* Touched by the worker only (prepare, then finish), and freed after the job is joined. */
 struct NwRunRegrid {
-  NwVolume *const *inputs; /* the run's; borrowed */
-  NwRegrid g;              /* made on the worker by prepare; read by finish */
+  NwRegrid g; /* made by prepare from the job's inputs (the run's copies); read by finish */
   double before[3];
 };
 
@@ -65,9 +65,7 @@ NwRunRegrid *nw_run_regrid_new(const NwMethodOps *ops, NwVolume *const inputs[4]
   if (ops->any_grid || !ops->needs_moving ||
       nw_volume_same_grid(inputs[NW_RUN_FIXED], inputs[NW_RUN_MOVING]))
     return NULL;
-  NwRunRegrid *rg = g_new0(NwRunRegrid, 1);
-  rg->inputs = inputs;
-  return rg;
+  return g_new0(NwRunRegrid, 1);
 }
 
 /* Worker, before the method's create: the moving image and labels onto the fixed grid

@@ -27,7 +27,8 @@ gboolean nw_run_inputs_take(NwScene *scene, const char *label, NwVolume *inputs[
                             NwLayer **fixed_out, GError **error);
 
 /* The worker's regridding of one job's inputs, or NULL when the method needs none (same
- * grid, or a method that takes any grid). inputs are borrowed and must outlive it. */
+ * grid, or a method that takes any grid). The job's inputs are the run's copies, which
+ * outlive the job. */
 typedef struct NwRunRegrid NwRunRegrid;
 NwRunRegrid *nw_run_regrid_new(const NwMethodOps *ops, NwVolume *const inputs[4]);
 /* Before nw_job_start. The job's result then also has "before" (mse, ncc, mean Dice of the

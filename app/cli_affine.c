@@ -14,6 +14,7 @@
 #include "io_nifti.h"
 #include "json_out.h"
 #include "nw_error.h"
+#include "result_io.h"
 #include "transform_io.h"
 
 static const char affine_description[] =
@@ -109,20 +110,15 @@ static gboolean write_outputs(NwOutputs *o, const AffineArgs *a, NwCliMethod *m,
                               const NwMethodResult *res, GError **error)
 {
   const NwVolume *warped = nw_method_result_get(res, "warped");
-  const double *t = nw_method_result_get_values(res, "transform", NULL);
-  const double *c = nw_method_result_get_values(res, "centre", NULL);
-  if (warped == NULL || t == NULL || c == NULL) {
+  if (warped == NULL || nw_method_result_get_values(res, "transform", NULL) == NULL ||
+      nw_method_result_get_values(res, "centre", NULL) == NULL) {
     g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "affine: the job returned no transform");
     return FALSE;
   }
   const int dim = in->fixed->nz == 1 ? 2 : 3;
-  g_autofree char *pw = out_path(a, OUT_WARPED), *pt = out_path(a, OUT_ITK_TXT);
-  g_autofree char *pm = out_path(a, OUT_ITK_MAT), *pf = out_path(a, OUT_FSL);
-  g_autofree char *pj = out_path(a, OUT_JSON);
+  g_autofree char *pw = out_path(a, OUT_WARPED), *pj = out_path(a, OUT_JSON);
   if (!nw_nifti_write_to(o, pw, warped, NW_DT_FLOAT32, FALSE, error) ||
-      !nw_transform_write_itk(o, pt, t, c, dim, error) ||
-      !nw_transform_write_itk(o, pm, t, c, dim, error) ||
-      !nw_transform_write_fsl(o, pf, t, in->fixed, in->moving, error))
+      !nw_result_write_transform(o, res, a->prefix, in->fixed, in->moving, error))
     return FALSE;
   g_autoptr(GPtrArray) names = nw_cli_output_list(o, pj);
   g_autofree char *json = summary_json(a, m, run, res, dim, (const char *const *)names->pdata);

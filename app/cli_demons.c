@@ -13,16 +13,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "affine_resample.h"
 #include "atomic_file.h"
 #include "cli_common.h"
 #include "field.h"
-#include "field_affine.h"
 #include "io_nifti.h"
 #include "json_out.h"
-#include "mat3.h"
 #include "nw_error.h"
 #include "ras_affine.h"
+#include "regrid.h"
 #include "result_io.h"
 #include "transform_io.h"
 
@@ -50,25 +48,33 @@ typedef struct {
   NwFieldConvention conv;
 } DemonsArgs;
 
-/* What the job sees is on the fixed grid. With regrid, moving and moving_labels were
- * resampled there through t (fixed world -> moving world, RAS) and the originals are kept
- * for the outputs. */
+/* The inputs as read (moving and moving labels on the moving grid), and with regrid the
+ * moving image and labels resampled onto the fixed grid through the initial transform
+ * (regrid.h), which the job then sees. */
 typedef struct {
   NwVolume *fixed, *moving, *fixed_labels, *moving_labels;
-  NwVolume *orig_moving, *orig_labels; /* NULL unless regrid */
+  NwRegrid g; /* g.t_ras: the identity unless --initial-transform */
   gboolean regrid;
-  double t[16];
-  int dim; /* 2 when both images have one slice, else 3 (affine_resample.h) */
 } DemonsInputs;
 
 static void inputs_clear(DemonsInputs *in)
 {
+  nw_regrid_clear(&in->g);
   g_clear_pointer(&in->fixed, nw_volume_free);
   g_clear_pointer(&in->moving, nw_volume_free);
   g_clear_pointer(&in->fixed_labels, nw_volume_free);
   g_clear_pointer(&in->moving_labels, nw_volume_free);
-  g_clear_pointer(&in->orig_moving, nw_volume_free);
-  g_clear_pointer(&in->orig_labels, nw_volume_free);
+}
+
+/* The moving image and labels the job registers: on the fixed grid. */
+static const NwVolume *job_moving(const DemonsInputs *in)
+{
+  return in->regrid ? in->g.moving_on_fixed : in->moving;
+}
+
+static const NwVolume *job_moving_labels(const DemonsInputs *in)
+{
+  return in->regrid ? in->g.labels_on_fixed : in->moving_labels;
 }
 
 /* Pairs that cannot be registered at all: a one-slice image against a volume. The size
@@ -108,62 +114,14 @@ static gboolean read_inputs(const DemonsArgs *a, DemonsInputs *in, GError **erro
  * transform, once, when the grids differ or a transform was given; else nothing. */
 static gboolean regrid_moving(const DemonsArgs *a, DemonsInputs *in, GError **error)
 {
-  nw_affine_identity(in->t);
-  in->dim = in->fixed->nz == 1 && in->moving->nz == 1 ? 2 : 3;
-  if (a->initial != NULL && !nw_transform_read(a->initial, in->fixed, in->moving, in->t, error))
+  double t[16];
+  nw_affine_identity(t);
+  nw_affine_identity(in->g.t_ras);
+  if (a->initial != NULL && !nw_transform_read(a->initial, in->fixed, in->moving, t, error))
     return FALSE;
   in->regrid = a->initial != NULL || !nw_volume_same_grid(in->fixed, in->moving);
-  if (!in->regrid)
-    return TRUE;
-  in->orig_moving = in->moving;
-  in->moving = nw_affine_resample(in->orig_moving, in->fixed, in->t, in->dim, NW_SAMPLER_LINEAR,
-                                  0.0f, error);
-  if (in->moving == NULL || in->moving_labels == NULL)
-    return in->moving != NULL;
-  in->orig_labels = in->moving_labels;
-  in->moving_labels = nw_affine_resample(in->orig_labels, in->fixed, in->t, in->dim,
-                                         NW_SAMPLER_NEAREST, 0.0f, error);
-  return in->moving_labels != NULL;
-}
-
-/* After a regridded run: the warped image and labels sampled from the original moving
- * image through T and the forward field u, the inverse on the moving grid, the forward
- * field composed with T, and the Jacobian of that (det A times the job's). The velocity
- * stays the job's, on the fixed grid (docs/FIELDS.md). */
-static gboolean compose_outputs(const DemonsInputs *in, NwMethodResult *res, GError **error)
-{
-  const NwVolume *u = nw_method_result_get(res, "forward");
-  const NwVolume *w = nw_method_result_get(res, "inverse");
-  NwVolume *jac = (NwVolume *)nw_method_result_get(res, "jacobian");
-  if (u == NULL || w == NULL || jac == NULL) {
-    g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "demons: the job returned no fields");
-    return FALSE;
-  }
-  NwVolume *warped =
-      nw_field_warp_affine(in->orig_moving, u, in->t, in->dim, NW_SAMPLER_LINEAR, 0.0f, error);
-  if (warped == NULL)
-    return FALSE;
-  nw_method_result_replace(res, "warped", warped);
-  if (in->orig_labels != NULL) {
-    NwVolume *labels =
-        nw_field_warp_affine(in->orig_labels, u, in->t, in->dim, NW_SAMPLER_NEAREST, 0.0f, error);
-    if (labels == NULL)
-      return FALSE;
-    nw_method_result_replace(res, "labels", labels);
-  }
-  NwVolume *inverse = nw_field_inverse_affine_on(w, in->orig_moving, in->t, in->dim, error);
-  NwVolume *forward = inverse != NULL ? nw_volume_copy(u) : NULL;
-  if (forward == NULL)
-    return FALSE;
-  nw_field_compose_affine(forward, u, in->t, in->dim);
-  nw_method_result_replace(res, "inverse", inverse);
-  nw_method_result_replace(res, "forward", forward);
-  const double a3[9] = {in->t[0], in->t[1], in->t[2], in->t[4], in->t[5],
-                        in->t[6], in->t[8], in->t[9], in->t[10]};
-  const double det = in->dim == 2 ? in->t[0] * in->t[5] - in->t[1] * in->t[4] : nw_mat3_det(a3);
-  for (size_t e = 0; e < nw_volume_n_floats(jac); e++)
-    jac->data[e] = (float)(det * jac->data[e]);
-  return TRUE;
+  return !in->regrid ||
+         nw_regrid_init(&in->g, in->fixed, in->moving, in->moving_labels, t, error);
 }
 
 /* The outputs every demons job has (core/result_io.h writes them, then the rest, e.g.
@@ -192,7 +150,7 @@ static GArray *dice(const DemonsInputs *in, const NwMethodResult *res, double *m
   const NwVolume *warped = nw_method_result_get(res, "labels");
   if (in->fixed_labels == NULL || warped == NULL)
     return NULL;
-  g_autoptr(GArray) d0 = nw_labels_dice(in->fixed_labels, in->moving_labels, before);
+  g_autoptr(GArray) d0 = nw_labels_dice(in->fixed_labels, job_moving_labels(in), before);
   return nw_labels_dice(in->fixed_labels, warped, mean);
 }
 
@@ -236,7 +194,7 @@ static char *summary_json(const DemonsArgs *a, NwCliMethod *m, const NwCliRunLog
   json_builder_set_member_name(b, "moving_resampled");
   json_builder_add_boolean_value(b, in->regrid);
   json_builder_set_member_name(b, "initial_matrix_ras");
-  nw_json_add_matrix4(b, in->t);
+  nw_json_add_matrix4(b, in->g.t_ras);
   json_dice(b, in, res);
   return nw_cli_summary_end(b, run, outputs);
 }
@@ -308,16 +266,16 @@ static int demons_run(NwCliMethod *m, const DemonsArgs *a)
     return nw_cli_fail(error);
   }
   NwMethodInputs inputs = {.fixed = in.fixed,
-                           .moving = in.moving,
+                           .moving = job_moving(&in),
                            .fixed_labels = in.fixed_labels,
-                           .moving_labels = in.moving_labels};
+                           .moving_labels = job_moving_labels(&in)};
   /* An upper bound for the progress line: levels may be capped and levels may end early. */
   const NwParams *p = nw_cli_method_params(m);
   const int max_iterations = nw_params_get_int(p, "levels") * nw_params_get_int(p, "iterations");
   NwCliRunLog run;
   g_autoptr(NwMethodResult) res =
       nw_cli_method_run_logged(m, &inputs, max_iterations, &run, &error);
-  gboolean ok = res != NULL && (!in.regrid || compose_outputs(&in, res, &error)) &&
+  gboolean ok = res != NULL && (!in.regrid || nw_regrid_compose_result(&in.g, res, &error)) &&
                 write_outputs(outputs, a, m, &run, &in, res, &error);
   if (ok && !nw_cli_method_json(m))
     print_report(m, &run, &in, res, nw_outputs_paths(outputs));

@@ -277,3 +277,18 @@ GArray *nw_labels_dice(const NwVolume *a, const NwVolume *b, double *mean_dice)
     *mean_dice = out->len > 0 ? sum / out->len : 0.0;
   return out;
 }
+
+void nw_image_similarity(const NwVolume *a, const NwVolume *b, double *mse, double *ncc)
+{
+  double n = 0, sa = 0, sb = 0, saa = 0, sbb = 0, sab = 0, sd2 = 0;
+  const size_t count = nw_volume_n_voxels(a);
+  for (size_t i = 0; i < count; i++) {
+    const double x = a->data[i], y = b->data[i];
+    if (!isfinite(x) || !isfinite(y))
+      continue;
+    n++, sa += x, sb += y, saa += x * x, sbb += y * y, sab += x * y, sd2 += (x - y) * (x - y);
+  }
+  *mse = n > 0 ? sd2 / n : 0.0;
+  const double va = saa - sa * sa / MAX(n, 1), vb = sbb - sb * sb / MAX(n, 1);
+  *ncc = va > 0 && vb > 0 ? (sab - sa * sb / n) / sqrt(va * vb) : 0.0;
+}

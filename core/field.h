@@ -71,6 +71,10 @@ typedef struct {
  * the unweighted mean over those labels (0 when there are none). Free with g_array_unref. */
 GArray *nw_labels_dice(const NwVolume *a, const NwVolume *b, double *mean_dice);
 
+/* Mean squared difference and normalised cross-correlation of two scalar volumes on one
+ * grid, over their finite voxels (the figures of the images before a registration). */
+void nw_image_similarity(const NwVolume *a, const NwVolume *b, double *mse, double *ncc);
+
 G_END_DECLS
 
 #endif

@@ -19,6 +19,8 @@ struct NwJob {
   /* Fixed at creation. */
   const NwMethodOps *ops;
   NwMethodInputs inputs; /* the struct is copied; the volumes stay borrowed */
+  NwJobHooks hooks;       /* set before start */
+  gpointer hooks_data;
   int max_iterations;
   NwJobCallbacks callbacks;
   gpointer data;
@@ -90,6 +92,13 @@ NwJob *nw_job_new(const NwMethodOps *ops, const NwMethodInputs *inputs, const Nw
   g_mutex_init(&job->lock);
   g_cond_init(&job->cond);
   return job;
+}
+
+void nw_job_set_hooks(NwJob *job, const NwJobHooks *hooks, gpointer data)
+{
+  g_return_if_fail(job != NULL && hooks != NULL && job->thread == NULL);
+  job->hooks = *hooks;
+  job->hooks_data = data;
 }
 
 /* ---- worker thread -------------------------------------------------------------------- */
@@ -255,6 +264,8 @@ static NwJobState collect_result(NwJob *job, void *state, NwJobState final, GErr
     return final;
   GError *why = NULL;
   NwMethodResult *r = job->ops->result(state, &why);
+  if (r != NULL && job->hooks.finish != NULL && !job->hooks.finish(r, job->hooks_data, &why))
+    g_clear_pointer(&r, nw_method_result_free);
   g_mutex_lock(&job->lock);
   job->result = r;
   job->result_error = why;
@@ -270,7 +281,9 @@ static gpointer worker(gpointer data)
   NwJob *job = data;
   GError *error = NULL;
   NwJobState final;
-  void *state = job->ops->create(&job->inputs, job->work_params, &error);
+  void *state = NULL;
+  if (job->hooks.prepare == NULL || job->hooks.prepare(&job->inputs, job->hooks_data, &error))
+    state = job->ops->create(&job->inputs, job->work_params, &error);
   if (state == NULL) {
     final = NW_JOB_FAILED;
   } else {

@@ -63,6 +63,17 @@ gboolean nw_job_set_params(NwJob *job, const NwParams *params, GError **error);
 /* Ask for one host frame (volumes in host memory): after the next iteration, or at once
  * while the job is paused (also before its first iteration). on_frame receives it. */
 void nw_job_request_frame(NwJob *job);
+/* Work around the method on the worker thread, set before nw_job_start: prepare runs before
+ * the method's create and may point members of *in at volumes of its own (the moving image
+ * resampled onto the fixed grid: seconds of work that must not block the caller; the job
+ * cannot be cancelled meanwhile); finish runs on the result before it is handed over
+ * (FINISHED or CANCELLED). Either returning FALSE fails the job with its error. data is
+ * borrowed and must outlive the job. */
+typedef struct {
+  gboolean (*prepare)(NwMethodInputs *in, gpointer data, GError **error);
+  gboolean (*finish)(NwMethodResult *result, gpointer data, GError **error);
+} NwJobHooks;
+void nw_job_set_hooks(NwJob *job, const NwJobHooks *hooks, gpointer data);
 /* Live display, set before nw_job_start. Frames are made only when the display asks
  * (nw_job_want_live_frame), never per iteration for nobody: with device_front (an
  * NwLiveFront*, cuda/interop/nw_live.h) and a method that has publish_device_frame, the frame is

@@ -99,6 +99,10 @@ struct NwMethodOps {
   /* The figures of its reports that the live plot shows, one panel each, top to bottom:
    * NULL-terminated names as step reports them; NULL: none. CPU and CUDA twins share one. */
   const char *const *plot_figures;
+  /* The method takes a moving image on another grid than the fixed one (affine: it maps
+   * world to world). Others get the moving image resampled onto the fixed grid first
+   * (regrid.h). */
+  gboolean any_grid;
 
   /* Allocate everything the job needs; validate inputs (sizes, finiteness, memory). */
   void *(*create)(const NwMethodInputs *in, const NwParams *p, GError **error);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "nw_error.h"
+#include "transform_io.h"
 
 static gboolean write_one(NwOutputs *out, const NwVolume *v, const char *name, const char *prefix,
                           NwFieldConvention conv, GError **error)
@@ -54,4 +55,20 @@ gboolean nw_result_write(NwOutputs *out, const NwMethodResult *res, const char *
       return FALSE;
   }
   return TRUE;
+}
+
+gboolean nw_result_write_transform(NwOutputs *out, const NwMethodResult *res, const char *prefix,
+                                   const NwVolume *fixed, const NwVolume *moving, GError **error)
+{
+  const double *t = nw_method_result_get_values(res, "transform", NULL);
+  const double *c = nw_method_result_get_values(res, "centre", NULL);
+  if (t == NULL || c == NULL)
+    return TRUE;
+  const int dim = fixed->nz == 1 ? 2 : 3;
+  g_autofree char *txt = g_strconcat(prefix, "_affine.txt", NULL);
+  g_autofree char *mat = g_strconcat(prefix, "_affine.mat", NULL);
+  g_autofree char *fsl = g_strconcat(prefix, "_fsl.mat", NULL);
+  return nw_transform_write_itk(out, txt, t, c, dim, error) &&
+         nw_transform_write_itk(out, mat, t, c, dim, error) &&
+         nw_transform_write_fsl(out, fsl, t, fixed, moving, error);
 }

@@ -23,6 +23,13 @@ G_BEGIN_DECLS
 gboolean nw_result_write(NwOutputs *out, const NwMethodResult *res, const char *method,
                          const char *prefix, const char *const *required, NwFieldConvention conv,
                          GError **error);
+/* When res has an affine "transform" and "centre" (affine_method.h): PREFIX_affine.txt and
+ * PREFIX_affine.mat (ITK text and binary) and PREFIX_fsl.mat (FSL FLIRT, -in moving -ref
+ * fixed), what `neurowarp-cli affine` writes; TRUE without writing when it has none. fixed
+ * and moving: the pair as given (their grids; 2D when fixed has one slice). */
+gboolean nw_result_write_transform(NwOutputs *out, const NwMethodResult *res, const char *prefix,
+                                   const NwVolume *fixed, const NwVolume *moving, GError **error);
+
 /* PREFIX_NAME.nii.gz for each name (NULL-terminated) claimed in out before the work
  * (nw_outputs_claim), so that an unwritable or existing output is refused before anything
  * is computed. */

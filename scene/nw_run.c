@@ -12,11 +12,12 @@
 #include <math.h>
 #include <string.h>
 
+#include "field.h"
 #include "io_mesh.h"
 #include "live_source.h"
 #include "marching_cubes.h"
 #include "nw_error.h"
-#include "nw_run_summary.h"
+#include "nw_run_inputs.h"
 #include "nw_timeline.h"
 #include "result_io.h"
 
@@ -37,6 +38,7 @@ struct _NwRun {
   guint serial;         /* bumped per start: messages of an older job are dropped */
   NwVolume *inputs[4];  /* fixed, moving, fixed and moving labels (copies: the job borrows
                            them) */
+  NwRunRegrid *regrid;  /* the job's moving image onto the fixed grid (NULL: not needed) */
   NwLiveSource *live;   /* the job's frames for the views, while it runs */
   NwLivePath path;
   gboolean started;     /* a job was started (the frame path is known) */
@@ -112,6 +114,7 @@ static void drop_job(NwRun *r)
   if (r->job != NULL)
     r->frames_made = nw_job_get_live_frames(r->job);
   g_clear_pointer(&r->job, nw_job_free);
+  g_clear_pointer(&r->regrid, nw_run_regrid_free); /* the job's hooks used it until here */
   if (r->live != NULL)
     nw_live_source_stats(r->live, &r->live_stats);
   g_clear_pointer(&r->live, nw_live_source_free);
@@ -393,6 +396,12 @@ static gboolean done_main(gpointer data)
   g_clear_pointer(&r->result, nw_method_result_free);
   if (m->state == NW_JOB_FINISHED || m->state == NW_JOB_CANCELLED)
     r->result = nw_job_take_result(r->job, NULL);
+  const double *before = r->result != NULL ? nw_method_result_get_values(r->result, "before", NULL)
+                                           : NULL;
+  if (before != NULL) { /* measured on the fixed grid by the worker (nw_run_inputs.h) */
+    r->before_mse = before[0];
+    r->before_ncc = before[1];
+  }
   r->shown = MAX(r->shown, r->live != NULL ? nw_run_get_shown_iteration(r) : -1);
   drop_job(r); /* clears layer->live, then frees the job, then the source */
   if (r->result != NULL)
@@ -418,40 +427,6 @@ static void on_done(NwJob *job, NwJobState state, const GError *error, gpointer 
 }
 
 /* ---- control (main thread) ---- */
-
-/* The inputs from the scene's compared pair, copied (the job borrows them while the layers
- * may change), and the label layers on the fixed grid: the first whose name says "moving"
- * as the moving labels (warped with the image, for Dice), the first other as the fixed. */
-static gboolean take_inputs(NwRun *r, NwLayer **fixed_out, GError **error)
-{
-  NwLayer *a = nw_scene_get_compare_a(r->scene), *b = nw_scene_get_compare_b(r->scene);
-  const NwVolume *va = a != NULL ? nw_layer_get_volume(a) : NULL;
-  const NwVolume *vb = b != NULL ? nw_layer_get_volume(b) : NULL;
-  if (va == NULL || vb == NULL) {
-    g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
-                "run %s: no pair of images to register (open a fixed and a moving image, or "
-                "the demo)", r->label);
-    return FALSE;
-  }
-  if (!nw_volume_check_same_grid(va, nw_layer_get_name(a), vb, nw_layer_get_name(b), error))
-    return FALSE;
-  for (int i = 0; i < 4; i++)
-    g_clear_pointer(&r->inputs[i], nw_volume_free);
-  r->inputs[0] = nw_volume_copy(va);
-  r->inputs[1] = nw_volume_copy(vb);
-  for (guint i = 0; i < nw_scene_n_layers(r->scene); i++) {
-    NwLayer *l = nw_scene_get_layer(r->scene, i);
-    const NwVolume *v = nw_layer_get_volume(l);
-    if (nw_layer_get_kind(l) != NW_LAYER_LABELS || v == NULL || !nw_volume_same_grid(va, v))
-      continue;
-    g_autofree char *lower = g_ascii_strdown(nw_layer_get_name(l), -1);
-    const int k = strstr(lower, "moving") != NULL ? 3 : 2;
-    if (r->inputs[k] == NULL)
-      r->inputs[k] = nw_volume_copy(v);
-  }
-  *fixed_out = a;
-  return TRUE;
-}
 
 /* "warped · L" (moving until the first frame, styled like fixed so that comparisons are
  * like with like) and "deformation · L" (zero field on the fixed grid, drawn as a grid). */
@@ -532,7 +507,7 @@ gboolean nw_run_start(NwRun *r, const NwMethodOps *ops, const NwParams *params,
     return FALSE;
   }
   NwLayer *fixed = NULL;
-  if (!take_inputs(r, &fixed, error))
+  if (!nw_run_inputs_take(r->scene, r->label, r->inputs, &fixed, error))
     return FALSE;
   r->serial++;
   drop_job(r);
@@ -543,8 +518,9 @@ gboolean nw_run_start(NwRun *r, const NwMethodOps *ops, const NwParams *params,
     g_clear_pointer(&r->live, nw_live_source_free);
     return FALSE;
   }
+  /* on different grids the figures before come with the result, from the worker */
   r->before_mse = r->before_ncc = NAN;
-  if (ops->needs_moving)
+  if (ops->needs_moving && nw_volume_same_grid(r->inputs[0], r->inputs[1]))
     nw_image_similarity(r->inputs[0], r->inputs[1], &r->before_mse, &r->before_ncc);
   NwMethodInputs in = {.fixed = r->inputs[0],
                        .moving = r->inputs[1],
@@ -554,6 +530,8 @@ gboolean nw_run_start(NwRun *r, const NwMethodOps *ops, const NwParams *params,
   r->ops = ops;
   r->started = TRUE;
   r->job = nw_job_new(ops, &in, params, 0, &cb, r);
+  if ((r->regrid = nw_run_regrid_new(ops, r->inputs)) != NULL)
+    nw_run_regrid_attach(r->regrid, r->job);
   nw_job_set_live(r->job, nw_live_source_front(r->live));
   nw_live_source_set_job(r->live, r->job);
   nw_job_start(r->job, paused);
@@ -773,7 +751,9 @@ gboolean nw_run_save_results(NwRun *r, const char *prefix, GPtrArray *written, G
   g_autoptr(NwOutputs) out = nw_outputs_new(TRUE);
   static const char *const required[] = {"warped", NULL};
   const char *method = r->ops != NULL ? r->ops->name : "method";
-  if (!nw_result_write(out, r->result, method, prefix, required, NW_FIELD_ITK, error))
+  if (!nw_result_write(out, r->result, method, prefix, required, NW_FIELD_ITK, error) ||
+      !nw_result_write_transform(out, r->result, prefix, r->inputs[NW_RUN_FIXED],
+                                 r->inputs[NW_RUN_MOVING], error))
     return FALSE;
   /* the surface layer holds the result's iso-surface once its task is done (show_result);
    * until then, or when it could not be made, it is made here */

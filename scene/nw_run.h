@@ -1,8 +1,7 @@
 /* nw_run.h — one job started from the window, shown live.
  *
- * Inputs come from the scene: fixed = the compared image A, moving = B (nw_scene.h), and the
- * label layers on the fixed grid: the first whose name says "moving" as moving labels (the
- * method warps them), the first other one as fixed labels (Dice of the two). The job runs on a
+ * Inputs come from the scene: fixed = the compared image A, moving = B (nw_scene.h), on any
+ * grids, and label layers as moving and fixed labels (nw_run_inputs.h). The job runs on a
  * worker thread (core/job.h) in live mode; its state appears as layers of the scene, named
  * with the run's label: "warped · LABEL" (image), "deformation · LABEL" (field, shown as a
  * warped grid) and "surface · LABEL" (iso-surface of the warped image in the 3D view); the
@@ -44,9 +43,11 @@ G_DECLARE_FINAL_TYPE(NwRun, nw_run, NW, RUN, GObject)
 /* label: short name for the layers and the plot legend ("1", "2"). */
 NwRun *nw_run_new(NwScene *scene, const char *label);
 
-/* Start a job of ops with params on the scene's current pair. paused: create it and wait
- * for step/resume. FALSE with a message when the scene has no compared pair, the grids
- * differ, or a job of this run is still going. Replaces the previous job's live layers. */
+/* Start a job of ops with params on the scene's current pair (nw_run_inputs.h: a moving
+ * image on another grid is resampled onto the fixed one by the job's worker, unless the
+ * method takes any grid). paused: create it and wait for step/resume. FALSE with a message
+ * when the scene has no compared pair, a slice is paired with a volume, or a job of this run
+ * is still going. Replaces the previous job's live layers. */
 gboolean nw_run_start(NwRun *r, const NwMethodOps *ops, const NwParams *params,
                       gboolean paused, GError **error);
 void nw_run_pause(NwRun *r);
@@ -106,8 +107,10 @@ NwLayer *nw_run_get_field(NwRun *r);
 NwLayer *nw_run_get_surface(NwRun *r);
 
 /* The results of the ended job, as the CLI writes them: PREFIX_warped.nii.gz,
- * PREFIX_forward.nii.gz, ... (core/result_io.h), and PREFIX_surface.gii (the iso-surface of
- * the warped image) — atomically each. FALSE with a message when no ended job has results.
+ * PREFIX_forward.nii.gz, ... (core/result_io.h; after a regrid or an affine stage the fields
+ * map fixed -> ORIGINAL moving, regrid.h), with an affine stage ("affine",
+ * "affine-demons") PREFIX_affine.txt, PREFIX_affine.mat and PREFIX_fsl.mat, and
+ * PREFIX_surface.gii (the iso-surface of the warped image) — atomically each. FALSE with a message when no ended job has results.
  * written: the paths written are appended (may be NULL). */
 gboolean nw_run_save_results(NwRun *r, const char *prefix, GPtrArray *written, GError **error);
 

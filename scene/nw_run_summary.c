@@ -6,21 +6,6 @@
 
 #include "field.h"
 
-void nw_image_similarity(const NwVolume *a, const NwVolume *b, double *mse, double *ncc)
-{
-  double n = 0, sa = 0, sb = 0, saa = 0, sbb = 0, sab = 0, sd2 = 0;
-  const size_t count = nw_volume_n_voxels(a);
-  for (size_t i = 0; i < count; i++) {
-    const double x = a->data[i], y = b->data[i];
-    if (!isfinite(x) || !isfinite(y))
-      continue;
-    n++, sa += x, sb += y, saa += x * x, sbb += y * y, sab += x * y, sd2 += (x - y) * (x - y);
-  }
-  *mse = n > 0 ? sd2 / n : 0.0;
-  const double va = saa - sa * sa / MAX(n, 1), vb = sbb - sb * sb / MAX(n, 1);
-  *ncc = va > 0 && vb > 0 ? (sab - sa * sb / n) / sqrt(va * vb) : 0.0;
-}
-
 static const char *ending(NwJobState s)
 {
   switch (s) {
@@ -106,9 +91,15 @@ static void append_dice(GString *s, NwRun *r)
   const NwVolume *warped = res != NULL ? nw_method_result_get(res, "labels") : NULL;
   if (fl == NULL || ml == NULL || warped == NULL)
     return;
-  double after = 0.0, before = 0.0;
+  double after = 0.0, before = NAN;
   g_autoptr(GArray) d = nw_labels_dice(fl, warped, &after);
-  g_autoptr(GArray) d0 = nw_labels_dice(fl, ml, &before);
+  /* moving labels on another grid: Dice before was measured on the fixed grid by the
+   * worker (nw_run_inputs.h, affine_demons_method.h) */
+  const double *b = nw_method_result_get_values(res, "before", NULL);
+  if (b != NULL)
+    before = b[2];
+  else if (nw_volume_same_grid(fl, ml))
+    g_array_unref(nw_labels_dice(fl, ml, &before));
   g_string_append_printf(s, "\nDice %.3f (before %.3f), mean over %u labels", after, before,
                          d->len);
 }

@@ -16,10 +16,6 @@ G_BEGIN_DECLS
  * or NULL while the run has not ended (g_free). */
 char *nw_run_summary_text(NwRun *r);
 
-/* Mean squared difference and normalised cross-correlation of two scalar volumes on one
- * grid, over their finite voxels (the figures of the images before a registration). */
-void nw_image_similarity(const NwVolume *a, const NwVolume *b, double *mse, double *ncc);
-
 G_END_DECLS
 
 #endif

@@ -57,3 +57,8 @@ if(NW_HAVE_GUI AND TARGET neurowarp)
   nw_add_gui_test(test_gui_labels test_gui_labels.c mricron-table freesurfer-itksnap aal)
   nw_add_gui_test(test_gui_timeline test_gui_timeline.c scrub-and-export)
 endif()
+
+# Issue 11: a pair on different grids in the application, "affine-demons" in the Run page.
+if(NW_HAVE_GUI AND TARGET neurowarp)
+  nw_add_gui_test(test_gui_grids test_gui_grids.c run-grids)
+endif()

@@ -9,8 +9,12 @@ if(NW_HAVE_SCENE)
   nw_add_test(test_scene_layer SOURCES test_scene_layer.c LIBS nw_scene LABELS scene nodisplay)
   # a CPU job through NwRun, frames pulled per simulated display frame, the result
   nw_add_test(test_scene_run SOURCES test_scene_run.c LIBS nw_scene LABELS scene nodisplay live)
+  # runs on pairs on different grids: "affine-demons" to the end (transform, Dice, NCC, the
+  # composed field, saved PREFIX_affine.txt) and plain demons with the worker's regrid
+  nw_add_test(test_scene_run_grids SOURCES test_scene_run_grids.c LIBS nw_scene
+              LABELS scene nodisplay)
   # a run's timeline: frames kept, the byte budget, lookup by iteration
   nw_add_test(test_scene_timeline SOURCES test_scene_timeline.c LIBS nw_scene LABELS scene nodisplay)
-  set_property(TEST test_scene_layer test_scene_run test_scene_timeline PROPERTY ENVIRONMENT_MODIFICATION
+  set_property(TEST test_scene_layer test_scene_run test_scene_run_grids test_scene_timeline PROPERTY ENVIRONMENT_MODIFICATION
                DISPLAY=unset: WAYLAND_DISPLAY=unset:)
 endif()

@@ -23,6 +23,16 @@ static void write_text(const char *path, const char *text)
   g_assert_no_error(error);
 }
 
+/* s saved to path, then read back into r. */
+static void save_and_load(const NwSession *s, const char *path, NwSession *r)
+{
+  g_autoptr(GError) error = NULL;
+  g_assert_true(nw_session_save(s, path, &error));
+  g_assert_no_error(error);
+  g_assert_true(nw_session_load(r, path, &error));
+  g_assert_no_error(error);
+}
+
 static void test_session_round_trip(void)
 {
   NwSession s = {0};
@@ -41,12 +51,8 @@ static void test_session_round_trip(void)
   g_assert_true(nw_params_set_string(s.params2, "histogram-match", "yes", NULL));
 
   g_autofree char *path = nw_test_path("session.ini");
-  g_autoptr(GError) error = NULL;
-  g_assert_true(nw_session_save(&s, path, &error));
-  g_assert_no_error(error);
   NwSession r = {0};
-  g_assert_true(nw_session_load(&r, path, &error));
-  g_assert_no_error(error);
+  save_and_load(&s, path, &r);
   g_assert_cmpstr(r.method, ==, "demons");
   g_assert_cmpint(r.device, ==, NW_DEVICE_CUDA);
   g_assert_cmpstr(r.fixed_path, ==, s.fixed_path);
@@ -65,9 +71,7 @@ static void test_session_round_trip(void)
   s.method = g_strdup("demons");
   s.demo = TRUE;
   s.params = demons_defaults();
-  g_assert_true(nw_session_save(&s, path, &error));
-  g_assert_true(nw_session_load(&r, path, &error));
-  g_assert_no_error(error);
+  save_and_load(&s, path, &r);
   g_assert_true(r.demo);
   g_assert_null(r.fixed_path);
   g_assert_null(r.moving_path);
@@ -91,6 +95,35 @@ static void expect_load_error(const char *name, const char *text, const char *me
     g_error("expected '%s...', got '%s'", expected, error->message);
   g_assert_null(s.method);
   g_assert_null(s.params);
+}
+
+/* "affine-demons": the affine stage's settings are stored with the demons ones, by name. */
+static void test_session_affine_demons(void)
+{
+  const NwMethodOps *ops = nw_method_lookup_table("affine-demons", NULL);
+  g_assert_nonnull(ops);
+  NwSession s = {0};
+  s.method = g_strdup("affine-demons");
+  s.device = NW_DEVICE_CPU;
+  s.demo = TRUE;
+  s.params = nw_params_new(ops->params, ops->n_params);
+  static const char *const values[][2] = {
+      {"affine-transform", "rigid"}, {"affine-metric", "mi"}, {"sigma-diff", "1.5"}};
+  for (gsize i = 0; i < G_N_ELEMENTS(values); i++)
+    g_assert_true(nw_params_set_string(s.params, values[i][0], values[i][1], NULL));
+  g_autofree char *path = nw_test_path("session-affine-demons.ini");
+  NwSession r = {0};
+  save_and_load(&s, path, &r);
+  g_autofree char *text = NULL;
+  g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+  g_assert_nonnull(strstr(text, "affine-transform=rigid"));
+  g_assert_nonnull(strstr(text, "affine-metric=mi"));
+  g_assert_cmpstr(r.method, ==, "affine-demons");
+  for (int i = 0; i < s.params->n; i++)
+    g_assert_cmpfloat(r.params->values[i], ==, s.params->values[i]);
+  g_assert_cmpfloat(nw_params_get(r.params, "affine-metric"), ==, 2);
+  nw_session_clear(&s);
+  nw_session_clear(&r);
 }
 
 static void test_session_errors(void)
@@ -173,6 +206,7 @@ int main(int argc, char **argv)
   g_test_init(&argc, &argv, NULL);
   nw_methods_register_builtin();
   g_test_add_func("/scene-session/round-trip", test_session_round_trip);
+  g_test_add_func("/scene-session/affine-demons", test_session_affine_demons);
   g_test_add_func("/scene-session/errors", test_session_errors);
   g_test_add_func("/scene-session/presets", test_presets);
   return g_test_run();

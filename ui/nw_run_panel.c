@@ -187,11 +187,16 @@ gboolean nw_run_panel_set_method(NwRunPanel *p, const char *name, GError **error
     return FALSE;
   if (p->method != NULL && strcmp(p->method, name) == 0)
     return TRUE;
+  p->updating = TRUE;
+  /* the picker lists every registered method; one it lacks would run unseen */
+  const gboolean listed = gtk_combo_box_set_active_id(GTK_COMBO_BOX(p->method_combo), name);
+  p->updating = FALSE;
+  if (!listed) {
+    g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "method %s: not in the method picker", name);
+    return FALSE;
+  }
   g_free(p->method);
   p->method = g_strdup(name);
-  p->updating = TRUE;
-  gtk_combo_box_set_active_id(GTK_COMBO_BOX(p->method_combo), name);
-  p->updating = FALSE;
   make_param_panels(p);
   fill_presets(p);
   make_plot(p);

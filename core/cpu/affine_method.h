@@ -54,6 +54,33 @@ G_BEGIN_DECLS
 #define NW_AFFINE_N_PARAMS 12
 extern const NwParamSpec nw_affine_param_specs[NW_AFFINE_N_PARAMS];
 extern const char *const nw_affine_plot_figures[];
+/* Rows of the table under another name, for tables that offer them too ("affine-demons":
+ * affine_demons_method.h, as "affine-transform", ...); def: the transform's default. */
+extern const char *const nw_affine_transform_choices[];
+extern const char *const nw_affine_metric_choices[];
+extern const char *const nw_affine_init_choices[];
+#define NW_AFFINE_ROW_TRANSFORM(name, def)                                                       \
+  {name, NW_PARAM_ENUM, def, 0, 2, "",                                                           \
+   "Degrees of freedom: rigid (rotation, translation), similarity (+ one scale), affine "        \
+   "(+ scales and shears)",                                                                      \
+   FALSE, nw_affine_transform_choices}
+#define NW_AFFINE_ROW_METRIC(name)                                                               \
+  {name, NW_PARAM_ENUM, 0, 0, 2, "",                                                             \
+   "Similarity: ncc (same contrast, any linear intensity change), mse (same intensities), "      \
+   "mi (mutual information: different contrasts, e.g. T1 against PD)",                          \
+   FALSE, nw_affine_metric_choices}
+#define NW_AFFINE_ROW_LEVELS(name)                                                               \
+  {name, NW_PARAM_INT, 3, 1, 8, "",                                                              \
+   "Pyramid levels (each halves the image size); more levels catch larger misalignments", FALSE, \
+   NULL}
+#define NW_AFFINE_ROW_ITERATIONS(name)                                                           \
+  {name, NW_PARAM_INT, 400, 1, 100000, "",                                                       \
+   "Most simplex iterations per level (and per start at the coarsest level)", FALSE, NULL}
+#define NW_AFFINE_ROW_INIT(name)                                                                 \
+  {name, NW_PARAM_ENUM, 0, 0, 2, "",                                                             \
+   "Start: mass (centres of mass together), geometry (image centres together) or moments "       \
+   "(centres of mass and principal axes together)",                                              \
+   FALSE, nw_affine_init_choices}
 
 typedef struct NwAffineJob NwAffineJob;
 
@@ -79,7 +106,7 @@ void nw_affine_op_destroy(void *state);
  * { .name = "affine", .device, .description, NW_AFFINE_OPS_INPUTS, .create, NW_AFFINE_OPS_JOB } */
 #define NW_AFFINE_OPS_INPUTS                                                                     \
   .params = nw_affine_param_specs, .n_params = NW_AFFINE_N_PARAMS, .needs_moving = TRUE,        \
-  .plot_figures = nw_affine_plot_figures
+  .plot_figures = nw_affine_plot_figures, .any_grid = TRUE
 #define NW_AFFINE_OPS_JOB                                                                        \
   .step = nw_affine_op_step, .publish_frame = nw_affine_op_publish_frame,                      \
   .result = nw_affine_op_result, .destroy = nw_affine_op_destroy

@@ -2,20 +2,14 @@
  * shared by every back end. */
 #include "affine_method.h"
 
-static const char *const transform_choices[] = {"rigid", "similarity", "affine", NULL};
-static const char *const metric_choices[] = {"ncc", "mse", "mi", NULL};
+const char *const nw_affine_transform_choices[] = {"rigid", "similarity", "affine", NULL};
+const char *const nw_affine_metric_choices[] = {"ncc", "mse", "mi", NULL};
 static const char *const interp_choices[] = {"linear", "nearest", "cubic", NULL};
-static const char *const init_choices[] = {"mass", "geometry", "moments", NULL};
+const char *const nw_affine_init_choices[] = {"mass", "geometry", "moments", NULL};
 
 const NwParamSpec nw_affine_param_specs[NW_AFFINE_N_PARAMS] = {
-    {"transform", NW_PARAM_ENUM, 0, 0, 2, "",
-     "Degrees of freedom: rigid (rotation, translation), similarity (+ one scale), affine "
-     "(+ scales and shears)",
-     FALSE, transform_choices},
-    {"metric", NW_PARAM_ENUM, 0, 0, 2, "",
-     "Similarity: ncc (same contrast, any linear intensity change), mse (same intensities), "
-     "mi (mutual information: different contrasts, e.g. T1 against PD)",
-     FALSE, metric_choices},
+    NW_AFFINE_ROW_TRANSFORM("transform", 0),
+    NW_AFFINE_ROW_METRIC("metric"),
     {"bins", NW_PARAM_INT, 32, 4, 256, "", "Histogram bins per image for mutual information", FALSE,
      NULL},
     {"parzen", NW_PARAM_BOOL, 1, 0, 1, "",
@@ -25,21 +19,15 @@ const NwParamSpec nw_affine_param_specs[NW_AFFINE_N_PARAMS] = {
     {"interp", NW_PARAM_ENUM, 0, 0, 2, "",
      "Interpolation of the moving image: linear, nearest or cubic (Keys, a = -0.5)", FALSE,
      interp_choices},
-    {"levels", NW_PARAM_INT, 3, 1, 8, "",
-     "Pyramid levels (each halves the image size); more levels catch larger misalignments", FALSE,
-     NULL},
-    {"iterations", NW_PARAM_INT, 400, 1, 100000, "",
-     "Most simplex iterations per level (and per start at the coarsest level)", FALSE, NULL},
+    NW_AFFINE_ROW_LEVELS("levels"),
+    NW_AFFINE_ROW_ITERATIONS("iterations"),
     {"step", NW_PARAM_DOUBLE, 2.0, 0.05, 50.0, "voxel",
      "Initial simplex size in voxels of each level (rotations and scales as the motion they "
      "give at the image's edge)",
      FALSE, NULL},
     {"tolerance", NW_PARAM_DOUBLE, 0.01, 1e-6, 10.0, "voxel",
      "A level ends when the simplex is smaller than this, in voxels of the level", FALSE, NULL},
-    {"init", NW_PARAM_ENUM, 0, 0, 2, "",
-     "Start: mass (centres of mass together), geometry (image centres together) or moments "
-     "(centres of mass and principal axes together)",
-     FALSE, init_choices},
+    NW_AFFINE_ROW_INIT("init"),
     {"rotation-starts", NW_PARAM_INT, 1, 1, 36, "",
      "Starts per full turn about each axis at the coarsest level (e.g. 4: every 90 degrees), "
      "for images that may be turned far",

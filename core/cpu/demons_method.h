@@ -181,6 +181,36 @@ void nw_demons_outputs_clear(NwDemonsOutputs *out);
  *   tolerance        double 1e-4   0..1         live; relative energy change per iteration
  * The table is in demons_common.c, shared by both back ends. */
 #define NW_DEMONS_N_PARAMS 11
+/* The table's rows, for tables that include them ("affine-demons": affine_demons_method.h). */
+extern const char *const nw_demons_force_choices[];
+extern const char *const nw_demons_similarity_choices[];
+extern const char *const nw_demons_composition_choices[];
+#define NW_DEMONS_PARAM_ROWS                                                                     \
+    {"levels", NW_PARAM_INT, 3, 1, 8, "",                                                        \
+     "Multi-resolution levels; each coarser level halves the size (more for large motion)", FALSE, \
+     NULL},                                                                                      \
+    {"iterations", NW_PARAM_INT, 50, 1, 100000, "", "Maximum iterations per level", FALSE, NULL}, \
+    {"sigma-fluid", NW_PARAM_DOUBLE, 1.0, 0, 20, "voxel",                                        \
+     "Gaussian smoothing of each update (fluid-like regularisation)", TRUE, NULL},               \
+    {"sigma-diff", NW_PARAM_DOUBLE, 1.0, 0, 20, "voxel",                                         \
+     "Gaussian smoothing of the velocity field (diffusion-like regularisation)", TRUE, NULL},    \
+    {"max-step", NW_PARAM_DOUBLE, 1.0, 0.01, 10, "voxel",                                        \
+     "Largest update length per iteration (alpha); smaller is slower and safer", TRUE, NULL},    \
+    {"force", NW_PARAM_ENUM, NW_DEMONS_FORCE_SYMMETRIC, 0, 2, "",                                \
+     "Gradient driving the update: symmetric (fixed and warped moving), fixed or moving", FALSE, \
+     nw_demons_force_choices},                                                                   \
+    {"similarity", NW_PARAM_ENUM, NW_DEMONS_SIM_SSD, 0, 1, "",                                   \
+     "ssd for equal intensities, lcc (local correlation) for bias fields or contrast changes",   \
+     FALSE, nw_demons_similarity_choices},                                                       \
+    {"lcc-sigma", NW_PARAM_DOUBLE, 2.0, 0.5, 20, "voxel",                                        \
+     "Gaussian window of the local correlation (lcc only)", TRUE, NULL},                         \
+    {"composition", NW_PARAM_ENUM, NW_DEMONS_COMPOSE, 0, 1, "",                                  \
+     "Velocity update: compose (v <- v o u) or bch (first-order BCH, v <- v + u)", FALSE,        \
+     nw_demons_composition_choices},                                                             \
+    {"histogram-match", NW_PARAM_BOOL, 0, 0, 1, "",                                              \
+     "Match the moving intensities to the fixed ones before registering", FALSE, NULL},          \
+    {"tolerance", NW_PARAM_DOUBLE, 1e-4, 0, 1, "",                                               \
+     "A level ends when the relative energy change per iteration falls below this", TRUE, NULL}
 extern const NwParamSpec nw_demons_param_specs[NW_DEMONS_N_PARAMS];
 /* The figures the live plot shows (NwMethodOps.plot_figures; demons_common.c): the energy,
  * the NCC whatever the similarity, and the smallest Jacobian determinant (folds below 0). */

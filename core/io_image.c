@@ -668,11 +668,18 @@ static gboolean tiff_data_possible(TIFF *t, const char *path, const TiffLayout *
   const uint32_t n = tiled ? TIFFNumberOfTiles(t) : TIFFNumberOfStrips(t);
   uint64_t *offsets = NULL, *counts = NULL;
   GStatBuf st;
-  if (g_stat(path, &st) != 0 ||
-      !TIFFGetField(t, tiled ? TIFFTAG_TILEOFFSETS : TIFFTAG_STRIPOFFSETS, &offsets) ||
+  if (g_stat(path, &st) != 0)
+    return TRUE; /* opened a moment ago: reading will say what went wrong */
+  /* Without offsets nothing says where the data lies, and nothing can be read: refused
+   * before the image is allocated (fuzz_image_tiff: 158 bytes claiming 65281 x 16644). */
+  if (!TIFFGetField(t, tiled ? TIFFTAG_TILEOFFSETS : TIFFTAG_STRIPOFFSETS, &offsets) ||
       !TIFFGetField(t, tiled ? TIFFTAG_TILEBYTECOUNTS : TIFFTAG_STRIPBYTECOUNTS, &counts) ||
-      offsets == NULL || counts == NULL)
-    return TRUE; /* libtiff reports what is missing when reading */
+      offsets == NULL || counts == NULL) {
+    g_set_error(error, NW_ERROR, NW_ERROR_FORMAT,
+                "%s: corrupt TIFF: no %s offsets or byte counts (where the image data lies)",
+                path, tiled ? "tile" : "strip");
+    return FALSE;
+  }
   guint64 stored = 0;
   for (uint32_t i = 0; i < n; i++) {
     if (offsets[i] > (guint64)st.st_size || counts[i] > (guint64)st.st_size - offsets[i]) {
@@ -683,6 +690,8 @@ static gboolean tiff_data_possible(TIFF *t, const char *path, const TiffLayout *
     }
     stored += counts[i];
   }
+  /* Strips may name the same bytes: what they hold is bounded by the file itself. */
+  stored = MIN(stored, (guint64)st.st_size);
   const guint64 need = (guint64)L->w * L->h * L->spp * (L->bits / 8);
   if (need <= stored * tiff_max_expansion(t))
     return TRUE;

@@ -1,6 +1,7 @@
 /* cuda_device.cu — CUDA device discovery (count, probe, memory) and the registration of the
  * CUDA methods with core's registry. CUDA back end. Registration runs once on the main
  * thread at start-up; the probe may run on any thread (its answer is computed once). */
+#include "affine_demons_method.h"
 #include "affine_method.h"
 #include "demons_method.h"
 #include "nw_cuda.h"
@@ -90,6 +91,7 @@ extern "C" void nw_cuda_register_methods(void)
   nw_method_register(&nw_smooth_cuda_ops);
   nw_method_register(&nw_demons_cuda_ops);
   nw_method_register(&nw_affine_cuda_ops);
+  nw_method_register(&nw_affine_demons_cuda_ops);
   static const NwCudaProbe probe = {.available = nw_cuda_probe, .mem_info = nw_cuda_mem_info};
   nw_method_set_cuda_probe(&probe);
 }

@@ -568,6 +568,22 @@ static void test_claims_before_data(void)
       (gint64)st.st_size);
   g_assert_cmpstr(err->message, ==, want2);
   g_clear_error(&err);
+  /* fuzz_image_tiff's finding: 158 bytes, no strip offsets, 65281 x 16644 pixels claimed
+   * (the reader asked for 4.3 GB before libtiff said the data was missing) */
+  static const char oom_b64[] =
+      "SUkqACQAAACAAAAApKoAAAQAAADQEKziOYAB4Jkie1AxXVAQCgAAAQMAAQAAAAH/CQABAQMAAQAAAARBAAAC"
+      "AQMAAQAAAAgAAAADAQMAAQAAAAYAAAAGAQMAAQAAAAMAAAAREQQAAgAAAKIsLCwsLCwsLCwsLCwsLCwsLCws"
+      "LCwsLCwsLCwXAQMAAgAAAA4ADgABAAABCAAAABYAAAA=";
+  gsize n = 0;
+  g_autofree guchar *oom = g_base64_decode(oom_b64, &n);
+  g_assert_cmpuint(n, ==, 158);
+  g_autofree char *tif3 = nw_test_path("no-offsets.tif");
+  g_assert_true(g_file_set_contents(tif3, (const char *)oom, (gssize)n, NULL));
+  g_assert_null(nw_image_read(tif3, &err));
+  g_autofree char *want3 = g_strdup_printf(
+      "%s: corrupt TIFF: no strip offsets or byte counts (where the image data lies)", tif3);
+  g_assert_cmpstr(err->message, ==, want3);
+  g_clear_error(&err);
 }
 
 int main(int argc, char **argv)

@@ -142,9 +142,8 @@ static void rig_clear(Rig *rig)
 }
 
 /* Start ops with p, then iterate the main loop until the job ends (at most 240 s). */
-static void run_to_end(Rig *rig, const char *method, NwParams *p)
+static void run_to_end(Rig *rig, const NwMethodOps *ops, NwParams *p)
 {
-  const NwMethodOps *ops = nw_method_lookup(method, NW_DEVICE_CPU, NULL);
   g_autoptr(GError) error = NULL;
   g_assert_true(nw_run_start(rig->run, ops, p, FALSE, &error));
   g_assert_no_error(error);
@@ -213,20 +212,27 @@ static void check_saved(NwRun *run, const double *found)
     g_assert_cmpfloat_with_epsilon(back[e], found[e], 1e-6);
 }
 
-static void test_affine_demons(void)
+/* data: the device, NW_DEVICE_CPU or NW_DEVICE_CUDA (skipped where no GPU answers). */
+static void test_affine_demons(gconstpointer data)
 {
+  const NwDevice device = GPOINTER_TO_INT(data);
   double t[16];
   true_transform(t);
   Rig rig = {0};
   rig_init(&rig, t);
-  const NwMethodOps *ops = nw_method_lookup("affine-demons", NW_DEVICE_CPU, NULL);
+  const NwMethodOps *ops = nw_method_lookup("affine-demons", device, NULL);
+  if (device == NW_DEVICE_CUDA && (ops == NULL || !nw_method_cuda_available(NULL, 0))) {
+    rig_clear(&rig);
+    g_test_skip("no CUDA device");
+    return;
+  }
   g_assert_nonnull(ops);
   g_autoptr(NwParams) p = nw_params_new(ops->params, ops->n_params);
   g_assert_true(nw_params_set_string(p, "affine-transform", "similarity", NULL));
   g_assert_true(nw_params_set(p, "affine-levels", 2, NULL));
   g_assert_true(nw_params_set(p, "levels", 2, NULL));
   g_assert_true(nw_params_set(p, "iterations", 30, NULL));
-  run_to_end(&rig, "affine-demons", p);
+  run_to_end(&rig, ops, p);
 
   const NwMethodResult *res = nw_run_get_result(rig.run);
   const double *found = nw_method_result_get_values(res, "transform", NULL);
@@ -303,7 +309,7 @@ static void test_demons_other_grid(void)
   g_autoptr(NwParams) p = nw_params_new(ops->params, ops->n_params);
   g_assert_true(nw_params_set(p, "levels", 2, NULL));
   g_assert_true(nw_params_set(p, "iterations", 30, NULL));
-  run_to_end(&rig, "demons", p);
+  run_to_end(&rig, ops, p);
   const NwMethodResult *res = nw_run_get_result(rig.run);
   const NwVolume *fixed = nw_layer_get_volume(rig.layers[0]);
   const NwVolume *warped = nw_method_result_get(res, "warped");
@@ -327,7 +333,10 @@ static void test_demons_other_grid(void)
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
-  g_test_add_func("/scene-run-grids/affine-demons", test_affine_demons);
+  g_test_add_data_func("/scene-run-grids/affine-demons", GINT_TO_POINTER(NW_DEVICE_CPU),
+                       test_affine_demons);
+  g_test_add_data_func("/scene-run-grids/affine-demons-cuda", GINT_TO_POINTER(NW_DEVICE_CUDA),
+                       test_affine_demons);
   g_test_add_func("/scene-run-grids/demons-other-grid", test_demons_other_grid);
   return g_test_run();
 }

@@ -33,7 +33,30 @@ G_BEGIN_DECLS
 
 #define NW_AFFINE_DEMONS_N_PARAMS 16
 extern const NwParamSpec nw_affine_demons_param_specs[NW_AFFINE_DEMONS_N_PARAMS];
+extern const char *const nw_affine_demons_plot_figures[];
+
+/* The composite over two stage tables (their back ends decide the device), and its slots:
+ * what a back end's table (create over its own stages) shares, in NwMethodOps' order:
+ * { .name, .device, .description, NW_AFFINE_DEMONS_OPS_INPUTS, .create,
+ *   NW_AFFINE_DEMONS_OPS_JOB } */
+void *nw_affine_demons_new(const NwMethodOps *affine, const NwMethodOps *demons,
+                           const NwMethodInputs *in, const NwParams *p, GError **error);
+gboolean nw_affine_demons_op_step(void *state, NwIterationReport *r, GError **error);
+gboolean nw_affine_demons_op_set_params(void *state, const NwParams *p, GError **error);
+gboolean nw_affine_demons_op_publish_frame(void *state, NwFrame *frame, GError **error);
+NwMethodResult *nw_affine_demons_op_result(void *state, GError **error);
+void nw_affine_demons_op_destroy(void *state);
+#define NW_AFFINE_DEMONS_OPS_INPUTS                                                              \
+  .params = nw_affine_demons_param_specs, .n_params = NW_AFFINE_DEMONS_N_PARAMS,               \
+  .needs_moving = TRUE, .plot_figures = nw_affine_demons_plot_figures, .any_grid = TRUE
+#define NW_AFFINE_DEMONS_OPS_JOB                                                                 \
+  .step = nw_affine_demons_op_step, .set_params = nw_affine_demons_op_set_params,              \
+  .publish_frame = nw_affine_demons_op_publish_frame, .result = nw_affine_demons_op_result,    \
+  .destroy = nw_affine_demons_op_destroy
+
 extern const NwMethodOps nw_affine_demons_cpu_ops;
+/* The same over the CUDA stages (cuda/affine_demons_cuda.cu); only in builds with CUDA. */
+extern const NwMethodOps nw_affine_demons_cuda_ops;
 
 G_END_DECLS
 

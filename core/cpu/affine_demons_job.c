@@ -1,6 +1,6 @@
-/* affine_demons.c — the method "affine-demons" (affine_demons_method.h): the affine job, then
- * the demons job on the moving image resampled through the transform found, behind one
- * method table. The job's worker thread. */
+/* affine_demons_job.c — the job of "affine-demons" (affine_demons_method.h) that every back
+ * end's table shares: the affine job, then the demons job on the moving image resampled
+ * through the transform found. The job's worker thread. */
 #include "affine_demons_method.h"
 
 #include "affine_method.h"
@@ -19,7 +19,7 @@ const NwParamSpec nw_affine_demons_param_specs[NW_AFFINE_DEMONS_N_PARAMS] = {
     NW_DEMONS_PARAM_ROWS,
 };
 
-static const char *const plot_figures[] = {"cost", "energy", "ncc", "min_jac", NULL};
+const char *const nw_affine_demons_plot_figures[] = {"cost", "energy", "ncc", "min_jac", NULL};
 
 /* The composite's parameter names that the affine stage takes, without "affine-". */
 static const char *const affine_keys[] = {"transform", "metric", "levels", "iterations", "init"};
@@ -47,7 +47,7 @@ static void split_params(AffineDemons *s, const NwParams *p)
     s->p[1]->values[i] = nw_params_get(p, s->p[1]->specs[i].name);
 }
 
-static void ad_destroy(void *state)
+void nw_affine_demons_op_destroy(void *state)
 {
   AffineDemons *s = state;
   for (int i = 0; i < 2; i++) {
@@ -60,8 +60,8 @@ static void ad_destroy(void *state)
   g_free(s);
 }
 
-static void *ad_new(const NwMethodOps *affine, const NwMethodOps *demons,
-                    const NwMethodInputs *in, const NwParams *p, GError **error)
+void *nw_affine_demons_new(const NwMethodOps *affine, const NwMethodOps *demons,
+                           const NwMethodInputs *in, const NwParams *p, GError **error)
 {
   AffineDemons *s = g_new0(AffineDemons, 1);
   s->stage[0] = affine;
@@ -77,16 +77,11 @@ static void *ad_new(const NwMethodOps *affine, const NwMethodOps *demons,
                               .moving_mask = in->moving_mask,
                               .initial_transform = in->initial_transform};
   if ((s->state[0] = affine->create(&ain, s->p[0], error)) == NULL) {
-    ad_destroy(s);
+    nw_affine_demons_op_destroy(s);
     return NULL;
   }
   nw_regrid_before(in->fixed, in->moving, in->fixed_labels, in->moving_labels, s->before);
   return s;
-}
-
-static void *ad_create_cpu(const NwMethodInputs *in, const NwParams *p, GError **error)
-{
-  return ad_new(&nw_affine_cpu_ops, &nw_demons_cpu_ops, in, p, error);
 }
 
 /* The affine stage has finished: its result, the moving image and labels through its
@@ -115,7 +110,7 @@ static gboolean next_stage(AffineDemons *s, const NwIterationReport *last, GErro
   return (s->state[1] = s->stage[1]->create(&din, s->p[1], error)) != NULL;
 }
 
-static gboolean ad_step(void *state, NwIterationReport *r, GError **error)
+gboolean nw_affine_demons_op_step(void *state, NwIterationReport *r, GError **error)
 {
   AffineDemons *s = state;
   const int k = s->stage_now;
@@ -141,7 +136,7 @@ static gboolean ad_step(void *state, NwIterationReport *r, GError **error)
   return TRUE;
 }
 
-static gboolean ad_set_params(void *state, const NwParams *p, GError **error)
+gboolean nw_affine_demons_op_set_params(void *state, const NwParams *p, GError **error)
 {
   AffineDemons *s = state;
   split_params(s, p); /* the affine stage has no live parameters: only demons' differ */
@@ -149,7 +144,7 @@ static gboolean ad_set_params(void *state, const NwParams *p, GError **error)
          s->stage[1]->set_params(s->state[1], s->p[1], error);
 }
 
-static gboolean ad_publish_frame(void *state, NwFrame *frame, GError **error)
+gboolean nw_affine_demons_op_publish_frame(void *state, NwFrame *frame, GError **error)
 {
   AffineDemons *s = state;
   return s->stage[s->stage_now]->publish_frame(s->state[s->stage_now], frame, error);
@@ -168,7 +163,7 @@ static void add_affine_values(NwMethodResult *res, const NwMethodResult *affine)
   }
 }
 
-static NwMethodResult *ad_result(void *state, GError **error)
+NwMethodResult *nw_affine_demons_op_result(void *state, GError **error)
 {
   AffineDemons *s = state;
   NwMethodResult *res = NULL;
@@ -184,21 +179,3 @@ static NwMethodResult *ad_result(void *state, GError **error)
     nw_method_result_add_values(res, "before", s->before, 3);
   return res;
 }
-
-const NwMethodOps nw_affine_demons_cpu_ops = {
-    .name = "affine-demons",
-    .device = NW_DEVICE_CPU,
-    .description = "Affine, then demons: an affine stage brings the moving image into place "
-                   "(any grid), then diffeomorphic log-demons from there",
-    .params = nw_affine_demons_param_specs,
-    .n_params = NW_AFFINE_DEMONS_N_PARAMS,
-    .needs_moving = TRUE,
-    .plot_figures = plot_figures,
-    .any_grid = TRUE,
-    .create = ad_create_cpu,
-    .step = ad_step,
-    .set_params = ad_set_params,
-    .publish_frame = ad_publish_frame,
-    .result = ad_result,
-    .destroy = ad_destroy,
-};

@@ -230,10 +230,15 @@ static gboolean enter_level(NwAffineJob *j, int l, GError **error)
                       .moving = j->pyr[1][l],
                       .fixed_mask = j->pyr[2] ? j->pyr[2][l] : NULL,
                       .moving_mask = j->pyr[3] ? j->pyr[3][l] : NULL};
+  const gint64 t0 = g_get_monotonic_time();
   if (!nw_affine_cost_set_level(j->cost, &lv, error)) {
     g_prefix_error(error, "affine: level %d of %d: ", l + 1, j->n_levels);
     return FALSE;
   }
+  g_debug("affine: level %d of %d (%d x %d x %d) set in %.1f ms, %" G_GUINT64_FORMAT
+          " evaluations before it",
+          l + 1, j->n_levels, lv.fixed->nx, lv.fixed->ny, lv.fixed->nz,
+          (g_get_monotonic_time() - t0) / 1e3, nw_affine_cost_count(j->cost));
   const NwTransform *from = l == 0 ? &g_array_index(j->starts, NwTransform, 0) : &j->best;
   return start_run(j, from, error);
 }
@@ -288,8 +293,10 @@ NwAffineJob *nw_affine_job_new(const NwAffineCostBackend *be, const NwMethodInpu
                                const NwParams *p, GError **error)
 {
   int dim = 3;
+  const gint64 t_start = g_get_monotonic_time();
   if (!check_inputs(in, &dim, error))
     return NULL;
+  const gint64 t_checked = g_get_monotonic_time();
   /* GSL's default handler aborts the process; its statuses are checked here instead. */
   gsl_set_error_handler_off();
   NwAffineJob *j = g_new0(NwAffineJob, 1);
@@ -310,11 +317,20 @@ NwAffineJob *nw_affine_job_new(const NwAffineCostBackend *be, const NwMethodInpu
     nw_affine_job_free(j);
     return NULL;
   }
-  if (!build_pyramids(j, in, error) ||
-      (j->cost = nw_affine_cost_new(be, &j->spec, error)) == NULL) {
+  /* Where a job's start goes (G_MESSAGES_DEBUG=all): the host pyramids, the back end's
+   * creation, the starts and the first level. */
+  const gint64 t_params = g_get_monotonic_time();
+  gint64 t[4];
+  if (!build_pyramids(j, in, error)) {
     nw_affine_job_free(j);
     return NULL;
   }
+  t[0] = g_get_monotonic_time();
+  if ((j->cost = nw_affine_cost_new(be, &j->spec, error)) == NULL) {
+    nw_affine_job_free(j);
+    return NULL;
+  }
+  t[1] = g_get_monotonic_time();
   if (in->initial_transform != NULL) {
     /* the caller's start is the only one: it says where the images already agree */
     j->starts = g_array_new(FALSE, FALSE, sizeof(NwTransform));
@@ -324,10 +340,16 @@ NwAffineJob *nw_affine_job_new(const NwAffineCostBackend *be, const NwMethodInpu
                                  j->pyr[3] ? j->pyr[3][0] : NULL, &base, &ss);
   }
   j->best = g_array_index(j->starts, NwTransform, 0);
+  t[2] = g_get_monotonic_time();
   if (!enter_level(j, 0, error)) {
     nw_affine_job_free(j);
     return NULL;
   }
+  t[3] = g_get_monotonic_time();
+  g_debug("affine (%s): input checks %.1f ms, pyramids %.1f ms, cost %.1f ms, starts %.1f ms, "
+          "first level %.1f ms",
+          be->name, (t_checked - t_start) / 1e3, (t[0] - t_params) / 1e3, (t[1] - t[0]) / 1e3,
+          (t[2] - t[1]) / 1e3, (t[3] - t[2]) / 1e3);
   return j;
 }
 

@@ -137,9 +137,18 @@ fi
 # --- the affine cost on the GPU: evaluations per second at 512^2 .. 3072^2 and brain size ----
 if [ -x "$build/bench/bench_affine" ] && [ "${NW_SKIP_AFFINE_BENCH:-0}" != 1 ]; then
   echo "== bench_affine"
-  timeout 120 "$build/bench/bench_affine" --json "$OUT/bench_affine.json" >"$OUT/bench_affine.log" 2>&1
+  # G_MESSAGES_DEBUG: the jobs of the end-to-end runs say where their time goes
+  G_MESSAGES_DEBUG=all timeout 120 "$build/bench/bench_affine" --json "$OUT/bench_affine.json" \
+    >"$OUT/bench_affine.log" 2>&1
   record bench_affine $? "bench_affine.log"
-  cat "$OUT/bench_affine.log"
+  grep -v DEBUG "$OUT/bench_affine.log"
+  # the PyTorch peer on the same images and transforms (where the host's python3 has torch)
+  if python3 -c "import torch" 2>/dev/null; then
+    timeout 120 python3 bench/peer_affine_torch.py --json "$OUT/peer_affine_torch.json" \
+      >"$OUT/peer_affine_torch.log" 2>&1
+    record peer_affine_torch $? "peer_affine_torch.log"
+    cat "$OUT/peer_affine_torch.log"
+  fi
 fi
 
 # --- live view while a demons job runs on the same GPU: interop vs host frames, drawn as fast

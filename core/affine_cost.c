@@ -122,46 +122,63 @@ void nw_affine_cost_free(NwAffineCost *c)
   g_free(c);
 }
 
-/* Mean, min and max of v where mask (if any) is >= 0.5; the count of those voxels. */
-static double masked_stats(const NwVolume *v, const NwVolume *mask, double *lo, double *hi)
-{
-  double sum = 0.0, n = 0.0, mn = INFINITY, mx = -INFINITY;
-  const size_t nv = nw_volume_n_voxels(v);
-  for (size_t e = 0; e < nv; e++) {
-    if (mask != NULL && !(mask->data[e] >= 0.5f))
-      continue;
-    const double x = v->data[e];
-    sum += x;
-    n += 1.0;
-    mn = MIN(mn, x);
-    mx = MAX(mx, x);
-  }
-  if (n == 0.0)
-    mn = mx = 0.0;
-  if (!(mx > mn))
-    mx = mn + 1.0; /* a flat image still has a bin range */
-  *lo = mn;
-  *hi = mx;
-  return n > 0.0 ? sum / n : 0.0;
-}
+/* Mean, min and max of v where mask (if any) is >= 0.5, and the count of those voxels:
+ * partial sums over fixed chunks on the cores, added in chunk order, so the result does not
+ * depend on the number of threads (the mean shifts every evaluation's sums). */
+typedef struct {
+  double sum, n, lo, hi;
+} ChunkStats;
 
-static double count_mask(const NwVolume *v, const NwVolume *mask)
+#define STATS_CHUNK ((size_t)1 << 16)
+
+static void masked_stats(const NwVolume *v, const NwVolume *mask, ChunkStats *out)
 {
-  if (mask == NULL)
-    return (double)nw_volume_n_voxels(v);
-  double n = 0.0;
-  for (size_t e = 0; e < nw_volume_n_voxels(mask); e++)
-    n += mask->data[e] >= 0.5f;
-  return n;
+  const size_t nv = nw_volume_n_voxels(v);
+  const gint64 n_chunks = (gint64)((nv + STATS_CHUNK - 1) / STATS_CHUNK);
+  ChunkStats *part = g_new(ChunkStats, MAX(n_chunks, 1));
+#pragma omp parallel for schedule(static) if (n_chunks > 4)
+  for (gint64 c = 0; c < n_chunks; c++) {
+    ChunkStats s = {0.0, 0.0, INFINITY, -INFINITY};
+    const size_t end = MIN(nv, (size_t)(c + 1) * STATS_CHUNK);
+    for (size_t e = (size_t)c * STATS_CHUNK; e < end; e++) {
+      if (mask != NULL && !(mask->data[e] >= 0.5f))
+        continue;
+      const double x = v->data[e];
+      s.sum += x;
+      s.n += 1.0;
+      s.lo = MIN(s.lo, x);
+      s.hi = MAX(s.hi, x);
+    }
+    part[c] = s;
+  }
+  *out = (ChunkStats){0.0, 0.0, INFINITY, -INFINITY};
+  for (gint64 c = 0; c < n_chunks; c++) {
+    out->sum += part[c].sum;
+    out->n += part[c].n;
+    out->lo = MIN(out->lo, part[c].lo);
+    out->hi = MAX(out->hi, part[c].hi);
+  }
+  g_free(part);
+  if (out->n == 0.0)
+    out->lo = out->hi = 0.0;
+  if (!(out->hi > out->lo))
+    out->hi = out->lo + 1.0; /* a flat image still has a bin range */
 }
 
 gboolean nw_affine_cost_set_level(NwAffineCost *c, const NwAffineLevel *level, GError **error)
 {
   c->level = *level;
   NwAffineLevel *l = &c->level;
-  l->fixed_shift = masked_stats(l->fixed, l->fixed_mask, &l->fixed_lo, &l->fixed_hi);
-  l->moving_shift = masked_stats(l->moving, l->moving_mask, &l->moving_lo, &l->moving_hi);
-  l->n_fixed = count_mask(l->fixed, l->fixed_mask);
+  ChunkStats f, m;
+  masked_stats(l->fixed, l->fixed_mask, &f);
+  masked_stats(l->moving, l->moving_mask, &m);
+  l->fixed_shift = f.n > 0.0 ? f.sum / f.n : 0.0;
+  l->moving_shift = m.n > 0.0 ? m.sum / m.n : 0.0;
+  l->fixed_lo = f.lo;
+  l->fixed_hi = f.hi;
+  l->moving_lo = m.lo;
+  l->moving_hi = m.hi;
+  l->n_fixed = f.n; /* the fixed voxels inside the fixed mask (all without one) */
   if (l->n_fixed < 1.0) {
     g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
                 "the fixed mask selects no voxel at this resolution");

@@ -143,7 +143,7 @@ static gboolean quick(void)
   return TRUE;
 }
 
-/* The 2 mm demo brain (Colin27, or the phantom without mricron-data) as fixed, and as
+/* The 2 mm demo brain (Colin27) as fixed, and as
  * moving the same image moved by truth: moving(truth(x)) = fixed(x), cubic resampling. */
 static void demo_pair(const NwTransform *truth, NwVolume **fixed, NwVolume **moving)
 {
@@ -218,9 +218,8 @@ static void register_3d(const NwTransform *truth, const char *const *settings, d
                  at_result.cost > at_truth.cost ? "stopped before the bottom"
                                                 : "the cost's minimum is off the truth");
   /* The bottom, to 1e-6 of 1 - NCC: with the default tolerance (0.01 voxel) the result costs
-   * 2e-7 more than the truth (rigid) or 6e-8 less (affine). Stopped at 0.05 voxel the affine
-   * run ended 3e-6 above here and 0.52 mm off at the corners on an H100 host, whose build
-   * makes images that differ in their last bits. */
+   * 2e-7 more than the truth (rigid) or 6e-8 less (affine); stopped at 0.05 voxel the affine
+   * run ended 3e-6 above. */
   if (!quick())
     g_assert_cmpfloat(at_result.cost - at_truth.cost, <, 1e-6);
   err[0] = err[1] = err[2] = err[3] = 0.0;
@@ -240,20 +239,30 @@ static void register_3d(const NwTransform *truth, const char *const *settings, d
                  run.evaluations, run.seconds);
 }
 
-static void demo_centre(double c[3])
+/* The demo's centre; FALSE (the test skipped) when the demo is the phantom: the 3D tests
+ * register the brain, Colin27 (the phantom's smooth shells leave an affine less well
+ * defined: 0.29 degrees off on an H100 host without mricron-data, at a cost below the
+ * truth's, which no optimiser can beat). */
+static gboolean demo_brain_centre(double c[3])
 {
   NwDemoOptions o;
   nw_demo_options_init(&o);
   NwDemoCase dc = {0};
   g_assert_true(nw_demo_make(&o, 2.0, &dc, NULL));
   nw_volume_centre_mm(dc.fixed, c);
+  const gboolean brain = !dc.is_phantom;
   nw_demo_case_clear(&dc);
+  if (!brain)
+    g_test_skip("mricron-data is not installed (scripts/install-deps.sh installs it): the 3D "
+                "tests register the demo brain, Colin27");
+  return brain;
 }
 
 static void test_3d_rigid(void)
 {
   double c[3];
-  demo_centre(c);
+  if (!demo_brain_centre(c))
+    return;
   NwTransform truth;
   nw_transform_init(&truth, 3, NW_XFORM_RIGID, c);
   const double t[3] = {10.0, -12.0, 8.0}, r_deg[3] = {12.0, -8.0, 10.0};
@@ -274,7 +283,8 @@ static void test_3d_rigid(void)
 static void test_3d_affine(void)
 {
   double c[3];
-  demo_centre(c);
+  if (!demo_brain_centre(c))
+    return;
   NwTransform truth;
   nw_transform_init(&truth, 3, NW_XFORM_AFFINE, c);
   const double t[3] = {6.0, -4.0, 5.0}, r_deg[3] = {4.0, -3.0, 6.0};
@@ -291,9 +301,8 @@ static void test_3d_affine(void)
   if (quick())
     return;
   /* An affine's rotation and shear trade against each other along a shallow valley, where
-   * one simplex stalls: without restarts an H200 host's build stopped 0.304 degrees off and
-   * an H100 host's 0.71 mm off at the box's corners. The fresh simplices of `restarts` and
-   * the default tolerance go on to the bottom (0.004 degrees, 0.04 mm here). */
+   * one simplex can stall: the fresh simplices of `restarts` and the default tolerance go
+   * on to the bottom (0.004 degrees, 0.04 mm here). */
   g_assert_cmpfloat(err[0], <, 0.2);
   g_assert_cmpfloat(err[1], <, 0.2);
   g_assert_cmpfloat(err[2], <, 0.005);

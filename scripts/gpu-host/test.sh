@@ -116,6 +116,11 @@ else
 fi
 
 # --- the whole test suite (NW_SKIP_CTEST=1: not this time) --------------------------------------
+# Colin27 and its labels where Debian's mricron-data puts them, as on CI: the demo case and
+# the tests that register the demo brain use it (without it they get the phantom or skip).
+if [ -d "$repo/.gpu-scripts/templates" ]; then
+  mkdir -p /usr/share/mricron/templates && cp "$repo"/.gpu-scripts/templates/* /usr/share/mricron/templates/
+fi
 if [ "${NW_SKIP_CTEST:-0}" != 1 ]; then
   echo "== ctest"
   ctest --test-dir "$build" --output-on-failure --timeout "$ctest_timeout" -j 4 2>&1 |

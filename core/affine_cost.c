@@ -7,6 +7,7 @@
 #include "affine_resample.h"
 #include "interp_weights.h"
 #include "nw_error.h"
+#include "pyramid.h"
 
 const char *nw_affine_metric_name(NwAffineMetric m)
 {
@@ -163,6 +164,35 @@ static void masked_stats(const NwVolume *v, const NwVolume *mask, ChunkStats *ou
     out->lo = out->hi = 0.0;
   if (!(out->hi > out->lo))
     out->hi = out->lo + 1.0; /* a flat image still has a bin range */
+}
+
+NwVolume **nw_affine_cost_pyramid(NwAffineCost *c, const NwVolume *v, int n_levels,
+                                  GError **error)
+{
+  if (c->be->pyramid != NULL)
+    return c->be->pyramid(c->impl, v, n_levels, error);
+  int n = 0;
+  NwVolume **levels = nw_pyramid_new(v, n_levels, &n, error);
+  g_warn_if_fail(levels == NULL || n == n_levels);
+  return levels;
+}
+
+NwVolume *nw_affine_cost_warp(NwAffineCost *c, const double t_ras[16], NwSampler sampler,
+                              GError **error)
+{
+  const NwAffineLevel *l = &c->level;
+  if (c->be->warp == NULL)
+    return nw_affine_resample(l->moving, l->fixed, t_ras, l->dim, sampler, 0.0f, error);
+  double map[12];
+  if (!nw_affine_voxel_map(l->fixed, l->moving, t_ras, l->dim, map)) {
+    g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
+                "resample: the image's voxel-to-world affine is singular");
+    return NULL;
+  }
+  NwVolume *out = nw_volume_new_like(l->fixed, 1, error);
+  if (out != NULL && !c->be->warp(c->impl, map, sampler, 0.0f, out->data, error))
+    g_clear_pointer(&out, nw_volume_free);
+  return out;
 }
 
 gboolean nw_affine_cost_set_level(NwAffineCost *c, const NwAffineLevel *level, GError **error)

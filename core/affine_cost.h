@@ -78,6 +78,17 @@ typedef struct {
    * filled by the back end when the metric is mi. */
   gboolean (*evaluate)(void *impl, const double map[12], NwAffineSums *sums, GError **error);
   void (*destroy)(void *impl);
+  /* Optional (NULL: nw_pyramid_new on the host, and set_level copies each level it is
+   * given): v's pyramid of exactly n_levels levels (nw_pyramid_levels), equal bit for bit to
+   * nw_pyramid_new's, made by the back end and kept there for the cost's life; set_level
+   * then finds a level of it by its host copy, which the caller owns (nw_pyramid_free) and
+   * keeps until the cost is freed. */
+  NwVolume **(*pyramid)(void *impl, const NwVolume *v, int n_levels, GError **error);
+  /* Optional (NULL: nw_affine_resample on the host): the current level's moving image
+   * sampled with sampler at map (as evaluate's) for every fixed voxel, background outside,
+   * into out (the fixed level's voxel count). */
+  gboolean (*warp)(void *impl, const double map[12], NwSampler sampler, float background,
+                   float *out, GError **error);
 } NwAffineCostBackend;
 
 extern const NwAffineCostBackend nw_affine_cost_cpu; /* core/cpu/affine_cost_cpu.c */
@@ -111,6 +122,15 @@ gboolean nw_affine_cost_eval(NwAffineCost *c, const NwTransform *t, NwAffineCost
 /* The same for a 4x4 RAS matrix. */
 gboolean nw_affine_cost_eval_matrix(NwAffineCost *c, const double t_ras[16], NwAffineCostValue *out,
                                     GError **error);
+/* v's pyramid of n_levels levels (pyramid.h: 0 = coarsest), made by the back end where it
+ * can (images resident on the device for the cost's life), else by nw_pyramid_new; free
+ * with nw_pyramid_free after the cost. */
+NwVolume **nw_affine_cost_pyramid(NwAffineCost *c, const NwVolume *v, int n_levels,
+                                  GError **error);
+/* The current level's moving image through t (fixed world -> moving world) on the current
+ * level's fixed grid (nw_affine_resample with background 0), by the back end where it can. */
+NwVolume *nw_affine_cost_warp(NwAffineCost *c, const double t_ras[16], NwSampler sampler,
+                              GError **error);
 /* Evaluations since creation. */
 guint64 nw_affine_cost_count(const NwAffineCost *c);
 

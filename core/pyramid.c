@@ -12,6 +12,19 @@ static gboolean too_small_to_halve(const NwVolume *v)
   return FALSE;
 }
 
+int nw_pyramid_levels(const NwVolume *v, int max_levels)
+{
+  int n[3] = {v->nx, v->ny, v->nz}, levels = 1;
+  for (; levels < max_levels; levels++) {
+    const NwVolume size = {.nx = n[0], .ny = n[1], .nz = n[2]};
+    if (too_small_to_halve(&size))
+      break;
+    for (int a = 0; a < 3; a++)
+      n[a] = n[a] > 1 ? (n[a] + 1) / 2 : 1; /* nw_downsample2's sizes */
+  }
+  return levels;
+}
+
 NwVolume **nw_pyramid_new(const NwVolume *v, int max_levels, int *n_levels, GError **error)
 {
   NwVolume *finest = nw_volume_try_copy(v, error);

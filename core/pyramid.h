@@ -15,6 +15,8 @@ G_BEGIN_DECLS
  * smaller than max_levels. Free with nw_pyramid_free. */
 NwVolume **nw_pyramid_new(const NwVolume *v, int max_levels, int *n_levels, GError **error);
 void nw_pyramid_free(NwVolume **levels, int n_levels);
+/* How many levels nw_pyramid_new(v, max_levels, ...) makes, from v's size alone. */
+int nw_pyramid_levels(const NwVolume *v, int max_levels);
 
 G_END_DECLS
 

@@ -148,26 +148,44 @@ static void resample_grid(NwVolume *out, const NwVolume *in, const double scale[
   }
 }
 
-NwVolume *nw_downsample2(const NwVolume *in, GError **error)
+/* nw_downsample2's map per axis: the Gaussian's sigma (voxels) and out index o -> in index
+ * o * scale + offset. A coarse voxel o covers fine voxels 2o and 2o+1: its centre is at fine
+ * index 2o + 0.5; an axis of one voxel stays. */
+static void downsample2_map(const NwVolume *in, int n_out[3], double sigma[3], double scale[3],
+                            double offset[3])
 {
   const int n_in[3] = {in->nx, in->ny, in->nz};
-  int n_out[3];
-  double sigma[3], scale[3], offset[3];
   for (int a = 0; a < 3; a++) {
-    gboolean shrink = n_in[a] > 1;
+    const gboolean shrink = n_in[a] > 1;
     n_out[a] = shrink ? (n_in[a] + 1) / 2 : 1;
     sigma[a] = shrink ? 1.0 : 0.0;
-    /* coarse voxel o covers fine voxels 2o and 2o+1: its centre is at fine index 2o + 0.5 */
     scale[a] = shrink ? 2.0 : 1.0;
     offset[a] = shrink ? 0.5 : 0.0;
   }
+}
+
+NwVolume *nw_downsample2_new(const NwVolume *in, GError **error)
+{
+  int n_out[3];
+  double sigma[3], scale[3], offset[3];
+  downsample2_map(in, n_out, sigma, scale, offset);
+  NwVolume *out = nw_volume_new(n_out[0], n_out[1], n_out[2], in->nc, error);
+  if (out != NULL)
+    compose_affine(out, in, scale, offset);
+  return out;
+}
+
+NwVolume *nw_downsample2(const NwVolume *in, GError **error)
+{
+  int n_out[3];
+  double sigma[3], scale[3], offset[3];
+  downsample2_map(in, n_out, sigma, scale, offset);
   g_autoptr(NwVolume) smooth = nw_volume_copy(in);
   if (!nw_smooth_gaussian(smooth, sigma, error))
     return NULL;
-  NwVolume *out = nw_volume_new(n_out[0], n_out[1], n_out[2], in->nc, error);
+  NwVolume *out = nw_downsample2_new(in, error);
   if (out == NULL)
     return NULL;
-  compose_affine(out, in, scale, offset);
   resample_grid(out, smooth, scale, offset);
   return out;
 }

@@ -26,6 +26,9 @@ void nw_warp(NwVolume *out, const NwVolume *in, const NwVolume *u, NwInterp inte
  * coarse voxel centre i lies at fine index 2i + 0.5; the affine is updated so that voxel
  * centres keep their world positions. */
 NwVolume *nw_downsample2(const NwVolume *in, GError **error);
+/* The volume nw_downsample2 would return, its data zero: the grid (size and voxel-to-world)
+ * for back ends that compute the data themselves. */
+NwVolume *nw_downsample2_new(const NwVolume *in, GError **error);
 /* Resample in onto a grid of nx*ny*nz covering the same world box (trilinear). For vector
  * fields in voxel units the components are scaled by the size ratio per axis. */
 NwVolume *nw_resize(const NwVolume *in, int nx, int ny, int nz, gboolean is_voxel_field,

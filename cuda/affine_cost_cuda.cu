@@ -3,7 +3,10 @@
  * shared job of affine_method.h over this cost). CUDA back end; every call runs on the job's
  * worker thread, which owns the stream and the device buffers.
  *
- * set_level uploads the level's fixed and moving images and masks (once per pyramid level).
+ * The job's pyramids are made here (pyramid: each level by nw_downsample2_cuda from the one
+ * below, bit for bit the CPU's) and stay on the device for the cost's life; set_level finds a
+ * level there by its host copy, and uploads only what it does not find (the tests' and the
+ * benchmark's own volumes).
  * An evaluation is one launch and one synchronisation, with no allocation and no copy:
  * cost_kernel (a variant per sampler and metric) has a thread per fixed voxel (grid-stride)
  * map the voxel, test the masks and the domain, sample the moving image, and add to six
@@ -29,6 +32,9 @@
 #include "interp_weights.h"
 #include "nw_affine_cost_cuda.h"
 #include "nw_error.h"
+#include "pyramid.h"
+#include "pyramid_cuda.cuh"
+#include "resample.h"
 
 namespace {
 
@@ -37,6 +43,7 @@ constexpr int kWarps = kBlock / 32;
 constexpr int kSums = 6;             /* n, sf, sm, sff, smm, sfm (NwAffineSums) */
 constexpr double kHistOne = 16777216.0; /* 2^24: one count in the fixed-point histogram */
 constexpr size_t kSharedHistMax = 48 * 1024; /* the default dynamic shared-memory limit */
+constexpr int kMaxKept = 32; /* device levels kept: 4 pyramids of up to 8 levels */
 
 /* What the cost kernel reads, by value: the level's images, their sizes, the statistics of
  * affine_cost.h, the map and where the results go. Masks are NULL when absent. */
@@ -338,6 +345,24 @@ CostKernel cost_kernel_for(NwSampler sampler, bool mi)
   return table[si][mi ? 1 : 0];
 }
 
+/* nw_affine_resample on the device: every fixed voxel's moving sample (sampler S), or
+ * background outside the moving image; positions as cost_kernel's. */
+template <int S>
+__global__ void __launch_bounds__(kBlock) warp_kernel(EvalArgs a, float *out, float background)
+{
+  const unsigned int stride = gridDim.x * blockDim.x;
+  const unsigned int fnx = (unsigned int)a.fnx, fny = (unsigned int)a.fny;
+  for (unsigned int e = blockIdx.x * blockDim.x + threadIdx.x; e < a.n; e += stride) {
+    const unsigned int row = e / fnx;
+    const double i = (double)(e - row * fnx);
+    const double j = (double)(row % fny), k = (double)(row / fny);
+    float v = background;
+    sample<S>(a, map_row(a.map, i, j, k), map_row(a.map + 4, i, j, k), map_row(a.map + 8, i, j, k),
+              &v);
+    out[e] = v;
+  }
+}
+
 /* ---- the back end ----------------------------------------------------------------------- */
 
 struct CudaCost {
@@ -350,6 +375,14 @@ struct CudaCost {
   size_t shared_bytes;  /* the kernel's dynamic shared memory (0: global histogram) */
   int hist_len;         /* bins² for mi, else 0 */
   float *F, *M, *fmask, *mmask; /* the current level */
+  bool owned[4];        /* F, M, fmask, mmask uploaded by set_level (else kept levels) */
+  struct {
+    const NwVolume *host; /* the level's host copy, the caller's */
+    float *dev;
+  } kept[kMaxKept];     /* pyramid levels made here */
+  int n_kept;
+  float *warped;        /* warp's output at the current level, allocated on first use */
+  size_t warped_bytes;
   double *partials;     /* max_blocks x kSums */
   unsigned long long *hist;
   unsigned int *done;
@@ -358,11 +391,13 @@ struct CudaCost {
 
 void free_level(CudaCost *c)
 {
-  cudaFree(c->F);
-  cudaFree(c->M);
-  cudaFree(c->fmask);
-  cudaFree(c->mmask);
-  c->F = c->M = c->fmask = c->mmask = nullptr;
+  float **slot[4] = {&c->F, &c->M, &c->fmask, &c->mmask};
+  for (int i = 0; i < 4; i++) {
+    if (c->owned[i])
+      cudaFree(*slot[i]);
+    *slot[i] = nullptr;
+    c->owned[i] = false;
+  }
 }
 
 void cuda_destroy(void *impl)
@@ -373,6 +408,9 @@ void cuda_destroy(void *impl)
   if (c->have_stream)
     cudaStreamSynchronize(c->stream); /* nothing may still use what is freed below */
   free_level(c);
+  for (int i = 0; i < c->n_kept; i++)
+    cudaFree(c->kept[i].dev);
+  cudaFree(c->warped);
   cudaFree(c->partials);
   cudaFree(c->hist);
   cudaFree(c->done);
@@ -428,15 +466,43 @@ void *cuda_create(const NwAffineCostSpec *spec, GError **error)
   return c;
 }
 
-/* Device copy of v (scalar) into *dst, allocated here; NULL v leaves *dst NULL. */
-gboolean upload(CudaCost *c, float **dst, const NwVolume *v, GError **error)
+/* The device level made by pyramid whose host copy is v, or NULL. */
+float *kept_level(const CudaCost *c, const NwVolume *v)
+{
+  for (int i = c->n_kept - 1; i >= 0; i--)
+    if (c->kept[i].host == v)
+      return c->kept[i].dev;
+  return nullptr;
+}
+
+/* *dst: v's kept level, else a device copy of v (scalar) allocated here (*owned); NULL v
+ * leaves *dst NULL. */
+gboolean upload(CudaCost *c, float **dst, bool *owned, const NwVolume *v, GError **error)
 {
   if (v == nullptr)
     return TRUE;
+  if ((*dst = kept_level(c, v)) != nullptr)
+    return TRUE;
   const size_t bytes = nw_volume_n_voxels(v) * sizeof(float);
+  *owned = true;
   return NW_CUDA_CHECK(cudaMalloc(dst, bytes), error) &&
          NW_CUDA_CHECK(cudaMemcpyAsync(*dst, v->data, bytes, cudaMemcpyHostToDevice, c->stream),
                        error);
+}
+
+/* Fails with the message every GPU method gives when bytes do not fit. */
+gboolean check_free(size_t bytes, GError **error)
+{
+  size_t free_b = 0, total_b = 0;
+  if (!NW_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b), error))
+    return FALSE;
+  if (bytes <= free_b)
+    return TRUE;
+  g_set_error(error, NW_ERROR, NW_ERROR_NOMEM,
+              "affine: the images need %.0f MiB of GPU memory but only %.0f MiB of %.0f MiB "
+              "are free; use --device cpu or smaller images",
+              bytes / 1048576.0, free_b / 1048576.0, total_b / 1048576.0);
+  return FALSE;
 }
 
 gboolean same_dims(const NwVolume *a, const NwVolume *b)
@@ -474,29 +540,24 @@ gboolean cuda_set_level(void *impl, const NwAffineLevel *level, GError **error)
     return FALSE;
   free_level(c);
   c->level = *level;
-  const size_t bytes = (nw_volume_n_voxels(level->fixed) * (level->fixed_mask ? 2 : 1) +
-                        nw_volume_n_voxels(level->moving) * (level->moving_mask ? 2 : 1)) *
-                       sizeof(float);
-  size_t free_b = 0, total_b = 0;
-  if (!NW_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b), error))
+  const NwVolume *v[4] = {level->fixed, level->moving, level->fixed_mask, level->moving_mask};
+  float **slot[4] = {&c->F, &c->M, &c->fmask, &c->mmask};
+  size_t bytes = 0; /* what is not on the device yet */
+  for (int i = 0; i < 4; i++)
+    if (v[i] != nullptr && kept_level(c, v[i]) == nullptr)
+      bytes += nw_volume_n_voxels(v[i]) * sizeof(float);
+  if (!check_free(bytes, error))
     return FALSE;
-  if (bytes > free_b) {
-    g_set_error(error, NW_ERROR, NW_ERROR_NOMEM,
-                "affine: the images need %.0f MiB of GPU memory but only %.0f MiB of %.0f MiB "
-                "are free; use --device cpu or smaller images",
-                bytes / 1048576.0, free_b / 1048576.0, total_b / 1048576.0);
-    return FALSE;
-  }
+  for (int i = 0; i < 4; i++)
+    if (!upload(c, slot[i], &c->owned[i], v[i], error))
+      return FALSE;
   /* the host volumes are only borrowed: wait until the copies are done */
-  return upload(c, &c->F, level->fixed, error) && upload(c, &c->M, level->moving, error) &&
-         upload(c, &c->fmask, level->fixed_mask, error) &&
-         upload(c, &c->mmask, level->moving_mask, error) &&
-         NW_CUDA_CHECK(cudaStreamSynchronize(c->stream), error);
+  return NW_CUDA_CHECK(cudaStreamSynchronize(c->stream), error);
 }
 
-gboolean cuda_evaluate(void *impl, const double map[12], NwAffineSums *sums, GError **error)
+/* The kernels' arguments for map at the current level; FALSE without one. */
+gboolean eval_args(const CudaCost *c, const double map[12], EvalArgs *out, GError **error)
 {
-  CudaCost *c = (CudaCost *)impl;
   const NwAffineLevel *l = &c->level;
   if (c->F == nullptr || c->M == nullptr) { /* no level, or its upload failed */
     g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "affine (cuda): no images for this level");
@@ -522,6 +583,16 @@ gboolean cuda_evaluate(void *impl, const double map[12], NwAffineSums *sums, GEr
   a.hist = c->hist;
   a.done = c->done;
   a.out = c->d_out;
+  *out = a;
+  return TRUE;
+}
+
+gboolean cuda_evaluate(void *impl, const double map[12], NwAffineSums *sums, GError **error)
+{
+  CudaCost *c = (CudaCost *)impl;
+  EvalArgs a;
+  if (!eval_args(c, map, &a, error))
+    return FALSE;
   const int blocks = (int)MIN((size_t)c->max_blocks, (a.n + kBlock - 1) / kBlock);
   /* one launch and one synchronisation: the last block leaves the result in h_out */
   c->kernel<<<blocks, kBlock, c->shared_bytes, c->stream>>>(a);
@@ -540,6 +611,90 @@ gboolean cuda_evaluate(void *impl, const double map[12], NwAffineSums *sums, GEr
   return TRUE;
 }
 
+/* The current level's moving image sampled at map for every fixed voxel, into out (the
+ * host's, a fixed level's voxels): the result's and the frames' warped image, made where the
+ * images already are. */
+gboolean cuda_warp(void *impl, const double map[12], NwSampler sampler, float background,
+                   float *out, GError **error)
+{
+  CudaCost *c = (CudaCost *)impl;
+  EvalArgs a;
+  if (!eval_args(c, map, &a, error))
+    return FALSE;
+  const size_t bytes = (size_t)a.n * sizeof(float);
+  if (bytes > c->warped_bytes) {
+    cudaFree(c->warped);
+    c->warped = nullptr;
+    c->warped_bytes = 0;
+    if (!NW_CUDA_CHECK(cudaMalloc(&c->warped, bytes), error))
+      return FALSE;
+    c->warped_bytes = bytes;
+  }
+  const int blocks = (int)MIN((size_t)c->max_blocks, (a.n + kBlock - 1) / kBlock);
+  if (sampler == NW_SAMPLER_NEAREST)
+    warp_kernel<NW_SAMPLER_NEAREST><<<blocks, kBlock, 0, c->stream>>>(a, c->warped, background);
+  else if (sampler == NW_SAMPLER_LINEAR)
+    warp_kernel<NW_SAMPLER_LINEAR><<<blocks, kBlock, 0, c->stream>>>(a, c->warped, background);
+  else
+    warp_kernel<NW_SAMPLER_CUBIC><<<blocks, kBlock, 0, c->stream>>>(a, c->warped, background);
+  return NW_CUDA_CHECK(nw_cuda_launched(c->stream), error) &&
+         NW_CUDA_CHECK(cudaMemcpyAsync(out, c->warped, bytes, cudaMemcpyDeviceToHost, c->stream),
+                       error) &&
+         NW_CUDA_CHECK(cudaStreamSynchronize(c->stream), error);
+}
+
+/* v's pyramid of n levels (affine_cost.h), each coarser level made on the device from the one
+ * below and copied to the host; every level stays on the device. Where the device lacks the
+ * memory, or the table is full, the host makes it (nw_pyramid_new) and set_level uploads. */
+NwVolume **cuda_pyramid(void *impl, const NwVolume *v, int n, GError **error)
+{
+  CudaCost *c = (CudaCost *)impl;
+  const size_t full = nw_volume_n_voxels(v) * sizeof(float);
+  size_t free_b = 0, total_b = 0;
+  /* the levels (less than 8/7 of the image) and two smoothing buffers of the finest */
+  if (v->nc != 1 || n > 8 || c->n_kept + n > kMaxKept ||
+      cudaMemGetInfo(&free_b, &total_b) != cudaSuccess || free_b < full * 4) {
+    int made = 0;
+    NwVolume **levels = nw_pyramid_new(v, n, &made, error);
+    g_warn_if_fail(levels == nullptr || made == n);
+    return levels;
+  }
+  NwVolume **levels = g_new0(NwVolume *, n);
+  float *dev[8] = {nullptr}, *scratch[2] = {nullptr, nullptr};
+  gboolean ok = (levels[n - 1] = nw_volume_try_copy(v, error)) != nullptr &&
+                NW_CUDA_CHECK(cudaMalloc(&dev[n - 1], full), error) &&
+                NW_CUDA_CHECK(cudaMalloc(&scratch[0], full), error) &&
+                NW_CUDA_CHECK(cudaMalloc(&scratch[1], full), error) &&
+                NW_CUDA_CHECK(cudaMemcpyAsync(dev[n - 1], v->data, full, cudaMemcpyHostToDevice,
+                                              c->stream),
+                              error);
+  for (int l = n - 2; ok && l >= 0; l--) {
+    const NwVolume *fine = levels[l + 1];
+    ok = (levels[l] = nw_downsample2_new(fine, error)) != nullptr;
+    const size_t bytes = nw_volume_n_voxels(levels[l]) * sizeof(float);
+    ok = ok && NW_CUDA_CHECK(cudaMalloc(&dev[l], bytes), error) &&
+         NW_CUDA_CHECK(nw_downsample2_cuda(dev[l], dev[l + 1], fine->nx, fine->ny, fine->nz,
+                                           scratch, c->stream),
+                       error) &&
+         NW_CUDA_CHECK(cudaMemcpyAsync(levels[l]->data, dev[l], bytes, cudaMemcpyDeviceToHost,
+                                       c->stream),
+                       error);
+  }
+  ok = ok && NW_CUDA_CHECK(cudaStreamSynchronize(c->stream), error);
+  cudaStreamSynchronize(c->stream); /* nothing in flight uses the buffers freed below */
+  cudaFree(scratch[0]);
+  cudaFree(scratch[1]);
+  if (!ok) {
+    for (int l = 0; l < n && l < 8; l++)
+      cudaFree(dev[l]);
+    nw_pyramid_free(levels, n);
+    return nullptr;
+  }
+  for (int l = 0; l < n; l++)
+    c->kept[c->n_kept++] = {levels[l], dev[l]};
+  return levels;
+}
+
 /* The method "affine" on CUDA: the shared job over this cost. */
 void *affine_create(const NwMethodInputs *in, const NwParams *p, GError **error)
 {
@@ -554,6 +709,8 @@ extern "C" const NwAffineCostBackend nw_affine_cost_cuda = {
     .set_level = cuda_set_level,
     .evaluate = cuda_evaluate,
     .destroy = cuda_destroy,
+    .pyramid = cuda_pyramid,
+    .warp = cuda_warp,
 };
 
 /* C++20 designated initialisers: the slots of NwMethodOps by name, in their order. */

@@ -4,8 +4,8 @@
  * every interpolation, with and without masks, 2D and 3D, for identity, half-voxel, rigid and
  * scaled affine transforms, on images of different grids; the costs must agree to 1e-4
  * relative (issue 11) and the overlaps exactly (the GPU computes the positions as the CPU
- * does). Then whole registrations through the method interface: "affine" on CUDA must end
- * where the CPU method ends. Skips (77) without a CUDA device. Main thread; seconds. */
+ * does); the device's pyramid equals the host's bit for bit. Then whole registrations
+ * through the method interface: "affine" on CUDA must end where the CPU method ends. Skips (77) without a CUDA device. Main thread; seconds. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +15,7 @@
 #include "affine_testutil.h"
 #include "nw_affine_cost_cuda.h"
 #include "nw_error.h"
+#include "pyramid.h"
 #include "ras_affine.h"
 #include "testutil.h"
 
@@ -239,6 +240,104 @@ static void test_levels(void)
   nw_affine_cost_free(gpu);
 }
 
+/* The pyramid made on the device (pyramid_cuda.cu) equals nw_pyramid_new's bit for bit, odd
+ * and even sizes, 2D and 3D; its levels stay on the device, where set_level finds them: the
+ * cost there equals the cost of an upload of the same level exactly. */
+static void test_pyramid(void)
+{
+  g_autoptr(NwVolume) v2 = image(101, 77, 1, 1.3, 5);
+  g_autoptr(NwVolume) v3 = image(45, 38, 33, 2.0, 6);
+  const NwVolume *vols[2] = {v2, v3};
+  const NwAffineCostSpec spec = {NW_METRIC_NCC, NW_SAMPLER_CUBIC, 32, FALSE};
+  for (int t = 0; t < 2; t++) {
+    const NwVolume *v = vols[t];
+    g_autoptr(GError) err = NULL;
+    const int n = nw_pyramid_levels(v, 4);
+    g_assert_cmpint(n, >=, 2);
+    NwAffineCost *gpu = nw_affine_cost_new(&nw_affine_cost_cuda, &spec, &err);
+    NwAffineCost *upl = nw_affine_cost_new(&nw_affine_cost_cuda, &spec, &err);
+    g_assert_no_error(err);
+    NwVolume **dev = nw_affine_cost_pyramid(gpu, v, n, &err);
+    g_assert_no_error(err);
+    int n_ref = 0;
+    NwVolume **ref = nw_pyramid_new(v, n, &n_ref, &err);
+    g_assert_cmpint(n_ref, ==, n);
+    Xform xf[4];
+    transforms(v->nz > 1 ? 3 : 2, xf);
+    for (int l = 0; l < n; l++) {
+      g_assert_cmpint(dev[l]->nx, ==, ref[l]->nx);
+      g_assert_cmpint(dev[l]->ny, ==, ref[l]->ny);
+      g_assert_cmpint(dev[l]->nz, ==, ref[l]->nz);
+      g_assert_cmpmem(dev[l]->vox_to_ras, sizeof dev[l]->vox_to_ras, ref[l]->vox_to_ras,
+                      sizeof ref[l]->vox_to_ras);
+      const size_t bytes = nw_volume_n_voxels(ref[l]) * sizeof(float);
+      if (memcmp(dev[l]->data, ref[l]->data, bytes) != 0) {
+        size_t e = 0;
+        while (dev[l]->data[e] == ref[l]->data[e])
+          e++;
+        g_error("pyramid %s, level %d: voxel %zu is %.9g on the GPU, %.9g on the CPU",
+                t == 0 ? "2D" : "3D", l, e, dev[l]->data[e], ref[l]->data[e]);
+      }
+      /* the kept level (no upload) and an upload of the CPU's copy: the same cost */
+      const NwAffineLevel kept = {.dim = v->nz > 1 ? 3 : 2, .fixed = dev[l], .moving = dev[l]};
+      const NwAffineLevel sent = {.dim = kept.dim, .fixed = ref[l], .moving = ref[l]};
+      NwAffineCostValue a, b;
+      g_assert_true(nw_affine_cost_set_level(gpu, &kept, &err));
+      g_assert_true(nw_affine_cost_set_level(upl, &sent, &err));
+      g_assert_true(nw_affine_cost_eval_matrix(gpu, xf[2].m, &a, &err));
+      g_assert_true(nw_affine_cost_eval_matrix(upl, xf[2].m, &b, &err));
+      g_assert_no_error(err);
+      g_assert_cmpfloat(a.cost, ==, b.cost);
+      g_assert_cmpfloat(a.overlap, ==, b.overlap);
+    }
+    nw_affine_cost_free(gpu); /* before the host copies it knows the levels by */
+    nw_affine_cost_free(upl);
+    nw_pyramid_free(dev, n);
+    nw_pyramid_free(ref, n);
+  }
+}
+
+/* The warped image made on the device (the job's result and frames at the finest level)
+ * against nw_affine_resample: nearest samples equal, linear and cubic within float rounding
+ * (a voxel one side takes outside the moving image and the other inside would differ by a
+ * sample: positions are the CPU's bit for bit). */
+static void test_warp(void)
+{
+  g_autoptr(NwVolume) f2 = image(83, 61, 1, 1.0, 7);
+  g_autoptr(NwVolume) m2 = image(70, 66, 1, 1.2, 8);
+  g_autoptr(NwVolume) f3 = image(31, 27, 23, 2.0, 9);
+  g_autoptr(NwVolume) m3 = image(29, 30, 25, 1.8, 10);
+  const NwVolume *fixed[2] = {f2, f3}, *moving[2] = {m2, m3};
+  static const NwSampler samplers[3] = {NW_SAMPLER_NEAREST, NW_SAMPLER_LINEAR, NW_SAMPLER_CUBIC};
+  for (int t = 0; t < 2; t++)
+    for (int s = 0; s < 3; s++) {
+      const NwAffineCostSpec spec = {NW_METRIC_MSE, samplers[s], 32, FALSE};
+      g_autoptr(GError) err = NULL;
+      NwAffineCost *gpu = nw_affine_cost_new(&nw_affine_cost_cuda, &spec, &err);
+      const int dim = t == 0 ? 2 : 3;
+      const NwAffineLevel lv = {.dim = dim, .fixed = fixed[t], .moving = moving[t]};
+      g_assert_true(nw_affine_cost_set_level(gpu, &lv, &err));
+      Xform xf[4];
+      const int nx = transforms(dim, xf);
+      for (int x = 0; x < nx; x++) {
+        g_autoptr(NwVolume) a = nw_affine_cost_warp(gpu, xf[x].m, samplers[s], &err);
+        g_assert_no_error(err);
+        g_autoptr(NwVolume) b =
+            nw_affine_resample(moving[t], fixed[t], xf[x].m, dim, samplers[s], 0.0f, &err);
+        g_assert_no_error(err);
+        double worst = 0.0;
+        for (size_t e = 0; e < nw_volume_n_voxels(b); e++) {
+          worst = MAX(worst, fabs((double)a->data[e] - b->data[e]));
+        }
+        if (g_test_verbose())
+          g_printerr("warp %dD %s %s: largest difference %.3g\n", dim,
+                     nw_sampler_name(samplers[s]), xf[x].name, worst);
+        g_assert_cmpfloat(worst, <=, samplers[s] == NW_SAMPLER_NEAREST ? 0.0 : 1e-4);
+      }
+      nw_affine_cost_free(gpu);
+    }
+}
+
 /* ---- whole registrations: CPU and CUDA end at the same transform ------------------------- */
 
 /* Runs the CPU and the CUDA method; their parameters must agree within tol_mm (translations)
@@ -365,6 +464,8 @@ int main(int argc, char **argv)
   g_test_add_func("/cuda/affine-cost/parity-3d", test_parity_3d);
   g_test_add_func("/cuda/affine-cost/parity-large", test_parity_large);
   g_test_add_func("/cuda/affine-cost/levels", test_levels);
+  g_test_add_func("/cuda/affine-cost/pyramid", test_pyramid);
+  g_test_add_func("/cuda/affine-cost/warp", test_warp);
   g_test_add_func("/cuda/affine-cost/refuses-vectors", test_refuses_vectors);
   g_test_add_func("/cuda/affine-cost/register-2d", test_register_2d);
   g_test_add_func("/cuda/affine-cost/register-3d", test_register_3d);

@@ -118,40 +118,18 @@ static void read_params(NwAffineJob *j, const NwParams *p, NwTransformKind *kind
 
 /* ---- pyramids ------------------------------------------------------------------------ */
 
-/* Pyramids of the images and masks with one level count: the smaller image decides. */
+/* Pyramids of the images and masks with one level count, the smaller image's, made by the
+ * cost's back end (on the GPU, where the levels then stay). */
 static gboolean build_pyramids(NwAffineJob *j, const NwMethodInputs *in, GError **error)
 {
   const NwVolume *src[4] = {in->fixed, in->moving, in->fixed_mask, in->moving_mask};
-  int n[4] = {0};
-  NwVolume **tmp[4] = {NULL};
-  for (int i = 0; i < 2; i++)
-    if ((tmp[i] = nw_pyramid_new(src[i], j->levels_asked, &n[i], error)) == NULL)
-      goto fail;
-  j->n_levels = MIN(n[0], n[1]);
-  for (int i = 0; i < 4; i++) {
-    if (i >= 2) {
-      if (src[i] == NULL)
-        continue;
-      if ((tmp[i] = nw_pyramid_new(src[i], n[i - 2], &n[i], error)) == NULL)
-        goto fail;
-    }
-    /* keep the finest n_levels */
-    j->pyr[i] = g_new0(NwVolume *, j->n_levels);
-    for (int l = 0; l < n[i]; l++) {
-      const int keep = l - (n[i] - j->n_levels);
-      if (keep >= 0)
-        j->pyr[i][keep] = tmp[i][l];
-      else
-        nw_volume_free(tmp[i][l]);
-    }
-    g_free(tmp[i]);
-    tmp[i] = NULL;
-  }
-  return TRUE;
-fail:
+  j->n_levels = MIN(nw_pyramid_levels(in->fixed, j->levels_asked),
+                    nw_pyramid_levels(in->moving, j->levels_asked));
   for (int i = 0; i < 4; i++)
-    nw_pyramid_free(tmp[i], n[i]);
-  return FALSE;
+    if (src[i] != NULL &&
+        (j->pyr[i] = nw_affine_cost_pyramid(j->cost, src[i], j->n_levels, error)) == NULL)
+      return FALSE;
+  return TRUE;
 }
 
 /* ---- the simplex --------------------------------------------------------------------- */
@@ -317,16 +295,16 @@ NwAffineJob *nw_affine_job_new(const NwAffineCostBackend *be, const NwMethodInpu
     nw_affine_job_free(j);
     return NULL;
   }
-  /* Where a job's start goes (G_MESSAGES_DEBUG=all): the host pyramids, the back end's
-   * creation, the starts and the first level. */
+  /* Where a job's start goes (G_MESSAGES_DEBUG=all): the back end's creation, the
+   * pyramids, the starts and the first level. */
   const gint64 t_params = g_get_monotonic_time();
   gint64 t[4];
-  if (!build_pyramids(j, in, error)) {
+  if ((j->cost = nw_affine_cost_new(be, &j->spec, error)) == NULL) {
     nw_affine_job_free(j);
     return NULL;
   }
   t[0] = g_get_monotonic_time();
-  if ((j->cost = nw_affine_cost_new(be, &j->spec, error)) == NULL) {
+  if (!build_pyramids(j, in, error)) {
     nw_affine_job_free(j);
     return NULL;
   }
@@ -346,7 +324,7 @@ NwAffineJob *nw_affine_job_new(const NwAffineCostBackend *be, const NwMethodInpu
     return NULL;
   }
   t[3] = g_get_monotonic_time();
-  g_debug("affine (%s): input checks %.1f ms, pyramids %.1f ms, cost %.1f ms, starts %.1f ms, "
+  g_debug("affine (%s): input checks %.1f ms, cost %.1f ms, pyramids %.1f ms, starts %.1f ms, "
           "first level %.1f ms",
           be->name, (t_checked - t_start) / 1e3, (t[0] - t_params) / 1e3, (t[1] - t[0]) / 1e3,
           (t[2] - t[1]) / 1e3, (t[3] - t[2]) / 1e3);
@@ -357,9 +335,9 @@ void nw_affine_job_free(NwAffineJob *j)
 {
   if (j == NULL)
     return;
+  nw_affine_cost_free(j->cost); /* before the pyramids it may know by their addresses */
   for (int i = 0; i < 4; i++)
     nw_pyramid_free(j->pyr[i], j->pyr[i] ? j->n_levels : 0);
-  nw_affine_cost_free(j->cost);
   if (j->starts != NULL)
     g_array_unref(j->starts);
   if (j->nm != NULL)
@@ -423,10 +401,14 @@ gboolean nw_affine_job_step(NwAffineJob *j, NwIterationReport *r, GError **error
   return TRUE;
 }
 
+/* The moving image through t on the fixed grid, full size: at the finest level (copies of
+ * the inputs) the cost's back end makes it where its images are; before, the host. */
 static NwVolume *warped_now(const NwAffineJob *j, const NwTransform *t, GError **error)
 {
   double m[16];
   nw_transform_matrix(t, m);
+  if (j->level == j->n_levels - 1)
+    return nw_affine_cost_warp(j->cost, m, j->spec.sampler, error);
   return nw_affine_resample(j->moving_full, j->fixed_full, m, j->dim, j->spec.sampler, 0.0f, error);
 }
 

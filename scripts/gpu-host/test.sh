@@ -154,6 +154,18 @@ if [ -x "$build/bench/bench_affine" ] && [ "${NW_SKIP_AFFINE_BENCH:-0}" != 1 ]; 
     record peer_affine_torch $? "peer_affine_torch.log"
     cat "$OUT/peer_affine_torch.log"
   fi
+  # FireANTs on the 3D end-to-end case, where its wheels are carried in .peers
+  # (../shared/peers/fireants.md: fireants, hydra-core, omegaconf, antlr4, nibabel, and
+  # SimpleITK unpacked into sitk.tar.xz)
+  if ls .peers/fireants-*.whl >/dev/null 2>&1 && [ -f .peers/sitk.tar.xz ]; then
+    mkdir -p /tmp/nwpeers
+    python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/nwpeers \
+      .peers/*.whl >"$OUT/peers_pip.log" 2>&1 && tar -xJf .peers/sitk.tar.xz -C /tmp/nwpeers
+    PYTHONPATH=/tmp/nwpeers timeout 300 python3 bench/peer_affine_fireants.py \
+      --json "$OUT/peer_affine_fireants.json" >"$OUT/peer_affine_fireants.log" 2>&1
+    record peer_affine_fireants $? "$(grep -E '^fireants' "$OUT/peer_affine_fireants.log")"
+    tail -n 5 "$OUT/peer_affine_fireants.log"
+  fi
 fi
 
 # --- live view while a demons job runs on the same GPU: interop vs host frames, drawn as fast

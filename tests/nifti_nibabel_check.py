@@ -84,12 +84,39 @@ def check_fields(folder, aff):
         fail("field_itk.nii.gz: voxel (1,0,0) holds %s" % got)
 
 
+def check_members(folder):
+    """A file larger than one gzip member: several members (the writer deflates 4 MiB of the
+    file per member, in parallel), read as one stream by nibabel and by Python's gzip."""
+    import gzip
+    import zlib
+    fn = os.path.join(folder, "big_members.nii.gz")
+    raw = open(fn, "rb").read()
+    members, rest = 0, raw
+    while rest:
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        d.decompress(rest)
+        if not d.eof:
+            fail("big_members.nii.gz: a gzip member does not end")
+        members += 1
+        rest = d.unused_data
+    if members < 2:
+        fail("big_members.nii.gz: %d gzip member(s), want several" % members)
+    if len(gzip.decompress(raw)) != 352 + 160 * 128 * 120 * 4:
+        fail("big_members.nii.gz: gzip reads %d bytes" % len(gzip.decompress(raw)))
+    data = np.asanyarray(nib.load(fn).dataobj)
+    i, j, k = np.meshgrid(np.arange(160), np.arange(128), np.arange(120), indexing="ij")
+    want = ((i + 7 * j + 13 * k) % 1000).astype(np.float32) + (k / 8.0).astype(np.float32)
+    if data.shape != (160, 128, 120) or not np.array_equal(data, want):
+        fail("big_members.nii.gz: nibabel reads other values")
+
+
 def main():
     if len(sys.argv) != 2:
         fail("usage: nifti_nibabel_check.py FOLDER")
     aff = oblique_affine()
     check_images(sys.argv[1], aff)
     check_fields(sys.argv[1], aff)
+    check_members(sys.argv[1])
     print("nibabel %s read every file as expected" % nib.__version__)
 
 

@@ -10,9 +10,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "affine_demons_method.h"
 #include "affine_init.h"
 #include "affine_resample.h"
 #include "affine_testutil.h"
+#include "field.h"
 #include "nw_affine_cost_cuda.h"
 #include "nw_error.h"
 #include "pyramid.h"
@@ -441,6 +443,100 @@ static void test_register_3d(void)
 }
 
 /* The back end refuses what it does not handle (a vector image) with an error. */
+/* "affine-demons" (affine_demons_method.h) to its end through the method interface: the
+ * transform its affine stage found and its warped image. */
+static void run_affine_demons(const NwMethodOps *ops, const NwMethodInputs *in, double t[16],
+                              NwVolume **warped)
+{
+  g_autoptr(NwParams) p = nw_params_new(ops->params, ops->n_params);
+  g_assert_true(nw_params_set_string(p, "affine-transform", "rigid", NULL));
+  g_assert_true(nw_params_set(p, "affine-levels", 2, NULL));
+  g_assert_true(nw_params_set(p, "levels", 1, NULL));
+  g_assert_true(nw_params_set(p, "iterations", 20, NULL));
+  g_autoptr(GError) err = NULL;
+  void *st = ops->create(in, p, &err);
+  g_assert_no_error(err);
+  NwIterationReport r = {0};
+  for (int it = 1; !r.finished && it < 100000; it++) {
+    r = (NwIterationReport){.iteration = it};
+    g_assert_true(ops->step(st, &r, &err));
+    g_assert_no_error(err);
+  }
+  NwMethodResult *res = ops->result(st, &err);
+  g_assert_no_error(err);
+  int n = 0;
+  const double *m = nw_method_result_get_values(res, "transform", &n);
+  g_assert_cmpint(n, ==, 16);
+  memcpy(t, m, 16 * sizeof(double));
+  *warped = nw_volume_copy(nw_method_result_get(res, "warped"));
+  nw_method_result_free(res);
+  ops->destroy(st);
+}
+
+/* "affine-demons" on CUDA (cuda/affine_demons_cuda.cu) beside its CPU twin, on a pair on two
+ * grids (1 mm and 1.1 mm, shifted origins) a rigid transform apart: both affine stages find
+ * the transform (0.5 mm at the fixed box's corners) and agree (0.1 mm), and both warped
+ * images, on the fixed grid, match the fixed image. */
+static void test_affine_demons(void)
+{
+  g_autoptr(NwVolume) f = nw_volume_new(32, 30, 28, 1, NULL);
+  for (int k = 0; k < f->nz; k++)
+    for (int j = 0; j < f->ny; j++)
+      for (int i = 0; i < f->nx; i++) {
+        const double x = i - 15.5, y = j - 14.0, z = k - 13.5;
+        f->data[nw_volume_index(f, i, j, k)] =
+            (float)(exp(-(x * x + 1.5 * y * y + 0.8 * z * z) / 60.0) +
+                    0.4 * exp(-((x - 4) * (x - 4) + y * y + (z + 3) * (z + 3)) / 12.0));
+      }
+  double c[3];
+  nw_volume_centre_mm(f, c);
+  NwTransform truth;
+  nw_transform_init(&truth, 3, NW_XFORM_RIGID, c);
+  truth.rotation_rad[0] = 6.0 * G_PI / 180.0;
+  truth.translation_mm[1] = 2.5;
+  double tm[16], inv[16];
+  nw_transform_matrix(&truth, tm);
+  g_assert_true(nw_affine_inverse(tm, inv));
+  g_autoptr(NwVolume) grid = nw_volume_new(30, 31, 27, 1, NULL);
+  const double a[16] = {1.1, 0, 0, -1.0, 0, 1.1, 0, 0.5, 0, 0, 1.1, -0.8, 0, 0, 0, 1};
+  nw_volume_set_affine(grid, a);
+  g_autoptr(GError) err = NULL;
+  g_autoptr(NwVolume) m = nw_affine_resample(f, grid, inv, 3, NW_SAMPLER_CUBIC, 0.0f, &err);
+  g_assert_no_error(err);
+  const NwMethodInputs in = {.fixed = f, .moving = m};
+  const NwMethodOps *ops[2] = {&nw_affine_demons_cpu_ops, &nw_affine_demons_cuda_ops};
+  double found[2][16];
+  for (int d = 0; d < 2; d++) {
+    g_autoptr(NwVolume) warped = NULL;
+    run_affine_demons(ops[d], &in, found[d], &warped);
+    double mse, ncc;
+    nw_image_similarity(f, warped, &mse, &ncc);
+    if (g_test_verbose())
+      g_printerr("%s: NCC %.5f\n", d ? "cuda" : "cpu", ncc);
+    g_assert_cmpfloat(ncc, >, 0.99);
+  }
+  for (int corner = 0; corner < 8; corner++) {
+    const double ijk[3] = {corner & 1 ? f->nx - 1 : 0, corner & 2 ? f->ny - 1 : 0,
+                           corner & 4 ? f->nz - 1 : 0};
+    double x[3], p[3][3];
+    nw_volume_voxel_to_world(f, ijk, x);
+    const double *mats[3] = {tm, found[0], found[1]};
+    for (int w = 0; w < 3; w++)
+      for (int r = 0; r < 3; r++)
+        p[w][r] = mats[w][r * 4] * x[0] + mats[w][r * 4 + 1] * x[1] + mats[w][r * 4 + 2] * x[2] +
+                  mats[w][r * 4 + 3];
+    double d_cpu = 0, d_cuda = 0, d_twins = 0;
+    for (int r = 0; r < 3; r++) {
+      d_cpu += (p[1][r] - p[0][r]) * (p[1][r] - p[0][r]);
+      d_cuda += (p[2][r] - p[0][r]) * (p[2][r] - p[0][r]);
+      d_twins += (p[2][r] - p[1][r]) * (p[2][r] - p[1][r]);
+    }
+    g_assert_cmpfloat(sqrt(d_cpu), <, 0.5);
+    g_assert_cmpfloat(sqrt(d_cuda), <, 0.5);
+    g_assert_cmpfloat(sqrt(d_twins), <, 0.1);
+  }
+}
+
 static void test_refuses_vectors(void)
 {
   g_autoptr(NwVolume) f = image(10, 10, 1, 1.0, 1);
@@ -469,5 +565,6 @@ int main(int argc, char **argv)
   g_test_add_func("/cuda/affine-cost/refuses-vectors", test_refuses_vectors);
   g_test_add_func("/cuda/affine-cost/register-2d", test_register_2d);
   g_test_add_func("/cuda/affine-cost/register-3d", test_register_3d);
+  g_test_add_func("/cuda/affine-cost/affine-demons", test_affine_demons);
   return g_test_run();
 }

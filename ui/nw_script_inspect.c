@@ -137,6 +137,12 @@ static gboolean run_pointer(NwWindow *w, char **t, const char *line, GError **er
   if (gw == NULL)
     return nw_script_bad(error, line, "that view is not on screen");
   GdkDisplay *display = gtk_widget_get_display(v);
+  /* Crossing events that earlier commands caused (a layout change under the X server's own
+   * pointer) are handled first, so that none of them lands after this move and sends the
+   * status bar back to the crosshair before the next command reads it. */
+  gdk_display_sync(display);
+  while (gtk_events_pending())
+    gtk_main_iteration_do(FALSE);
   GdkEvent *ev = gdk_event_new(GDK_MOTION_NOTIFY);
   ev->motion.window = g_object_ref(gw);
   ev->motion.send_event = TRUE;

@@ -265,9 +265,13 @@ static gboolean on_motion(GtkWidget *w, GdkEventMotion *ev)
   return TRUE;
 }
 
+/* The pointer left the view: not a grab or a state change moving the focus of the pointer
+ * elsewhere while it stays put, nor a move into a child window (GTK sends crossings for
+ * both; the status bar would fall back to the crosshair under a pointer that did not move). */
 static gboolean on_leave(GtkWidget *w, GdkEventCrossing *ev)
 {
-  g_signal_emit(NW_VIEW(w), signals[SIG_POINTER_LEFT], 0);
+  if (ev->mode == GDK_CROSSING_NORMAL && ev->detail != GDK_NOTIFY_INFERIOR)
+    g_signal_emit(NW_VIEW(w), signals[SIG_POINTER_LEFT], 0);
   return FALSE;
 }
 

@@ -13,6 +13,8 @@ pkgs=(
   libjson-glib-dev
   # GUI and rendering
   libgtk-3-dev libglew-dev libegl-dev libgl-dev libgiftiio-dev
+  # the run's animation export (GIF)
+  libgif-dev
   # headless GUI tests: Xvfb with Mesa's software GL
   xvfb xauth libgl1-mesa-dri libegl-mesa0
   # tests and the demo case: independent NIfTI reader, Colin27 (ch2bet) with AAL labels,

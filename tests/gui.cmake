@@ -56,6 +56,7 @@ if(NW_HAVE_GUI AND TARGET neurowarp)
   nw_add_gui_test(test_gui_orientation test_gui_orientation.c radiological orientation-marker)
   nw_add_gui_test(test_gui_labels test_gui_labels.c mricron-table freesurfer-itksnap aal)
   nw_add_gui_test(test_gui_timeline test_gui_timeline.c scrub-and-export)
+  target_link_libraries(test_gui_timeline PRIVATE GIF::GIF)
 endif()
 
 # Issue 11: a pair on different grids in the application, "affine-demons" in the Run page.

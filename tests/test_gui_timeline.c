@@ -2,7 +2,9 @@
  * under X: the demo's demons job stepped on the CPU keeps the frame of every iteration the
  * views showed; scrubbing back to iteration k shows exactly what the views showed live at k
  * (the run page says "shown k"), "live" follows the job again, and the export writes one
- * numbered PNG per kept frame, frames that differ. Skips (77) without a DISPLAY. */
+ * numbered PNG per kept frame, frames that differ, and the animated GIF one image per frame.
+ * Skips (77) without a DISPLAY. */
+#include <gif_lib.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +51,47 @@ static int shown_of(const char *out, int n)
   return atoi(s + strlen(" · shown "));
 }
 
+/* The animated GIF of the same frames, read back with giflib's decoder: one image per
+ * exported PNG, of its size, looping, consecutive images different. */
+static void check_animation(const char *out, const char *dir, int n)
+{
+  const char *ex = strstr(out, "export-animation: ");
+  g_assert_nonnull(ex);
+  g_assert_cmpint(atoi(ex + strlen("export-animation: ")), ==, n);
+  g_autofree char *gif_path = g_strdup_printf("%s/run.gif", dir);
+  g_autofree char *png = g_strdup_printf("%s/frames/frame-00000.png", dir);
+  NwImage first;
+  nw_image_load(&first, png);
+  int code = 0;
+  GifFileType *gif = DGifOpenFileName(gif_path, &code);
+  g_assert_nonnull(gif);
+  g_assert_cmpint(DGifSlurp(gif), ==, GIF_OK);
+  g_assert_cmpint(gif->ImageCount, ==, n);
+  g_assert_cmpint(gif->SWidth, ==, first.w);
+  g_assert_cmpint(gif->SHeight, ==, first.h);
+  gboolean loops = FALSE;
+  for (int e = 0; e + 1 < gif->SavedImages[0].ExtensionBlockCount; e++) {
+    const ExtensionBlock *b = &gif->SavedImages[0].ExtensionBlocks[e];
+    if (b->Function == APPLICATION_EXT_FUNC_CODE && b->ByteCount == 11 &&
+        memcmp(b->Bytes, "NETSCAPE2.0", 11) == 0)
+      loops = TRUE;
+  }
+  g_assert_true(loops);
+  const size_t px = (size_t)first.w * first.h;
+  for (int i = 1; i < n; i++) {
+    const SavedImage *a = &gif->SavedImages[i - 1], *b = &gif->SavedImages[i];
+    int differ = 0;
+    for (size_t e = 0; e < px; e++) {
+      const GifColorType ca = a->ImageDesc.ColorMap->Colors[a->RasterBits[e]];
+      const GifColorType cb = b->ImageDesc.ColorMap->Colors[b->RasterBits[e]];
+      differ += abs(ca.Red - cb.Red) + abs(ca.Green - cb.Green) + abs(ca.Blue - cb.Blue) > 48;
+    }
+    g_assert_cmpint(differ, >, 100);
+  }
+  nw_image_clear(&first);
+  DGifCloseFile(gif, &code);
+}
+
 static void test_scrub_and_export(void)
 {
   g_autofree char *dir = nw_test_path("timeline");
@@ -60,8 +103,8 @@ static void test_scrub_and_export(void)
       "screenshot %s/live4.png\n"
       "timeline 1\nreadouts\nscreenshot %s/t1.png\ntimeline 4\nreadouts\n"
       "screenshot %s/t4.png\ntimeline live\nreadouts\n"
-      "export-frames %s/frames\nquit\n",
-      dir, dir, dir, dir, dir);
+      "export-frames %s/frames\nexport-animation %s/run.gif\nquit\n",
+      dir, dir, dir, dir, dir, dir);
   g_autofree char *err = NULL;
   g_autofree char *out = nw_gui_run_script("timeline.txt", text, 0, &err);
   g_assert_cmpint(shown_of(out, 1), ==, 1);
@@ -104,6 +147,7 @@ static void test_scrub_and_export(void)
   }
   g_autofree char *extra = g_strdup_printf("%s/frames/frame-%05d.png", dir, n);
   g_assert_false(g_file_test(extra, G_FILE_TEST_EXISTS));
+  check_animation(out, dir, n);
 }
 
 int main(int argc, char **argv)

@@ -83,6 +83,10 @@ void nw_run_panel_build_timeline(NwRunPanel *p, GtkBox *box)
   gtk_actionable_set_action_name(GTK_ACTIONABLE(export), "win.export-frames");
   gtk_widget_set_tooltip_text(export, "The kept frames as numbered PNGs of the views");
   gtk_box_pack_start(GTK_BOX(row), export, FALSE, FALSE, 0);
+  GtkWidget *anim = gtk_button_new_with_label("GIF…");
+  gtk_actionable_set_action_name(GTK_ACTIONABLE(anim), "win.export-animation");
+  gtk_widget_set_tooltip_text(anim, "The kept frames as an animated GIF of the views");
+  gtk_box_pack_start(GTK_BOX(row), anim, FALSE, FALSE, 0);
   gtk_box_pack_start(box, row, FALSE, FALSE, 0);
   p->timeline_label = GTK_LABEL(gtk_label_new(NULL));
   gtk_widget_set_name(GTK_WIDGET(p->timeline_label), "timeline-readout");

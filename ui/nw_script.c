@@ -289,10 +289,26 @@ static gboolean run_readouts(NwRunPanel *p)
 }
 
 /* timeline K|live: the views show the kept frame of iteration K, or follow the jobs again;
- * export-frames DIR: the kept frames as numbered PNGs in the new folder DIR. */
+ * export-frames DIR: the kept frames as numbered PNGs in the new folder DIR;
+ * export-animation FILE: the same as an animated GIF (FILE must not exist). */
 static gboolean run_timeline(NwWindow *w, char **t, int n, int cell, const char *line,
                              GError **error)
 {
+  if (strcmp(t[0], "export-animation") == 0) {
+    if (n < 2)
+      return nw_script_bad(error, line, "expected: export-animation FILE.gif");
+    g_autofree char *path = g_strjoinv(" ", t + 1);
+    if (g_file_test(path, G_FILE_TEST_EXISTS)) {
+      g_set_error(error, NW_ERROR, NW_ERROR_EXISTS, "export %s: exists already", path);
+      return FALSE;
+    }
+    guint frames = 0;
+    if (!nw_timeline_export_gif(w, path, cell, &frames, error))
+      return FALSE;
+    printf("export-animation: %u frames\n", frames);
+    fflush(stdout);
+    return TRUE;
+  }
   if (strcmp(t[0], "export-frames") == 0) {
     if (n < 2)
       return nw_script_bad(error, line, "expected: export-frames DIR");
@@ -444,7 +460,8 @@ gboolean nw_script_run_line(NwWindow *w, const char *line, int cell, GError **er
   const int job = run_job_command(w, t, n, line, error);
   if (job >= 0)
     return job;
-  if (strcmp(cmd, "timeline") == 0 || strcmp(cmd, "export-frames") == 0)
+  if (strcmp(cmd, "timeline") == 0 || strcmp(cmd, "export-frames") == 0 ||
+      strcmp(cmd, "export-animation") == 0)
     return run_timeline(w, t, n, cell, line, error);
   const int inspected = nw_script_inspect(w, t, n, cell, line, error);
   if (inspected >= 0)

@@ -75,6 +75,8 @@
  *   export-frames DIR    the kept frames of run 1 as DIR/frame-00000.png ... (the views as
  *                        screenshot pictures them) and DIR/iterations.txt, into the new
  *                        folder DIR; prints "export-frames: N frames"
+ *   export-animation FILE  the same frames as a looping animated GIF FILE (must not exist);
+ *                        prints "export-animation: N frames"
  *   session-save PATH | session-open PATH
  *   screenshot-plot PATH the live plot, 640 x 480 PNG
  *   run-summary          print what the Run page says of the ended run, "run-summary: LINE"

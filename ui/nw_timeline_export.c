@@ -6,6 +6,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "nw_anim_gif.h"
 #include "nw_error.h"
 #include "nw_run_panel.h"
 
@@ -51,15 +52,23 @@ static gboolean write_frames(NwWindow *w, NwRunPanel *p, const GArray *its, cons
   return ok;
 }
 
+/* FALSE, with the message export gives, when run 1 keeps no frame. */
+static gboolean have_frames(NwWindow *w, const char *what, GError **error)
+{
+  NwRun *r = nw_run_panel_get_run(nw_window_get_run_panel(w), 0);
+  if (r != NULL && nw_timeline_n_frames(nw_run_get_timeline(r)) > 0)
+    return TRUE;
+  g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "export %s: no run frames kept", what);
+  return FALSE;
+}
+
 gboolean nw_timeline_export_png(NwWindow *w, const char *dir, int cell, guint *n_frames,
                                 GError **error)
 {
+  if (!have_frames(w, dir, error))
+    return FALSE;
   NwRunPanel *p = nw_window_get_run_panel(w);
   NwRun *r = nw_run_panel_get_run(p, 0);
-  if (r == NULL || nw_timeline_n_frames(nw_run_get_timeline(r)) == 0) {
-    g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "export %s: no run frames kept", dir);
-    return FALSE;
-  }
   if (g_file_test(dir, G_FILE_TEST_EXISTS)) {
     g_set_error(error, NW_ERROR, NW_ERROR_EXISTS, "export %s: exists already", dir);
     return FALSE;
@@ -81,5 +90,34 @@ gboolean nw_timeline_export_png(NwWindow *w, const char *dir, int cell, guint *n
     remove_folder(tmp);
   else if (n_frames != NULL)
     *n_frames = its->len;
+  return ok;
+}
+
+gboolean nw_timeline_export_gif(NwWindow *w, const char *path, int cell, guint *n_frames,
+                                GError **error)
+{
+  if (!have_frames(w, path, error))
+    return FALSE;
+  /* the PNG sequence in a private folder, read back as the animation's frames */
+  g_autofree char *tmp = g_dir_make_tmp("neurowarp-anim-XXXXXX", error);
+  if (tmp == NULL)
+    return FALSE;
+  g_autofree char *dir = g_build_filename(tmp, "frames", NULL);
+  guint n = 0;
+  gboolean ok = nw_timeline_export_png(w, dir, cell, &n, error);
+  g_autoptr(GPtrArray) frames = g_ptr_array_new_with_free_func(g_object_unref);
+  for (guint i = 0; ok && i < n; i++) {
+    g_autofree char *name = g_strdup_printf("frame-%05u.png", i);
+    g_autofree char *png = g_build_filename(dir, name, NULL);
+    GdkPixbuf *pb = gdk_pixbuf_new_from_file(png, error);
+    ok = pb != NULL;
+    if (ok)
+      g_ptr_array_add(frames, pb);
+  }
+  ok = ok && nw_anim_gif_write(path, frames, NW_TIMELINE_GIF_DELAY_CS, error);
+  remove_folder(dir);
+  g_rmdir(tmp);
+  if (ok && n_frames != NULL)
+    *n_frames = n;
   return ok;
 }

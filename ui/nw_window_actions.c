@@ -78,6 +78,18 @@ static void export_frames(GSimpleAction *a, GVariant *p, gpointer data)
   report(w, error, path);
 }
 
+/* The run's kept frames as one animated GIF of the 2x2 figure (nw_timeline_export.h). */
+static void export_animation(GSimpleAction *a, GVariant *p, gpointer data)
+{
+  NwWindow *w = NW_WINDOW(data);
+  g_autofree char *path = ask_path(w, "Export the run as an animated GIF", "neurowarp-run.gif");
+  if (path == NULL)
+    return;
+  g_autoptr(GError) error = NULL;
+  nw_timeline_export_gif(w, path, 400, NULL, &error);
+  report(w, error, path);
+}
+
 /* Save layer as… (Ctrl+Shift+S): the selected layer to a file of the chooser's name; the
  * chooser asks before replacing a file. */
 static void save_layer(GSimpleAction *a, GVariant *p, gpointer data)
@@ -252,6 +264,7 @@ void nw_window_install_actions(NwWindow *w)
       {"screenshot", screenshot, NULL, NULL, NULL, {0}},
       {"export-figure", export_figure, NULL, NULL, NULL, {0}},
       {"export-frames", export_frames, NULL, NULL, NULL, {0}},
+      {"export-animation", export_animation, NULL, NULL, NULL, {0}},
       {"remove-layer", remove_layer, NULL, NULL, NULL, {0}},
       {"save-layer", save_layer, NULL, NULL, NULL, {0}},
       {"label-table", label_table, NULL, NULL, NULL, {0}},

@@ -17,24 +17,13 @@ Needs CUDA, PyTorch, scipy, nibabel, SimpleITK and fireants (../shared/peers/fir
 exits 77 when one is missing. Not a test.
 """
 import argparse
-import json
 import math
 import os
 import sys
 import tempfile
 import time
 
-
-def pattern(np, nx, ny, nz):
-    """bench_affine.c's bench_image(nx, ny, nz, 0): array indexed [i, j, k] (x, y, z)."""
-    cx, cy, cz = nx / 2.0, ny / 2.0, nz / 2.0
-    r = 0.3 * min(nx, ny)
-    x = ((np.arange(nx) - cx) / r)[:, None, None]
-    y = ((np.arange(ny) - cy) / r)[None, :, None]
-    z = ((np.arange(nz) - cz) / r)[None, None, :]
-    d2 = x * x + 1.4 * y * y + 0.8 * z * z
-    v = 100.0 * np.exp(-d2) * (1.0 + 0.3 * np.sin(9.0 * x) * np.cos(7.0 * y)) + 20.0 * (d2 < 0.5)
-    return v.astype(np.float32)
+from peer_common import emit_json, pattern, torch_on_cuda
 
 
 def truth_matrix(np, n):
@@ -67,20 +56,19 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--json")
     a = ap.parse_args()
+    torch = torch_on_cuda("peer_affine_fireants")
+    if torch is None:
+        return 77
     try:
         import numpy as np
         import nibabel as nib
         import scipy.ndimage as ndi
-        import torch
         from fireants.io.image import BatchedImages, Image
         from fireants.registration.affine import AffineRegistration
         from fireants.registration.rigid import RigidRegistration
         import fireants
     except ImportError as e:
         print(f"peer_affine_fireants: {e}", file=sys.stderr)
-        return 77
-    if not torch.cuda.is_available():
-        print("peer_affine_fireants: no CUDA device", file=sys.stderr)
         return 77
     n = (182, 218, 182)
     fixed = pattern(np, *n)
@@ -150,13 +138,7 @@ def main():
           f"{1e3 * (t_end - t_load):.1f})  corners off {err:.3f} mm; NCC with fixed: moved "
           f"{ncc_theirs:.4f}, matrix as read {ncc_read:.4f}, truth {ncc_truth:.4f}",
           file=sys.stderr)
-    text = json.dumps(out, indent=1)
-    if a.json:
-        with open(a.json + ".tmp", "w") as fh:
-            fh.write(text)
-        os.replace(a.json + ".tmp", a.json)
-    else:
-        print(text)
+    emit_json(out, a.json)
     return 0
 
 

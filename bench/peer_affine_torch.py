@@ -14,27 +14,17 @@ waits for the value, as a simplex does). float32 throughout, images resident on 
 JSON (one object per case) on stdout or to --json; a table on stderr. Not a test.
 """
 import argparse
-import json
 import math
 import sys
+
+from peer_common import emit_json, pattern, torch_on_cuda
 import time
 
 
-def bench_image(torch, nx, ny, nz, shift_vox, device):
-    """bench_affine.c's bench_image: a smooth pattern with structure at several scales."""
-    cx, cy, cz = nx / 2.0 + shift_vox, ny / 2.0, nz / 2.0
-    r = 0.3 * min(nx, ny)
-    k = torch.arange(nz, device=device, dtype=torch.float64)
-    j = torch.arange(ny, device=device, dtype=torch.float64)
-    i = torch.arange(nx, device=device, dtype=torch.float64)
-    z = ((k - cz) / r if nz > 1 else torch.zeros_like(k)).view(nz, 1, 1)
-    y = ((j - cy) / r).view(1, ny, 1)
-    x = ((i - cx) / r).view(1, 1, nx)
-    d2 = x * x + 1.4 * y * y + 0.8 * z * z
-    v = 100.0 * torch.exp(-d2) * (1.0 + 0.3 * torch.sin(9.0 * x) * torch.cos(7.0 * y)) + 20.0 * (
-        d2 < 0.5
-    )
-    return v.to(torch.float32)  # [nz, ny, nx]
+def bench_image(torch, np, nx, ny, nz, shift_vox, device):
+    """peer_common.pattern as a tensor indexed [k, j, i], on the device."""
+    v = np.ascontiguousarray(pattern(np, nx, ny, nz, shift_vox).transpose(2, 1, 0))
+    return torch.from_numpy(v).to(device)
 
 
 def eval_matrix(e):
@@ -58,10 +48,10 @@ def to_theta(m, n, dim):
     return theta
 
 
-def run_case(torch, F, nx, ny, nz, mode, evals, device):
+def run_case(torch, F, np, nx, ny, nz, mode, evals, device):
     dim = 3 if nz > 1 else 2
-    fixed = bench_image(torch, nx, ny, nz, 0.0, device)
-    moving = bench_image(torch, nx, ny, nz, 1.7, device)
+    fixed = bench_image(torch, np, nx, ny, nz, 0.0, device)
+    moving = bench_image(torch, np, nx, ny, nz, 1.7, device)
     if dim == 2:
         fixed, moving = fixed[0][None, None], moving[0][None, None]  # [1, 1, ny, nx]
         size = (1, 1, ny, nx)
@@ -100,15 +90,11 @@ def main():
     ap.add_argument("--no-brain", action="store_true")
     ap.add_argument("--json")
     a = ap.parse_args()
-    try:
-        import torch
-        import torch.nn.functional as F
-    except ImportError as e:
-        print(f"peer_affine_torch: PyTorch is not installed ({e})", file=sys.stderr)
+    torch = torch_on_cuda("peer_affine_torch")
+    if torch is None:
         return 77
-    if not torch.cuda.is_available():
-        print("peer_affine_torch: no CUDA device", file=sys.stderr)
-        return 77
+    import numpy as np
+    import torch.nn.functional as F
     device = torch.device("cuda")
     cases = [(s, s, 1, m) for s in map(int, a.sizes.split(",")) for m in ("bilinear", "bicubic")]
     if not a.no_brain:
@@ -116,18 +102,11 @@ def main():
     out = {"bench": "affine_peer_torch", "torch": torch.__version__,
            "gpu": torch.cuda.get_device_name(0), "metric": "mse", "cases": []}
     for nx, ny, nz, mode in cases:
-        r = run_case(torch, F, nx, ny, nz, mode, a.evals, device)
+        r = run_case(torch, F, np, nx, ny, nz, mode, a.evals, device)
         out["cases"].append(r)
         print(f"{nx}x{ny}x{nz} {mode:8s} torch {r['torch_us_per_eval']:9.1f} us/eval "
               f"{r['torch_effective_gb_per_s']:8.1f} GB/s", file=sys.stderr)
-    text = json.dumps(out, indent=1)
-    if a.json:
-        with open(a.json + ".tmp", "w") as f:
-            f.write(text)
-        import os
-        os.replace(a.json + ".tmp", a.json)
-    else:
-        print(text)
+    emit_json(out, a.json)
     return 0
 
 

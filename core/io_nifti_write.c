@@ -108,37 +108,50 @@ static gboolean make_header(const WriteJob *j, guint8 *hdr, size_t *hdr_len, GEr
   return ok;
 }
 
-/* The file's bytes, header then data in the header's datatype, converted on the cores. */
-static guint8 *file_bytes(const WriteJob *j, const guint8 *hdr, size_t hdr_len, size_t *len,
-                          GError **error)
+/* The file in chunks: chunk 0 the header and the first `per` values, each later chunk the
+ * next `per` values, in the header's datatype. A .nii.gz has one gzip member per chunk,
+ * deflated on every core (level 6, as before) and written in order: a file of several
+ * members is one gzip file (RFC 1952, 2.2) to zlib's gzread (nifti_clib, ITK, FSL, this
+ * project's reader), Python's gzip (nibabel) and gunzip. One thread deflating the ~290 MB of
+ * a 1 mm demons run's outputs took 15 of the command's 21 s on an H100 host (issue 12). Each
+ * chunk is converted where it is deflated, so no copy of the whole file is made. */
+#define CHUNK_BYTES ((size_t)4 << 20)
+
+typedef struct {
+  guint8 hdr[544];
+  size_t hdr_len, nbyper, n, per;
+  gint64 n_chunks;
+} Chunks;
+
+static gboolean plan_chunks(const WriteJob *j, Chunks *c, GError **error)
 {
-  const int nbyper = j->datatype == DT_UINT8                               ? 1
-                     : j->datatype == DT_INT16 || j->datatype == DT_UINT16 ? 2
-                     : j->datatype == DT_FLOAT64                           ? 8
-                                                                           : 4;
-  size_t n = 1;
+  if (!make_header(j, c->hdr, &c->hdr_len, error))
+    return FALSE;
+  c->nbyper = j->datatype == DT_UINT8                               ? 1
+              : j->datatype == DT_INT16 || j->datatype == DT_UINT16 ? 2
+              : j->datatype == DT_FLOAT64                           ? 8
+                                                                    : 4;
+  c->n = 1;
   for (int i = 1; i <= j->dim[0]; i++)
-    n *= (size_t)j->dim[i];
-  *len = hdr_len + n * (size_t)nbyper;
-  guint8 *bytes = g_try_malloc(*len);
-  if (bytes == NULL) {
-    g_set_error(error, NW_ERROR, NW_ERROR_NOMEM, "out of memory for %zu bytes", *len);
-    return NULL;
-  }
-  memcpy(bytes, hdr, hdr_len);
-  guint8 *data = bytes + hdr_len;
-#pragma omp parallel for schedule(static) if (n > ((size_t)1 << 20))
-  for (gint64 e = 0; e < (gint64)n; e++)
-    store_value(data + (size_t)e * (size_t)nbyper, j->datatype, (size_t)nbyper, j->data[e]);
-  return bytes;
+    c->n *= (size_t)j->dim[i];
+  c->per = CHUNK_BYTES / c->nbyper;
+  c->n_chunks = MAX(1, (gint64)((c->n + c->per - 1) / c->per));
+  return TRUE;
 }
 
-/* .nii.gz: the file's bytes as independent gzip members of GZ_MEMBER bytes each (level 6, as
- * before), deflated on every core and written in order. A file of several members is one
- * gzip file (RFC 1952, 2.2) to zlib's gzread (nifti_clib, ITK, FSL, this project's reader),
- * Python's gzip (nibabel) and gunzip. One thread deflating the ~290 MB of a 1 mm demons
- * run's outputs took 15 of the command's 21 s on an H100 host (issue 12). */
-#define GZ_MEMBER ((size_t)4 << 20)
+/* Chunk m's bytes into buf (room for the header and `per` values); their count. */
+static size_t chunk_bytes(const WriteJob *j, const Chunks *c, gint64 m, guint8 *buf)
+{
+  size_t len = 0;
+  if (m == 0) {
+    memcpy(buf, c->hdr, c->hdr_len);
+    len = c->hdr_len;
+  }
+  const size_t e0 = (size_t)m * c->per, e1 = MIN(c->n, e0 + c->per);
+  for (size_t e = e0; e < e1; e++, len += c->nbyper)
+    store_value(buf + len, j->datatype, c->nbyper, j->data[e]);
+  return len;
+}
 
 typedef struct {
   guint8 *out;
@@ -162,6 +175,26 @@ static gboolean deflate_member(const guint8 *in, size_t len, Member *m)
   return ok;
 }
 
+/* Every chunk converted and deflated into its member, on the cores. */
+static Member *deflate_chunks(const WriteJob *j, const Chunks *c, GError **error)
+{
+  Member *members = g_new0(Member, c->n_chunks);
+  gboolean ok = TRUE;
+#pragma omp parallel for schedule(dynamic, 1) reduction(&& : ok) if (c->n_chunks > 1)
+  for (gint64 m = 0; m < c->n_chunks; m++) {
+    guint8 *raw = g_try_malloc(c->hdr_len + c->per * c->nbyper);
+    ok = raw != NULL && deflate_member(raw, chunk_bytes(j, c, m, raw), &members[m]) && ok;
+    g_free(raw);
+  }
+  if (ok)
+    return members;
+  for (gint64 m = 0; m < c->n_chunks; m++)
+    g_free(members[m].out);
+  g_free(members);
+  g_set_error(error, NW_ERROR, NW_ERROR_NOMEM, "out of memory while compressing");
+  return NULL;
+}
+
 static gboolean write_all(FILE *f, const guint8 *p, size_t len)
 {
   return len == 0 || fwrite(p, 1, len, f) == len;
@@ -170,44 +203,32 @@ static gboolean write_all(FILE *f, const guint8 *p, size_t len)
 static gboolean write_nifti_file(const char *tmp_path, gpointer data, GError **error)
 {
   const WriteJob *j = data;
-  guint8 hdr[544];
-  size_t hdr_len, len = 0;
-  if (!make_header(j, hdr, &hdr_len, error))
+  Chunks c;
+  if (!plan_chunks(j, &c, error))
     return FALSE;
-  g_autofree guint8 *bytes = file_bytes(j, hdr, hdr_len, &len, error);
-  if (bytes == NULL)
+  g_autofree Member *members = j->gz ? deflate_chunks(j, &c, error) : NULL;
+  if (j->gz && members == NULL)
     return FALSE;
-  const gint64 n_members = j->gz ? (gint64)((len + GZ_MEMBER - 1) / GZ_MEMBER) : 0;
-  g_autofree Member *members = g_new0(Member, MAX(n_members, 1));
-  gboolean deflated = TRUE;
-#pragma omp parallel for schedule(dynamic, 1) reduction(&& : deflated) if (n_members > 1)
-  for (gint64 m = 0; m < n_members; m++) {
-    const size_t start = (size_t)m * GZ_MEMBER;
-    deflated = deflate_member(bytes + start, MIN(GZ_MEMBER, len - start), &members[m]) && deflated;
-  }
-  FILE *f = deflated ? fopen(tmp_path, "wb") : NULL;
-  int e = deflated ? errno : ENOMEM;
+  FILE *f = fopen(tmp_path, "wb");
   gboolean ok = f != NULL;
-  if (ok && j->gz)
-    for (gint64 m = 0; ok && m < n_members; m++)
-      ok = write_all(f, members[m].out, members[m].len);
-  else if (ok)
-    ok = write_all(f, bytes, len);
-  for (gint64 m = 0; m < n_members; m++)
+  if (!ok)
+    g_set_error(error, NW_ERROR, NW_ERROR_IO, "cannot create: %s", g_strerror(errno));
+  g_autofree guint8 *raw = ok && !j->gz ? g_malloc(c.hdr_len + c.per * c.nbyper) : NULL;
+  for (gint64 m = 0; ok && m < c.n_chunks; m++)
+    ok = j->gz ? write_all(f, members[m].out, members[m].len)
+               : write_all(f, raw, chunk_bytes(j, &c, m, raw));
+  for (gint64 m = 0; members != NULL && m < c.n_chunks; m++)
     g_free(members[m].out);
-  if (f != NULL) {
-    ok = fflush(f) == 0 && ok;
+  if (f == NULL)
+    return FALSE;
+  int e = ok ? 0 : errno;
+  if (fflush(f) != 0 && ok) {
+    ok = FALSE;
     e = errno;
-    ok = fclose(f) == 0 && ok;
-    e = ok ? 0 : (e ? e : errno);
   }
-  if (!deflated) {
-    g_set_error(error, NW_ERROR, NW_ERROR_NOMEM, "out of memory while compressing");
-    return FALSE;
-  }
-  if (f == NULL) {
-    g_set_error(error, NW_ERROR, NW_ERROR_IO, "cannot create: %s", g_strerror(e));
-    return FALSE;
+  if (fclose(f) != 0 && ok) {
+    ok = FALSE;
+    e = errno;
   }
   if (!ok)
     g_set_error(error, NW_ERROR, NW_ERROR_IO, "write failed: %s", e ? g_strerror(e) : "disk full?");

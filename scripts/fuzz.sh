@@ -7,17 +7,27 @@
 # stops each harness after that many seconds; NW_FUZZ_OUT names the output folder, whose
 # corpus/ the next session starts from; NW_FUZZ_BIN runs harnesses built elsewhere (a folder
 # with the fuzz_* binaries and the seed corpus/ of make_seeds) instead of building here.
-# NW_FUZZ_HARNESSES (names, space-separated) runs only those. The executions of a campaign
+# NW_FUZZ_HARNESSES (names, space-separated) runs only those; NW_FUZZ_BUILD_ONLY=1 only builds
+# the harnesses into build-fuzz. The executions of a campaign
 # are the sum of its sessions' "stat::number_of_executed_units".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-10000000}
 jobs=${2:-$(nproc)}
-bin=${NW_FUZZ_BIN:-}
-if [ -z "$bin" ]; then
+# The harnesses and their seed corpus, built here (also what scripts/gpu-host/pack-fuzz.sh
+# packs: NW_FUZZ_BUILD_ONLY=1 stops after it).
+build_harnesses() {
   CC=clang bash scripts/build.sh build-fuzz -DNW_FUZZ=ON -DNW_SANITIZE=ON -DNW_CUDA=OFF \
     -DNW_GUI=OFF -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
   ctest --test-dir build-fuzz -R fuzz_seeds >/dev/null
+}
+bin=${NW_FUZZ_BIN:-}
+if [ "${NW_FUZZ_BUILD_ONLY:-0}" = 1 ]; then
+  build_harnesses
+  exit 0
+fi
+if [ -z "$bin" ]; then
+  build_harnesses
   bin=build-fuzz/tests/fuzz
 fi
 out=${NW_FUZZ_OUT:-fuzz-out}

@@ -406,9 +406,10 @@ static void test_register_2d(void)
 /* 3D: a smooth volume and its copies under a known rigid motion (8°, 3 mm; ncc) and a known
  * affine one (scalings of 6 % and 4 %, 1.5 mm; mse). Both runs must converge (a run cut off
  * by the iteration limit would depend on every bit of every cost). */
-static void test_register_3d(void)
+/* A 32 x 30 x 28 volume of two Gaussian blobs, 1 mm voxels: the 3D registrations' image. */
+static NwVolume *blob_3d(void)
 {
-  g_autoptr(NwVolume) f = nw_volume_new(32, 30, 28, 1, NULL);
+  NwVolume *f = nw_volume_new(32, 30, 28, 1, NULL);
   for (int k = 0; k < f->nz; k++)
     for (int j = 0; j < f->ny; j++)
       for (int i = 0; i < f->nx; i++) {
@@ -417,6 +418,12 @@ static void test_register_3d(void)
             (float)(exp(-(x * x + 1.5 * y * y + 0.8 * z * z) / 60.0) +
                     0.4 * exp(-((x - 4) * (x - 4) + y * y + (z + 3) * (z + 3)) / 12.0));
       }
+  return f;
+}
+
+static void test_register_3d(void)
+{
+  g_autoptr(NwVolume) f = blob_3d();
   double c[3];
   nw_volume_centre_mm(f, c);
   NwTransform rigid, affine;
@@ -479,15 +486,7 @@ static void run_affine_demons(const NwMethodOps *ops, const NwMethodInputs *in, 
  * images, on the fixed grid, match the fixed image. */
 static void test_affine_demons(void)
 {
-  g_autoptr(NwVolume) f = nw_volume_new(32, 30, 28, 1, NULL);
-  for (int k = 0; k < f->nz; k++)
-    for (int j = 0; j < f->ny; j++)
-      for (int i = 0; i < f->nx; i++) {
-        const double x = i - 15.5, y = j - 14.0, z = k - 13.5;
-        f->data[nw_volume_index(f, i, j, k)] =
-            (float)(exp(-(x * x + 1.5 * y * y + 0.8 * z * z) / 60.0) +
-                    0.4 * exp(-((x - 4) * (x - 4) + y * y + (z + 3) * (z + 3)) / 12.0));
-      }
+  g_autoptr(NwVolume) f = blob_3d();
   double c[3];
   nw_volume_centre_mm(f, c);
   NwTransform truth;

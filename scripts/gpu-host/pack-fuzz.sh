@@ -12,10 +12,8 @@
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$repo"
-build=${NW_FUZZ_BUILD:-build-fuzz}
-CC=clang bash scripts/build.sh "$build" -DNW_FUZZ=ON -DNW_SANITIZE=ON -DNW_CUDA=OFF \
-  -DNW_GUI=OFF -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-ctest --test-dir "$build" -R fuzz_seeds >/dev/null
+build=build-fuzz # scripts/fuzz.sh's
+NW_FUZZ_BUILD_ONLY=1 bash scripts/fuzz.sh >/dev/null
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib"

@@ -121,7 +121,7 @@ static gboolean regrid_moving(const DemonsArgs *a, DemonsInputs *in, GError **er
     return FALSE;
   in->regrid = a->initial != NULL || !nw_volume_same_grid(in->fixed, in->moving);
   return !in->regrid ||
-         nw_regrid_init(&in->g, in->fixed, in->moving, in->moving_labels, t, error);
+         nw_regrid_init(&in->g, in->fixed, in->moving, in->moving_labels, t, NULL, error);
 }
 
 /* The outputs every demons job has (core/result_io.h writes them, then the rest, e.g.

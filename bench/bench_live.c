@@ -139,7 +139,7 @@ static double job_alone_ms(const NwMethodInputs *in, double seconds)
 /* ---- measurements -------------------------------------------------------------------------- */
 
 typedef struct {
-  double at_s, take_ms;
+  double at_s, take_ms, arrival_ms;
   int lag;
 } LateFrame;
 
@@ -152,7 +152,7 @@ typedef struct {
    * and how long that display frame took to take its frame */
   int n_late;
   LateFrame late[32];
-  guint64 host_bytes, frames_made, wants;
+  guint64 host_bytes, frames_made, wants, retaken;
   int reduce;
   int worker_iterations;
   double worker_ms_per_iteration, arrival_ms;
@@ -275,6 +275,16 @@ static void static_textures(const NwMethodInputs *in, HostTextures *h)
   h->shown = 0;
 }
 
+/* How long the latest answer took from asking (-1 without a source). */
+static double late_arrival_ms(NwLiveSource *src)
+{
+  if (src == NULL)
+    return -1;
+  NwLiveStats st;
+  nw_live_source_stats(src, &st);
+  return st.last_arrival_ms;
+}
+
 static double ms_since(gint64 t)
 {
   return (double)(g_get_monotonic_time() - t) / 1000.0;
@@ -322,8 +332,11 @@ static void run_variant(const NwMethodInputs *in, NwRenderer *r, const Variant *
       nw_live_source_stats(src, &st);
       shown = st.shown;
       if (var->parts != 0) {
-        if (!nw_gl_live_update(live, nw_live_source_front(src), &error))
+        if (!nw_gl_live_update(live, nw_live_source_front(src), nw_live_source_fresh_coming(src),
+                               &error))
           g_error("interop: %s", error->message);
+        if (nw_gl_live_awaits_frame(live))
+          nw_live_source_want(src);
         shown = nw_gl_live_iteration(live);
       }
       di = nw_gl_live_image(live);
@@ -352,8 +365,9 @@ static void run_variant(const NwMethodInputs *in, NwRenderer *r, const Variant *
       res->lag_max = MAX(res->lag_max, lag);
       res->lag_hist[MIN(lag, 3)]++;
       if (lag > 1 && res->n_late < (int)G_N_ELEMENTS(res->late))
-        res->late[res->n_late++] =
-            (LateFrame){(double)(f0 - t0) / G_USEC_PER_SEC, (double)(f1 - f0) / 1000.0, lag};
+        res->late[res->n_late++] = (LateFrame){(double)(f0 - t0) / G_USEC_PER_SEC,
+                                               (double)(f1 - f0) / 1000.0,
+                                               late_arrival_ms(src), lag};
       last_shown = shown;
     }
     if (period > 0) { /* a display of refresh_hz: the next frame at its next tick; ticks
@@ -374,6 +388,7 @@ static void run_variant(const NwMethodInputs *in, NwRenderer *r, const Variant *
     nw_live_source_stats(src, &st);
     res->host_bytes = st.host_bytes;
     res->wants = st.wants;
+    res->retaken = st.retaken;
     res->reduce = st.reduce;
     res->arrival_ms = st.arrival_ms;
   }
@@ -434,12 +449,14 @@ static void json_path(JsonBuilder *b, const PathResult *r, double alone_ms)
     nw_json_member_number(b, "at_s", r->late[i].at_s);
     nw_json_member_number(b, "lag", r->late[i].lag);
     nw_json_member_number(b, "take_ms", r->late[i].take_ms);
+    nw_json_member_number(b, "last_arrival_ms", r->late[i].arrival_ms);
     json_builder_end_object(b);
   }
   json_builder_end_array(b);
   json_builder_end_object(b);
   nw_json_member_number(b, "frames_made", (double)r->frames_made);
   nw_json_member_number(b, "frames_asked", (double)r->wants);
+  nw_json_member_number(b, "frames_retaken", (double)r->retaken);
   nw_json_member_number(b, "host_bytes_for_display", (double)r->host_bytes);
   nw_json_member_number(b, "host_frame_reduce", r->reduce);
   nw_json_member_number(b, "ask_to_frame_ms", r->arrival_ms);

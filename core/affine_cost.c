@@ -169,8 +169,15 @@ static void masked_stats(const NwVolume *v, const NwVolume *mask, ChunkStats *ou
 NwVolume **nw_affine_cost_pyramid(NwAffineCost *c, const NwVolume *v, int n_levels,
                                   GError **error)
 {
-  if (c->be->pyramid != NULL)
-    return c->be->pyramid(c->impl, v, n_levels, error);
+  if (c->be->pyramid != NULL) {
+    GError *why = NULL;
+    NwVolume **levels = c->be->pyramid(c->impl, v, n_levels, &why);
+    if (levels != NULL || why != NULL) {
+      if (why != NULL)
+        g_propagate_error(error, why);
+      return levels;
+    }
+  }
   int n = 0;
   NwVolume **levels = nw_pyramid_new(v, n_levels, &n, error);
   g_warn_if_fail(levels == NULL || n == n_levels);

@@ -82,7 +82,8 @@ typedef struct {
    * given): v's pyramid of exactly n_levels levels (nw_pyramid_levels), equal bit for bit to
    * nw_pyramid_new's, made by the back end and kept there for the cost's life; set_level
    * then finds a level of it by its host copy, which the caller owns (nw_pyramid_free) and
-   * keeps until the cost is freed. */
+   * keeps until the cost is freed. NULL without an error: the back end declines (too little
+   * device memory, a full table), and the host makes the pyramid. */
   NwVolume **(*pyramid)(void *impl, const NwVolume *v, int n_levels, GError **error);
   /* Optional (NULL: nw_affine_resample on the host): the current level's moving image
    * sampled with sampler at map (as evaluate's) for every fixed voxel, background outside,

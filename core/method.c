@@ -96,6 +96,16 @@ void nw_method_result_replace(NwMethodResult *r, const char *name, NwVolume *own
   nw_method_result_add(r, name, owned);
 }
 
+NwVolume *nw_method_result_take(NwMethodResult *r, const char *name)
+{
+  for (guint i = 0; i < r->names->len; i++)
+    if (strcmp(g_ptr_array_index(r->names, i), name) == 0) {
+      g_ptr_array_remove_index(r->names, i);
+      return g_ptr_array_steal_index(r->volumes, i);
+    }
+  return NULL;
+}
+
 const NwVolume *nw_method_result_get(const NwMethodResult *r, const char *name)
 {
   for (guint i = 0; i < r->names->len; i++)

@@ -81,6 +81,8 @@ void nw_method_result_add(NwMethodResult *r, const char *name, NwVolume *owned);
 const NwVolume *nw_method_result_get(const NwMethodResult *r, const char *name);
 /* Put owned under name in place of the volume there (freed), or add it when there is none. */
 void nw_method_result_replace(NwMethodResult *r, const char *name, NwVolume *owned);
+/* The volume under name, removed from r and handed to the caller (NULL when none). */
+NwVolume *nw_method_result_take(NwMethodResult *r, const char *name);
 /* n numbers under name (copied). */
 void nw_method_result_add_values(NwMethodResult *r, const char *name, const double *v, int n);
 /* The numbers under name and their count, or NULL. */

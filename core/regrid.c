@@ -12,7 +12,8 @@
 #include "ras_affine.h"
 
 gboolean nw_regrid_init(NwRegrid *g, const NwVolume *fixed, const NwVolume *moving,
-                        const NwVolume *moving_labels, const double *t_ras, GError **error)
+                        const NwVolume *moving_labels, const double *t_ras,
+                        NwVolume *moving_on_fixed, GError **error)
 {
   *g = (NwRegrid){.moving = moving, .moving_labels = moving_labels};
   if (t_ras != NULL)
@@ -20,8 +21,14 @@ gboolean nw_regrid_init(NwRegrid *g, const NwVolume *fixed, const NwVolume *movi
   else
     nw_affine_identity(g->t_ras);
   g->dim = fixed->nz == 1 && moving->nz == 1 ? 2 : 3;
-  g->moving_on_fixed =
-      nw_affine_resample(moving, fixed, g->t_ras, g->dim, NW_SAMPLER_LINEAR, 0.0f, error);
+  if (moving_on_fixed != NULL && nw_volume_same_grid(moving_on_fixed, fixed) &&
+      moving_on_fixed->nc == moving->nc)
+    g->moving_on_fixed = moving_on_fixed;
+  else {
+    nw_volume_free(moving_on_fixed);
+    g->moving_on_fixed =
+        nw_affine_resample(moving, fixed, g->t_ras, g->dim, NW_SAMPLER_LINEAR, 0.0f, error);
+  }
   if (g->moving_on_fixed != NULL && moving_labels != NULL)
     g->labels_on_fixed = nw_affine_resample(moving_labels, fixed, g->t_ras, g->dim,
                                             NW_SAMPLER_NEAREST, 0.0f, error);
@@ -101,7 +108,7 @@ void nw_regrid_before(const NwVolume *fixed, const NwVolume *moving,
     return;
   }
   NwRegrid g;
-  if (!nw_regrid_init(&g, fixed, moving, moving_labels, NULL, NULL))
+  if (!nw_regrid_init(&g, fixed, moving, moving_labels, NULL, NULL, NULL))
     return;
   nw_pair_figures(fixed, g.moving_on_fixed, fixed_labels, g.labels_on_fixed, out);
   nw_regrid_clear(&g);

@@ -25,10 +25,12 @@ typedef struct {
 } NwRegrid;
 
 /* Resample moving (and moving_labels, on moving's grid, may be NULL) onto fixed's grid
- * through t_ras (NULL: identity). The originals are borrowed and must outlive g. On failure
- * g is cleared. */
+ * through t_ras (NULL: identity). The originals are borrowed and must outlive g.
+ * moving_on_fixed: moving already sampled there through t_ras, linearly (an affine stage's
+ * result), taken by g; NULL: resampled here. On failure g is cleared. */
 gboolean nw_regrid_init(NwRegrid *g, const NwVolume *fixed, const NwVolume *moving,
-                        const NwVolume *moving_labels, const double *t_ras, GError **error);
+                        const NwVolume *moving_labels, const double *t_ras,
+                        NwVolume *moving_on_fixed, GError **error);
 void nw_regrid_clear(NwRegrid *g);
 
 /* A deformable result found between fixed and g->moving_on_fixed, made to map to the

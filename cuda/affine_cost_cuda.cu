@@ -645,7 +645,8 @@ gboolean cuda_warp(void *impl, const double map[12], NwSampler sampler, float ba
 
 /* v's pyramid of n levels (affine_cost.h), each coarser level made on the device from the one
  * below and copied to the host; every level stays on the device. Where the device lacks the
- * memory, or the table is full, the host makes it (nw_pyramid_new) and set_level uploads. */
+ * memory, or the table is full, NULL without an error: the host makes it and set_level
+ * uploads. */
 NwVolume **cuda_pyramid(void *impl, const NwVolume *v, int n, GError **error)
 {
   CudaCost *c = (CudaCost *)impl;
@@ -653,12 +654,8 @@ NwVolume **cuda_pyramid(void *impl, const NwVolume *v, int n, GError **error)
   size_t free_b = 0, total_b = 0;
   /* the levels (less than 8/7 of the image) and two smoothing buffers of the finest */
   if (v->nc != 1 || n > 8 || c->n_kept + n > kMaxKept ||
-      cudaMemGetInfo(&free_b, &total_b) != cudaSuccess || free_b < full * 4) {
-    int made = 0;
-    NwVolume **levels = nw_pyramid_new(v, n, &made, error);
-    g_warn_if_fail(levels == nullptr || made == n);
-    return levels;
-  }
+      cudaMemGetInfo(&free_b, &total_b) != cudaSuccess || free_b < full * 4)
+    return nullptr;
   NwVolume **levels = g_new0(NwVolume *, n);
   float *dev[8] = {nullptr}, *scratch[2] = {nullptr, nullptr};
   gboolean ok = (levels[n - 1] = nw_volume_try_copy(v, error)) != nullptr &&

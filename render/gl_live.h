@@ -52,15 +52,23 @@ void nw_gl_live_free(NwGlLive *l);
 void nw_gl_live_set_iso(NwGlLive *l, float iso);
 
 /* Bring the GL objects up to the front's newest frame (nothing to do when the iteration is
- * the one already shown). FALSE with an error when interop fails (no CUDA, software GL,
- * out of memory): the caller then falls back to host frames. */
-gboolean nw_gl_live_update(NwGlLive *l, NwLiveFront *front, GError **error);
+ * the one already shown). fresh_coming: the job is running and answers when asked
+ * (nw_live_source_fresh_coming). Then, when the objects had to be made first (the first
+ * frame, a new pyramid level, new parts: milliseconds in which a fast job moves on), the
+ * frame in the front is left as stale and nw_gl_live_awaits_frame turns TRUE: the caller
+ * asks for a frame (nw_live_source_want), and a later update fills that one; the objects
+ * of the previous grid are drawn meanwhile. FALSE with an error when interop fails (no
+ * CUDA, software GL, out of memory): the caller then falls back to host frames. */
+gboolean nw_gl_live_update(NwGlLive *l, NwLiveFront *front, gboolean fresh_coming,
+                           GError **error);
+/* The last update made objects and waits for a fresher frame than the front held. */
+gboolean nw_gl_live_awaits_frame(const NwGlLive *l);
 
-/* The iteration now in the GL objects (-1 before the first frame). */
+/* The iteration in the GL objects drawn (-1 before the first frame). */
 int nw_gl_live_iteration(const NwGlLive *l);
-/* NULL until the first frame (or when not among the parts). The field texture has nc 4
- * (xyz = displacement in voxels of its own, possibly reduced, grid), which the field
- * renderer accepts. */
+/* NULL until the first frame (or when not among the parts); while new objects wait for
+ * their first fill, the previous grid's. The field texture has nc 4 (xyz = displacement in
+ * voxels of its own, possibly reduced, grid), which the field renderer accepts. */
 const NwGlVolume *nw_gl_live_image(const NwGlLive *l);
 const NwGlVolume *nw_gl_live_field(const NwGlLive *l);
 const NwGlMesh *nw_gl_live_mesh(const NwGlLive *l);

@@ -92,7 +92,9 @@ static void arrived_locked(NwLiveSource *s)
 {
   s->st.arrived++;
   if (s->outstanding) {
-    s->recent_us[s->next_recent] = (double)(g_get_monotonic_time() - s->want_time);
+    const double us = (double)(g_get_monotonic_time() - s->want_time);
+    s->st.last_arrival_ms = us / 1000.0;
+    s->recent_us[s->next_recent] = us;
     s->next_recent = (s->next_recent + 1) % ARRIVALS;
     s->n_recent = MIN(s->n_recent + 1, ARRIVALS);
     s->arrival_us = arrival_estimate(s);
@@ -306,6 +308,43 @@ static gboolean pending_stale_locked(NwLiveSource *s)
   return pending >= 0 && nw_job_get_iteration(s->job) - pending > 1;
 }
 
+/* Under lock: up to deadline for the frame asked for. */
+static void wait_locked(NwLiveSource *s, gint64 deadline)
+{
+  while (s->outstanding)
+    if (!g_cond_wait_until(&s->cond, &s->lock, deadline))
+      break;
+}
+
+/* Under lock: the newest frame for the display, if new: a host frame (into *host, for the
+ * take callback) or the newest device frame. TRUE when new. */
+static gboolean take_newest_locked(NwLiveSource *s, NwFrame **host)
+{
+  *host = g_steal_pointer(&s->newest);
+  gboolean fresh = *host != NULL;
+  if (*host != NULL)
+    s->st.shown = (*host)->iteration;
+  if (*host == NULL && s->arrived_device > s->st.shown) {
+    s->st.shown = s->arrived_device;
+    fresh = TRUE;
+  }
+  if (fresh) {
+    s->st.taken++;
+    s->st.lag = s->job != NULL ? MAX(nw_job_get_iteration(s->job) - s->st.shown, 0) : 0;
+  }
+  return fresh;
+}
+
+static void hand_over(NwLiveSource *s, NwFrame *host)
+{
+  if (host == NULL)
+    return;
+  if (s->take != NULL)
+    s->take(host, s->data);
+  else
+    frame_free(host);
+}
+
 gboolean nw_live_source_begin_frame(NwLiveSource *s, guint64 frame_counter, gint64 wait_us)
 {
   g_mutex_lock(&s->lock);
@@ -325,33 +364,38 @@ gboolean nw_live_source_begin_frame(NwLiveSource *s, guint64 frame_counter, gint
     want_locked(s);
   /* A fast job answers within wait_us: wait for it, so the frame drawn is the newest. A
    * paused job answers only after a step: never wait for it. */
-  if (s->outstanding && would_wait_locked(s, wait_us)) {
-    const gint64 deadline = g_get_monotonic_time() + wait_us;
-    while (s->outstanding)
-      if (!g_cond_wait_until(&s->cond, &s->lock, deadline))
-        break;
-  }
-  NwFrame *host = g_steal_pointer(&s->newest);
-  gboolean fresh = host != NULL;
-  if (host != NULL)
-    s->st.shown = host->iteration;
-  if (host == NULL && s->arrived_device > s->st.shown) {
-    s->st.shown = s->arrived_device;
-    fresh = TRUE;
-  }
-  if (fresh) {
-    s->st.taken++;
-    s->st.lag = s->job != NULL ? MAX(nw_job_get_iteration(s->job) - s->st.shown, 0) : 0;
-  }
+  if (s->outstanding && would_wait_locked(s, wait_us))
+    wait_locked(s, g_get_monotonic_time() + wait_us);
+  NwFrame *host = NULL;
+  const gboolean fresh = take_newest_locked(s, &host);
   update_fps(s, g_get_monotonic_time());
   g_mutex_unlock(&s->lock);
-  if (host != NULL) {
-    if (s->take != NULL)
-      s->take(host, s->data);
-    else
-      frame_free(host);
+  if (host == NULL)
+    return fresh;
+  hand_over(s, g_steal_pointer(&host));
+  /* Taking it may have been slow (the display made textures for a new grid: the first
+   * frame, a new level), and a fast job moved on meanwhile: the frame would be drawn
+   * stale. Ask for another and take it instead, once per display frame. */
+  g_mutex_lock(&s->lock);
+  if (s->enabled && !s->outstanding && s->job != NULL && would_wait_locked(s, wait_us) &&
+      nw_job_get_iteration(s->job) - s->st.shown > 1) {
+    s->st.retaken++;
+    want_locked(s);
+    wait_locked(s, g_get_monotonic_time() + wait_us);
+    take_newest_locked(s, &host);
   }
+  g_mutex_unlock(&s->lock);
+  hand_over(s, host);
   return fresh;
+}
+
+gboolean nw_live_source_fresh_coming(NwLiveSource *s)
+{
+  g_mutex_lock(&s->lock);
+  const gboolean coming =
+      s->enabled && s->job != NULL && nw_job_get_state(s->job) == NW_JOB_RUNNING;
+  g_mutex_unlock(&s->lock);
+  return coming;
 }
 
 void nw_live_source_set_max_fps(NwLiveSource *s, double fps)

@@ -16,7 +16,8 @@
  * NW_LIVE_HOST_FPS), and when frames have been arriving within wait_us of being asked for (a
  * fast job) it waits up to wait_us for that frame, so the frame drawn is at most an
  * iteration old. A frame that arrived too late for its display frame and is stale by the
- * next is replaced by asking again, cap or not. A slow job's frame arrives later and the
+ * next is replaced by asking again, cap or not; so is a host frame that went stale while the
+ * take callback made room for it (new textures at a new grid). A slow job's frame arrives later and the
  * notify callback asks for a redraw then. Host frames are handed to the take callback (the owner
  * moves them into its layers); interop frames are read from nw_live_source_front by the GL side.
  *
@@ -78,6 +79,8 @@ void nw_live_source_want(NwLiveSource *s);
  * FALSE at once (several views draw one display frame). TRUE when a new frame was taken:
  * a host frame went to the take callback, or a new device frame is in the front. */
 gboolean nw_live_source_begin_frame(NwLiveSource *s, guint64 frame_counter, gint64 wait_us);
+/* The job runs and the display pulls: a frame asked for will come (not paused, not ended). */
+gboolean nw_live_source_fresh_coming(NwLiveSource *s);
 /* At most fps frames asked for a second (0: one per display frame); host sources start at
  * NW_LIVE_HOST_FPS, interop ones at 0. */
 void nw_live_source_set_max_fps(NwLiveSource *s, double fps);
@@ -100,7 +103,9 @@ typedef struct {
   int shown;              /* iteration of the last frame taken (-1: none) */
   int lag;                /* the job's completed iterations when it was taken, minus shown */
   double fps;             /* frames taken per second, over about the last second */
-  double arrival_ms;      /* mean time from asking to arrival */
+  double arrival_ms;      /* typical time from asking to arrival (median of the latest) */
+  double last_arrival_ms; /* ... of the latest answer */
+  guint64 retaken;        /* host frames replaced because taking them was slow (new grid) */
 } NwLiveStats;
 void nw_live_source_stats(NwLiveSource *s, NwLiveStats *out);
 

@@ -73,7 +73,7 @@ NwRunRegrid *nw_run_regrid_new(const NwMethodOps *ops, NwVolume *const inputs[4]
 static gboolean regrid_prepare(NwMethodInputs *in, gpointer data, GError **error)
 {
   NwRunRegrid *rg = data;
-  if (!nw_regrid_init(&rg->g, in->fixed, in->moving, in->moving_labels, NULL, error))
+  if (!nw_regrid_init(&rg->g, in->fixed, in->moving, in->moving_labels, NULL, NULL, error))
     return FALSE;
   in->moving = rg->g.moving_on_fixed;
   in->moving_labels = rg->g.labels_on_fixed;

@@ -205,12 +205,15 @@ static void update_live(NwViewGpu *gpu, GpuEntry *e, NwLayer *l)
   if (kind == NW_LAYER_SURFACE)
     nw_gl_live_set_iso(le->gl, nw_layer_get_live_iso(l));
   g_autoptr(GError) error = NULL;
-  if (!nw_gl_live_update(le->gl, nw_live_source_front(live), &error)) {
+  if (!nw_gl_live_update(le->gl, nw_live_source_front(live), nw_live_source_fresh_coming(live),
+                         &error)) {
     g_warning("%s: live view through CUDA-GL interop failed, showing host frames: %s",
               nw_layer_get_name(l), error->message);
     le->failed = TRUE;
     return;
   }
+  if (nw_gl_live_awaits_frame(le->gl)) /* its answer asks for the redraw that fills it */
+    nw_live_source_want(live);
   e->live = le->gl;
   nw_layer_note_live_shown(l, nw_gl_live_iteration(le->gl));
 }

@@ -264,9 +264,9 @@ static void test_gl_live(NwLiveFront *front)
     Publish p = make_frame(front, round == 0 ? 20 : 33, round == 0 ? 4.0 : 2.0, 10 + round);
     publish(&p);
     g_autoptr(GError) error = NULL;
-    g_assert_true(nw_gl_live_update(li, front, &error));
-    g_assert_true(nw_gl_live_update(lf, front, &error));
-    g_assert_true(nw_gl_live_update(lm, front, &error));
+    g_assert_true(nw_gl_live_update(li, front, FALSE, &error));
+    g_assert_true(nw_gl_live_update(lf, front, FALSE, &error));
+    g_assert_true(nw_gl_live_update(lm, front, FALSE, &error));
     g_assert_no_error(error);
     g_assert_cmpint(nw_gl_live_iteration(li), ==, 10 + round);
     const NwGlVolume *gi = nw_gl_live_image(li), *gf = nw_gl_live_field(lf);
@@ -288,9 +288,9 @@ static void test_gl_live(NwLiveFront *front)
   Publish p = make_frame(front, 33, 2.0, 20);
   publish(&p);
   g_autoptr(GError) error = NULL;
-  g_assert_true(nw_gl_live_update(li, front, &error));
-  g_assert_true(nw_gl_live_update(lf, front, &error));
-  g_assert_true(nw_gl_live_update(lm, front, &error));
+  g_assert_true(nw_gl_live_update(li, front, FALSE, &error));
+  g_assert_true(nw_gl_live_update(lf, front, FALSE, &error));
+  g_assert_true(nw_gl_live_update(lm, front, FALSE, &error));
   g_assert_no_error(error);
   const int r = nw_live_reduce_choose(p.image->nx, p.image->ny, p.image->nz, 8000);
   g_assert_cmpint(r, >, 1);
@@ -313,6 +313,58 @@ static void test_gl_live(NwLiveFront *front)
   nw_gl_live_free(lm);
 }
 
+/* A running job (fresh_coming): after the objects had to be made, the frame then in the
+ * front is not filled (it went stale meanwhile) and the next one is; the previous grid's
+ * objects are drawn until then. */
+static void test_gl_live_awaits_fresh(NwLiveFront *front)
+{
+  NwGlLive *l = nw_gl_live_new(NW_GL_LIVE_IMAGE | NW_GL_LIVE_FIELD, 0);
+  g_autoptr(GError) error = NULL;
+  /* the first frame: objects made, nothing filled, nothing to draw yet */
+  Publish a = make_frame(front, 20, 4.0, 40);
+  publish(&a);
+  g_assert_true(nw_gl_live_update(l, front, TRUE, &error));
+  g_assert_true(nw_gl_live_awaits_frame(l));
+  g_assert_cmpint(nw_gl_live_iteration(l), ==, -1);
+  g_assert_null(nw_gl_live_image(l));
+  /* the same frame again: still waiting */
+  g_assert_true(nw_gl_live_update(l, front, TRUE, &error));
+  g_assert_true(nw_gl_live_awaits_frame(l));
+  g_assert_cmpint(nw_gl_live_iteration(l), ==, -1);
+  /* the next frame on that grid is filled */
+  Publish b = make_frame(front, 20, 4.0, 41);
+  publish(&b);
+  g_assert_true(nw_gl_live_update(l, front, TRUE, &error));
+  g_assert_no_error(error);
+  g_assert_false(nw_gl_live_awaits_frame(l));
+  g_assert_cmpint(nw_gl_live_iteration(l), ==, 41);
+  check_texture(nw_gl_live_image(l)->tex, GL_RED, 1, b.image->data, nw_volume_n_voxels(b.image));
+  check_texture(nw_gl_live_field(l)->tex, GL_RGBA, 4, b.field, nw_volume_n_voxels(b.image));
+  /* a new grid: the old textures and iteration are drawn until the next frame fills */
+  Publish c = make_frame(front, 33, 2.0, 42);
+  publish(&c);
+  g_assert_true(nw_gl_live_update(l, front, TRUE, &error));
+  g_assert_true(nw_gl_live_awaits_frame(l));
+  g_assert_cmpint(nw_gl_live_iteration(l), ==, 41);
+  g_assert_cmpint(nw_gl_live_image(l)->nx, ==, b.image->nx);
+  check_texture(nw_gl_live_image(l)->tex, GL_RED, 1, b.image->data, nw_volume_n_voxels(b.image));
+  check_texture(nw_gl_live_field(l)->tex, GL_RGBA, 4, b.field, nw_volume_n_voxels(b.image));
+  /* the job paused (nothing fresher will come): the frame there is filled after all */
+  g_assert_true(nw_gl_live_update(l, front, FALSE, &error));
+  g_assert_no_error(error);
+  g_assert_false(nw_gl_live_awaits_frame(l));
+  g_assert_cmpint(nw_gl_live_iteration(l), ==, 42);
+  g_assert_cmpint(nw_gl_live_image(l)->nx, ==, c.image->nx);
+  check_texture(nw_gl_live_image(l)->tex, GL_RED, 1, c.image->data, nw_volume_n_voxels(c.image));
+  check_texture(nw_gl_live_field(l)->tex, GL_RGBA, 4, c.field, nw_volume_n_voxels(c.image));
+  Publish *all[] = {&a, &b, &c};
+  for (int i = 0; i < 3; i++) {
+    nw_volume_free(all[i]->image);
+    g_free(all[i]->field);
+  }
+  nw_gl_live_free(l);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -333,6 +385,7 @@ int main(int argc, char **argv)
   test_raw(front);
   test_raw_reduced(front);
   test_gl_live(front);
+  test_gl_live_awaits_fresh(front);
   nw_live_front_free(front);
   nw_gl_target_clear(&target);
   return 0;

@@ -5,8 +5,11 @@
 #include <math.h>
 #include <string.h>
 
+#include "affine_resample.h"
 #include "field_affine.h"
+#include "method.h"
 #include "ras_affine.h"
+#include "regrid.h"
 #include "testutil.h"
 
 /* A grid n0 x n1 x n2, voxel size s mm, rotated by deg about z, origin o. */
@@ -142,10 +145,45 @@ static void test_warp_linear_ramp(void)
   g_assert_cmpint(inside, >, 200);
 }
 
+/* The regrid takes a moving image already sampled onto the fixed grid (an affine stage's
+ * result) instead of resampling; one on another grid is dropped and the moving image
+ * resampled as without it. A method result hands a volume over once. */
+static void test_regrid_given(void)
+{
+  const double o[3] = {-10, 4, 2}, o2[3] = {3, -6, 0};
+  g_autoptr(NwVolume) fixed = grid(12, 10, 8, 2.0, 0.0, o, 1);
+  g_autoptr(NwVolume) moving = grid(9, 11, 7, 2.5, 20.0, o2, 1);
+  for (size_t i = 0; i < nw_volume_n_floats(moving); i++)
+    moving->data[i] = (float)(i % 13);
+  double t[16];
+  rigid(t);
+  NwMethodResult *res = nw_method_result_new();
+  nw_method_result_add(res, "warped", nw_volume_new_like(fixed, 1, NULL));
+  NwVolume *given = nw_method_result_take(res, "warped");
+  g_assert_nonnull(given);
+  g_assert_null(nw_method_result_get(res, "warped"));
+  g_assert_null(nw_method_result_take(res, "warped"));
+  nw_method_result_free(res);
+  NwRegrid g;
+  g_assert_true(nw_regrid_init(&g, fixed, moving, NULL, t, given, NULL));
+  g_assert_true(g.moving_on_fixed == given);
+  nw_regrid_clear(&g);
+  /* on the moving grid, not the fixed one: resampled through T after all */
+  NwVolume *wrong = nw_volume_new_like(moving, 1, NULL);
+  g_assert_true(nw_regrid_init(&g, fixed, moving, NULL, t, wrong, NULL));
+  g_autoptr(NwVolume) want =
+      nw_affine_resample(moving, fixed, t, 3, NW_SAMPLER_LINEAR, 0.0f, NULL);
+  g_assert_true(nw_volume_same_grid(g.moving_on_fixed, fixed));
+  g_assert_cmpmem(g.moving_on_fixed->data, nw_volume_n_floats(want) * sizeof(float), want->data,
+                  nw_volume_n_floats(want) * sizeof(float));
+  nw_regrid_clear(&g);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/field-affine/forward-and-inverse", test_forward_and_inverse);
   g_test_add_func("/field-affine/warp-linear-ramp", test_warp_linear_ramp);
+  g_test_add_func("/field-affine/regrid-given", test_regrid_given);
   return g_test_run();
 }

@@ -76,6 +76,7 @@ typedef struct {
   GMutex lock;
   int taken, last_iteration, last_value;
   gint notified;
+  int slow_take_us; /* the next take sleeps this long (a display making its textures) */
 } Display;
 
 static void on_notify(gpointer data)
@@ -90,7 +91,10 @@ static void on_take(NwFrame *frame, gpointer data)
   d->taken++;
   d->last_iteration = frame->iteration;
   d->last_value = (int)frame->image->data[0];
+  const int sleep_us = d->slow_take_us;
+  d->slow_take_us = 0;
   g_mutex_unlock(&d->lock);
+  g_usleep(sleep_us);
   nw_frame_clear(frame);
   g_free(frame);
 }
@@ -316,6 +320,42 @@ static void test_slow_first_answer(void)
   rig_stop(&r);
 }
 
+/* Taking a frame can be slow (the display makes textures for a new grid) while a fast job
+ * moves on: the source then asks for another frame and hands that one over before the
+ * display frame draws, so what is drawn is not the ~20 iterations old frame. */
+static void test_slow_take_retaken(void)
+{
+  Rig r;
+  rig_start(&r, 2000, 0); /* 2 ms per iteration */
+  nw_live_source_set_max_fps(r.src, 0.0);
+  guint64 d = 0;
+  NwLiveStats st = {0};
+  while (st.taken < 3) { /* learn that the job answers quickly */
+    nw_live_source_begin_frame(r.src, d++, 8000);
+    nw_live_source_stats(r.src, &st);
+    g_usleep(16000);
+  }
+  g_assert_cmpuint(st.retaken, ==, 0);
+  int worst = 0;
+  for (int round = 0; round < 3; round++) {
+    g_mutex_lock(&r.display.lock);
+    r.display.slow_take_us = 40000;
+    g_mutex_unlock(&r.display.lock);
+    g_assert_true(nw_live_source_begin_frame(r.src, d++, 8000));
+    const int worker = nw_job_get_iteration(r.job);
+    g_mutex_lock(&r.display.lock);
+    worst = MAX(worst, worker - r.display.last_iteration);
+    g_mutex_unlock(&r.display.lock);
+    g_usleep(16000);
+  }
+  nw_live_source_stats(r.src, &st);
+  g_test_message("after 40 ms takes: worst lag %d, %" G_GUINT64_FORMAT " retaken", worst,
+                 st.retaken);
+  g_assert_cmpuint(st.retaken, ==, 3);
+  g_assert_cmpint(worst, <=, 4); /* ~20 without the retake */
+  rig_stop(&r);
+}
+
 /* A display's chances at times t0 + k * period + jitter; how many the rate lets through. */
 static int allowed_over(NwLiveRate *r, double period_us, int chances, gint64 jitter_us)
 {
@@ -357,5 +397,6 @@ int main(int argc, char **argv)
   g_test_add_func("/live-source/rate-cap", test_rate_cap);
   g_test_add_func("/live-source/stale-frame-refreshed", test_stale_frame_refreshed);
   g_test_add_func("/live-source/slow-first-answer", test_slow_first_answer);
+  g_test_add_func("/live-source/slow-take-retaken", test_slow_take_retaken);
   return g_test_run();
 }

@@ -100,7 +100,12 @@ static gboolean next_stage(AffineDemons *s, const NwIterationReport *last, GErro
   }
   s->offset_iterations = last->iteration;
   s->offset_levels = last->n_levels;
-  if (!nw_regrid_init(&s->g, s->in.fixed, s->in.moving, s->in.moving_labels, t, error))
+  /* the affine stage's own warped image, made where its images are (the GPU on CUDA), is
+   * the demons stage's moving image when it was sampled as the regrid would (linear) */
+  g_autofree char *interp = nw_params_format(s->p[0], nw_params_find(s->p[0], "interp"));
+  NwVolume *warped =
+      g_strcmp0(interp, "linear") == 0 ? nw_method_result_take(s->affine, "warped") : NULL;
+  if (!nw_regrid_init(&s->g, s->in.fixed, s->in.moving, s->in.moving_labels, t, warped, error))
     return FALSE;
   const NwMethodInputs din = {.fixed = s->in.fixed,
                               .moving = s->g.moving_on_fixed,

@@ -301,16 +301,19 @@ static void prepare_spares_locked(NwLiveFront *f)
     }
 }
 
-/* A front of host frames has a new grid d: the downloader's staging, pinned and host buffers
- * for it now, on the writer's thread, so that the first frame a display asks for does not
- * wait for their allocation (pinning ~10 MB takes milliseconds) while the job runs on: the
- * job pays it once per grid instead. Skipped when a download holds them (it grows them). */
+/* A front of host frames has a new grid d: the downloader's stream, staging, pinned and host
+ * buffers for it now, on the writer's thread, and its kernel loaded (CUDA loads a module at
+ * its first launch), so that the first frame a display asks for does not wait for them
+ * (pinning ~10 MB takes milliseconds) while the job runs on: the job pays it once per grid
+ * instead. Skipped when a download holds them (it grows them). */
 static void reserve_download(NwLiveFront *f, const int d[3])
 {
   if (!g_mutex_trylock(&f->dl_lock))
     return;
   GError *error = NULL;
-  if (fit_download(f, 4 * (size_t)d[0] * d[1] * d[2], &error)) {
+  cudaFuncAttributes loaded;
+  if (fit_download(f, 4 * (size_t)d[0] * d[1] * d[2], &error) &&
+      NW_CUDA_CHECK(cudaFuncGetAttributes(&loaded, reduce_frame_kernel), &error)) {
     memcpy(f->last_d, d, sizeof f->last_d);
     prepare_spares_locked(f);
   } else {

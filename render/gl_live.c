@@ -203,14 +203,12 @@ gboolean nw_gl_live_update(NwGlLive *l, NwLiveFront *front, gboolean fresh_comin
   if ((l->parts & NW_GL_LIVE_MESH) && !fit_mesh(l, 0, &made, error))
     return FALSE;
   /* Making textures and registering them takes milliseconds, in which a fast job moves on:
-   * the frame now in the front would be drawn stale. When the job will answer, wait for its
-   * next frame instead (the caller asks for it: nw_gl_live_awaits_frame), drawing the old
-   * objects meanwhile. */
+   * the frame now in the front would be drawn stale. When the job will answer, its next
+   * frame is drawn instead (the caller asks for it: nw_gl_live_awaits_frame) and the old
+   * objects meanwhile. The stale frame still goes into the new objects, unseen: the first
+   * fill maps the new registrations and loads the fill kernels, milliseconds that would
+   * otherwise delay the fresh frame. */
   l->awaiting = made && fresh_coming;
-  if (l->awaiting) {
-    l->stale_iteration = v.iteration;
-    return TRUE;
-  }
   /* the surface changes slowly beside the image: remade every mesh_every-th frame */
   const gboolean mesh_now = l->mesh_res != NULL && l->frames % l->mesh_every == 0;
   for (int attempt = 0; attempt < 3; attempt++) {
@@ -239,6 +237,10 @@ gboolean nw_gl_live_update(NwGlLive *l, NwLiveFront *front, gboolean fresh_comin
         continue;
       }
       l->mesh->n_triangles = (int)t.n_triangles;
+    }
+    if (l->awaiting) { /* filled, not shown: the next frame is (frames stays 0: its surface) */
+      l->stale_iteration = iteration;
+      return TRUE;
     }
     l->iteration = iteration;
     l->frames++;

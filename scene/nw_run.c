@@ -257,6 +257,14 @@ static void layer_take_surface(NwRun *r, NwSurface *s)
 
 /* ---- iso-surfaces on a worker (GTask) ---- */
 
+/* Whether the run makes an iso-surface of its image at all: not of a single slice (a 2D
+ * pair), where marching cubes finds no cube (it needs two slices) and a surface would mean
+ * nothing; the window shows such a scene in the axial view alone. */
+static gboolean wants_surface(const NwVolume *image)
+{
+  return image != NULL && image->nz > 1;
+}
+
 typedef struct {
   NwVolume *image; /* owned copy */
   float iso;
@@ -307,7 +315,7 @@ static void surface_done(GObject *source, GAsyncResult *res, gpointer data)
  * which always gets one. */
 static void start_surface(NwRun *r, const NwVolume *image, gboolean final)
 {
-  if (image == NULL || (r->surface_busy && !final))
+  if (!wants_surface(image) || (r->surface_busy && !final))
     return;
   SurfaceTask *t = g_new0(SurfaceTask, 1);
   t->image = nw_volume_copy(image);
@@ -448,7 +456,8 @@ static gboolean make_layers(NwRun *r, NwLayer *fixed, GError **error)
   r->field = nw_layer_new_volume(NW_LAYER_FIELD, fname, u);
   nw_layer_set_field_show(r->field, NW_FIELD_SHOW_GRID);
   r->iso = nw_layer_surface_iso(fixed);
-  if (r->path == NW_LIVE_PATH_INTEROP) { /* the 3D view draws the live mesh of this layer */
+  /* the 3D view draws the live mesh of this layer (made on the GPU every other frame) */
+  if (r->path == NW_LIVE_PATH_INTEROP && wants_surface(r->inputs[0])) {
     g_autofree char *sname = g_strdup_printf("surface · %s", r->label);
     NwSurface *empty = nw_surface_new(0, 0, error);
     if (empty == NULL)
@@ -756,16 +765,19 @@ gboolean nw_run_save_results(NwRun *r, const char *prefix, GPtrArray *written, G
                                  r->inputs[NW_RUN_MOVING], error))
     return FALSE;
   /* the surface layer holds the result's iso-surface once its task is done (show_result);
-   * until then, or when it could not be made, it is made here */
+   * until then, or when it could not be made, it is made here. 2D results have none. */
+  const NwVolume *warped = nw_method_result_get(r->result, "warped");
   g_autoptr(NwSurface) made = NULL;
   const NwSurface *s =
       r->surface != NULL && r->surface_is_result ? nw_layer_get_surface(r->surface) : NULL;
-  if (s == NULL &&
-      (s = made = nw_marching_cubes(nw_method_result_get(r->result, "warped"), r->iso, error)) ==
-          NULL)
-    return FALSE;
-  g_autofree char *path = g_strdup_printf("%s_surface.gii", prefix);
-  if (!nw_mesh_write_to(out, path, s, NW_MESH_AUTO, error) || !nw_outputs_commit(out, error))
+  if (wants_surface(warped)) {
+    if (s == NULL && (s = made = nw_marching_cubes(warped, r->iso, error)) == NULL)
+      return FALSE;
+    g_autofree char *path = g_strdup_printf("%s_surface.gii", prefix);
+    if (!nw_mesh_write_to(out, path, s, NW_MESH_AUTO, error))
+      return FALSE;
+  }
+  if (!nw_outputs_commit(out, error))
     return FALSE;
   for (const char *const *p = nw_outputs_paths(out); written != NULL && *p != NULL; p++)
     g_ptr_array_add(written, g_strdup(*p));

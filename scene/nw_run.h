@@ -4,8 +4,9 @@
  * grids, and label layers as moving and fixed labels (nw_run_inputs.h). The job runs on a
  * worker thread (core/job.h) in live mode; its state appears as layers of the scene, named
  * with the run's label: "warped · LABEL" (image), "deformation · LABEL" (field, shown as a
- * warped grid) and "surface · LABEL" (iso-surface of the warped image in the 3D view); the
- * run hands them out (nw_run_get_warped, _field, _surface).
+ * warped grid) and "surface · LABEL" (iso-surface of the warped image in the 3D view; none
+ * for single-slice images, nz == 1); the run hands them out (nw_run_get_warped, _field,
+ * _surface).
  *
  * Frames are pulled by the views at the display's pace through the run's frame source
  * (render/live_source.h: at most one per display frame, none while nobody draws):
@@ -110,7 +111,8 @@ NwLayer *nw_run_get_surface(NwRun *r);
  * PREFIX_forward.nii.gz, ... (core/result_io.h; after a regrid or an affine stage the fields
  * map fixed -> ORIGINAL moving, regrid.h), with an affine stage ("affine",
  * "affine-demons") PREFIX_affine.txt, PREFIX_affine.mat and PREFIX_fsl.mat, and
- * PREFIX_surface.gii (the iso-surface of the warped image) — atomically each. FALSE with a message when no ended job has results.
+ * PREFIX_surface.gii (the iso-surface of the warped image; not for single-slice images) —
+ * atomically each. FALSE with a message when no ended job has results.
  * written: the paths written are appended (may be NULL). */
 gboolean nw_run_save_results(NwRun *r, const char *prefix, GPtrArray *written, GError **error);
 

@@ -234,6 +234,18 @@ gboolean nw_scene_get_radiological(NwScene *s)
   return s->radiological;
 }
 
+gboolean nw_scene_is_flat(NwScene *s)
+{
+  gboolean any_volume = FALSE;
+  for (guint i = 0; i < s->layers->len; i++) {
+    const NwVolume *v = nw_layer_get_volume(g_ptr_array_index(s->layers, i));
+    if (v == NULL || v->nz > 1) /* a surface, or a volume: the other views have content */
+      return FALSE;
+    any_volume = TRUE;
+  }
+  return any_volume;
+}
+
 void nw_scene_get_bounds(NwScene *s, double lo[3], double hi[3])
 {
   gboolean any = FALSE;

@@ -66,6 +66,10 @@ gboolean nw_scene_get_radiological(NwScene *s);
 
 /* World box (RAS mm) of all volume layers (else surfaces; else a 200 mm cube). */
 void nw_scene_get_bounds(NwScene *s, double lo[3], double hi[3]);
+/* TRUE when the scene holds 2D images only: at least one volume layer, every volume layer
+ * a single slice (nz == 1) and no surface. Such a scene has nothing to show across slices
+ * (the window then shows the axial view alone). */
+gboolean nw_scene_is_flat(NwScene *s);
 /* Voxel size (mm) of the first volume layer along world axis `axis`, for slice steps. */
 double nw_scene_slice_step(NwScene *s, int axis);
 

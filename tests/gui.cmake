@@ -63,3 +63,8 @@ endif()
 if(NW_HAVE_GUI AND TARGET neurowarp)
   nw_add_gui_test(test_gui_grids test_gui_grids.c run-grids)
 endif()
+
+# 2D images (single slices) in the application: the axial view alone, no surface in results.
+if(NW_HAVE_GUI AND TARGET neurowarp)
+  nw_add_gui_test(test_gui_2d test_gui_2d.c pair-2d layout-2d)
+endif()

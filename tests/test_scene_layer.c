@@ -124,6 +124,27 @@ static void test_scene(void)
   g_assert_cmpuint(nw_scene_n_layers(s), ==, 2);
 }
 
+/* A scene is flat (2D) while it holds volumes and every one is a single slice: not empty,
+ * not with a volume of several slices, not with a surface. */
+static void test_scene_flat(void)
+{
+  g_autoptr(NwScene) s = nw_scene_new();
+  g_assert_false(nw_scene_is_flat(s));
+  g_autoptr(NwLayer) a = nw_layer_new_volume(NW_LAYER_IMAGE, "a", nw_volume_new(8, 6, 1, 1, NULL));
+  g_autoptr(NwLayer) u = nw_layer_new_volume(NW_LAYER_FIELD, "u", nw_volume_new(8, 6, 1, 3, NULL));
+  nw_scene_add_layer(s, a);
+  nw_scene_add_layer(s, u);
+  g_assert_true(nw_scene_is_flat(s));
+  g_autoptr(NwLayer) vol = nw_layer_new_volume(NW_LAYER_IMAGE, "vol", ramp());
+  nw_scene_add_layer(s, vol);
+  g_assert_false(nw_scene_is_flat(s));
+  nw_scene_remove_layer(s, vol);
+  g_assert_true(nw_scene_is_flat(s));
+  g_autoptr(NwLayer) mesh = nw_layer_new_surface("mesh", nw_surface_new(0, 0, NULL));
+  nw_scene_add_layer(s, mesh);
+  g_assert_false(nw_scene_is_flat(s));
+}
+
 typedef struct {
   int changed, layers_changed, layer_changed;
   NwLayer *last;
@@ -404,6 +425,7 @@ int main(int argc, char **argv)
   g_test_add_func("/scene-layer/ranges-presets", test_layer_ranges_and_presets);
   g_test_add_func("/scene-layer/constant-and-field", test_constant_and_field_layers);
   g_test_add_func("/scene-layer/scene", test_scene);
+  g_test_add_func("/scene-layer/scene-flat", test_scene_flat);
   g_test_add_func("/scene-layer/setters-and-signals", test_setters_and_signals);
   g_test_add_func("/scene-layer/field-display-rule", test_field_display_rule);
   g_test_add_func("/scene-layer/loader-kinds", test_loader_kinds);

@@ -482,6 +482,8 @@ gboolean nw_script_run_line(NwWindow *w, const char *line, int cell, GError **er
       return nw_script_bad(error, line, "unknown view");
     if (strcmp(nw_window_get_layout(w), t[1]) != 0) /* maximize toggles */
       g_action_group_activate_action(ag, "maximize", g_variant_new_string(t[1]));
+    else /* named: it stays when a volume opens, also if a 2D scene had chosen it */
+      nw_window_keep_layout(w);
   } else if (strcmp(cmd, "crosshair") == 0) {
     double r[3];
     if (n != 4 || !parse_double(t[1], &r[0]) || !parse_double(t[2], &r[1]) ||

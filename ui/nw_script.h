@@ -8,7 +8,9 @@
  *   crosshair X Y Z      world RAS mm
  *   window W L [LAYER]   window width and level (default: every image layer)
  *   preset NAME [LAYER]  auto | full | ct-brain | ct-soft | ct-bone
- *   view NAME            grid | axial | coronal | sagittal | 3d (maximise)
+ *   view NAME            grid | axial | coronal | sagittal | 3d (maximise); the layout is
+ *                        the script's from then on (a 2D scene's automatic one included)
+ *   layout               print "layout: NAME", the layout shown (grid or the maximised view)
  *   show LAYER | hide LAYER | active LAYER
  *   raise LAYER | lower LAYER          one place up / down the drawing order
  *   layers               print "layers: TOP | ... | BOTTOM", the layer list's rows
@@ -67,7 +69,8 @@
  *   wait-state STATE     idle | running | paused | finished | cancelled | failed (run 1,
  *                        and the second job too when there is one)
  *   save-results [--overwrite] PREFIX
- *                        PREFIX_warped.nii.gz, PREFIX_forward.nii.gz, ..., PREFIX_surface.gii,
+ *                        PREFIX_warped.nii.gz, PREFIX_forward.nii.gz, ..., PREFIX_surface.gii
+ *                        (not for 2D images),
  *                        all or nothing; files of an earlier save are an error unless
  *                        --overwrite (which replaces them and removes the stale ones)
  *   timeline K | live    the views show the kept frame of iteration K of the run(s) (the

@@ -1,7 +1,7 @@
 /* nw_script_inspect.c — script commands that read back or drive what the window shows the
  * user, for tests and the user guide (see nw_script.h): the sidebar page and its switcher,
- * the menus as drawn (labels and accelerators), the layer list's rows, the windows on screen
- * and their text; and keys pressed and actions activated as a user would.
+ * the menus as drawn (labels and accelerators), the layer list's rows, the views shown, the
+ * windows on screen and their text; and keys pressed and actions activated as a user would.
  * They print what the widgets themselves hold, not what the code meant to put there.
  * Main thread only. */
 #include <stdio.h>
@@ -336,6 +336,29 @@ static gboolean run_overlay(NwWindow *w, const char *view, int cell, const char 
   return TRUE;
 }
 
+/* "layout: NAME" from the views' frames as shown: "grid" when all four are, else the names
+ * of those shown; "(window says L)" after it when nw_window_get_layout disagrees. */
+static gboolean run_layout(NwWindow *w)
+{
+  g_autoptr(GString) shown = g_string_new(NULL);
+  int n_shown = 0;
+  for (int k = NW_VIEW_AXIAL; k <= NW_VIEW_3D; k++) {
+    GtkWidget *frame = gtk_widget_get_parent(GTK_WIDGET(nw_window_get_view(w, (NwViewKind)k)));
+    if (gtk_widget_get_visible(frame)) {
+      g_string_append_printf(shown, "%s%s", n_shown > 0 ? " " : "", nw_view_kind_name(k));
+      n_shown++;
+    }
+  }
+  const char *name = n_shown == 4 ? "grid" : shown->str;
+  const char *said = nw_window_get_layout(w);
+  if (strcmp(name, said) == 0)
+    printf("layout: %s\n", name);
+  else
+    printf("layout: %s (window says %s)\n", name, said);
+  fflush(stdout);
+  return TRUE;
+}
+
 int nw_script_inspect(NwWindow *w, char **t, int n, int cell, const char *line, GError **error)
 {
   if (strcmp(t[0], "overlay") == 0 && n == 2)
@@ -358,6 +381,8 @@ int nw_script_inspect(NwWindow *w, char **t, int n, int cell, const char *line, 
     return run_window_text(t[1], line, error);
   if (strcmp(t[0], "layers") == 0 && n == 1)
     return run_layers(w);
+  if (strcmp(t[0], "layout") == 0 && n == 1)
+    return run_layout(w);
   if (strcmp(t[0], "menu") == 0 && n == 2)
     return run_menu(w, t, line, error);
   return -1;

@@ -275,10 +275,40 @@ const char *nw_window_get_layout(NwWindow *w)
 void nw_window_set_layout(NwWindow *w, int kind_or_grid)
 {
   w->maximized = kind_or_grid;
+  w->layout_auto = FALSE;
   for (int i = 0; i < 4; i++)
     gtk_widget_set_visible(w->frames[i], kind_or_grid < 0 || kind_or_grid == i);
   if (kind_or_grid >= 0)
     w->current_view = kind_or_grid;
+  /* the View menu's radio items follow the action's state, whoever changed the layout */
+  GAction *a = g_action_map_lookup_action(G_ACTION_MAP(w), "maximize");
+  if (a != NULL)
+    g_simple_action_set_state(G_SIMPLE_ACTION(a), g_variant_new_string(nw_window_get_layout(w)));
+}
+
+void nw_window_keep_layout(NwWindow *w)
+{
+  w->layout_auto = FALSE;
+}
+
+/* A scene of 2D images opens on the axial view alone: the coronal and sagittal views would
+ * show a one-voxel line and the 3D view a flat slab. Only a change between 2D and not acts,
+ * so the user's later choice stands: the grid becomes the axial view when the scene turns
+ * 2D (first opened), and the axial view chosen here goes back to the grid when it stops
+ * being 2D (a volume or a surface opened, everything closed). A layout the user chose is
+ * never changed. */
+static void follow_flatness(NwWindow *w)
+{
+  const gboolean flat = nw_scene_is_flat(w->scene);
+  if (flat == w->scene_flat)
+    return;
+  w->scene_flat = flat;
+  if (flat && w->maximized < 0) {
+    nw_window_set_layout(w, NW_VIEW_AXIAL);
+    w->layout_auto = TRUE;
+  } else if (!flat && w->layout_auto) {
+    nw_window_set_layout(w, -1);
+  }
 }
 
 static void on_maximize_clicked(GtkButton *b, NwWindow *w)
@@ -350,6 +380,7 @@ void nw_window_sync_compare_bar(NwWindow *w)
 
 static void on_layers_changed(NwScene *s, NwWindow *w)
 {
+  follow_flatness(w);
   nw_window_sync_compare_bar(w);
   /* the subtitle names the images loaded */
   g_autoptr(GString) sub = g_string_new(NULL);

@@ -45,8 +45,13 @@ const char *nw_window_get_compare_text(NwWindow *w);
 /* The status bar's text (coordinates and values at the crosshair or pointer). */
 const char *nw_window_get_status_text(NwWindow *w);
 
-/* "grid" or the name of the maximised view. */
+/* "grid" or the name of the maximised view. A scene of 2D images only (nw_scene_is_flat)
+ * opens on "axial" by itself, unless the user had maximised a view; that automatic layout
+ * goes back to the grid when a volume opens, unless the user changed it meanwhile. */
 const char *nw_window_get_layout(NwWindow *w);
+/* The layout shown is the user's from now on, also when it was the automatic one (the
+ * script's "view" naming the layout already shown). */
+void nw_window_keep_layout(NwWindow *w);
 /* The current layout to PNG: the 2x2 figure (cell x cell per view) or the maximised view
  * (2 cell x 2 cell). */
 gboolean nw_window_save_screenshot(NwWindow *w, const char *path, int cell, GError **error);

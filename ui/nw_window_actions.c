@@ -218,8 +218,7 @@ static void maximize(GSimpleAction *a, GVariant *p, gpointer data)
     target = w->maximized == (int)k ? -1 : (int)k; /* the same key again: back to the grid */
   else if (g_strcmp0(name, "grid") != 0)
     return;
-  nw_window_set_layout(w, target);
-  g_simple_action_set_state(a, g_variant_new_string(nw_window_get_layout(w)));
+  nw_window_set_layout(w, target); /* sets the action's state */
 }
 
 static void reset_views(GSimpleAction *a, GVariant *p, gpointer data)

@@ -27,6 +27,8 @@ struct _NwWindow {
   NwView *views[4];
   GtkWidget *frames[4];
   int maximized;    /* view kind, or -1 for the 2x2 grid */
+  gboolean scene_flat;  /* the scene held 2D images only (nw_scene_is_flat) at its last change */
+  gboolean layout_auto; /* the layout was chosen for a 2D scene, not by the user */
   int current_view; /* last clicked: what "screenshot" saves */
   int busy;         /* loads running */
   char *error_text;
@@ -43,6 +45,8 @@ struct _NwWindow {
 };
 
 void nw_window_install_actions(NwWindow *w);
+/* The layout (and the maximize action's state): a view kind, or -1 for the grid. The
+ * layout then counts as the user's (layout_auto FALSE). */
 void nw_window_set_layout(NwWindow *w, int kind_or_grid);
 void nw_window_sync_compare_bar(NwWindow *w);
 /* Status bar for the point ras, or the crosshair when NULL. */

@@ -102,6 +102,8 @@ static NwJob *start_job(const NwMethodInputs *in, NwLiveSource **src)
     nw_live_source_set_job(*src, job);
   }
   nw_job_start(job, FALSE);
+  if (*src != NULL) /* the first frame before the first step, as the application's run asks */
+    nw_live_source_want(*src);
   return job;
 }
 

@@ -35,6 +35,7 @@ struct NwLiveSource {
   double arrival_us;  /* typical answer time (arrival_estimate), 0 = not known yet */
   double recent_us[ARRIVALS]; /* the latest answer times, a ring */
   int n_recent, next_recent;
+  guint64 answers; /* answers to asks so far */
   NwFrame *newest;    /* host frame not yet taken */
   int arrived_device; /* iteration of the newest device frame (-1: none) */
   guint64 counter;    /* display frame begun last */
@@ -94,10 +95,14 @@ static void arrived_locked(NwLiveSource *s)
   if (s->outstanding) {
     const double us = (double)(g_get_monotonic_time() - s->want_time);
     s->st.last_arrival_ms = us / 1000.0;
-    s->recent_us[s->next_recent] = us;
-    s->next_recent = (s->next_recent + 1) % ARRIVALS;
-    s->n_recent = MIN(s->n_recent + 1, ARRIVALS);
-    s->arrival_us = arrival_estimate(s);
+    /* the first answer of a job also made its buffers and loaded its kernels: it says
+     * nothing about the answers after it */
+    if (s->answers++ > 0) {
+      s->recent_us[s->next_recent] = us;
+      s->next_recent = (s->next_recent + 1) % ARRIVALS;
+      s->n_recent = MIN(s->n_recent + 1, ARRIVALS);
+      s->arrival_us = arrival_estimate(s);
+    }
     s->outstanding = FALSE;
   }
   g_cond_broadcast(&s->cond);
@@ -291,10 +296,12 @@ static void update_fps(NwLiveSource *s, gint64 now)
 }
 
 /* Under lock: a display frame that waits up to wait_us would wait for the frame it asks for:
- * the job answers within that (as far as the source knows) and is running. */
+ * the job is running and answers within that, as far as the source knows; while it does
+ * not know yet (no answer after the first), it tries: wait_us once or twice at a job's
+ * start costs a slow job nothing it would notice. */
 static gboolean would_wait_locked(NwLiveSource *s, gint64 wait_us)
 {
-  return s->arrival_us > 0 && s->arrival_us <= wait_us && s->job != NULL &&
+  return s->arrival_us <= wait_us && s->job != NULL &&
          nw_job_get_state(s->job) == NW_JOB_RUNNING;
 }
 

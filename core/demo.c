@@ -29,7 +29,39 @@ void nw_demo_options_init(NwDemoOptions *o)
                        .noise_sigma = 0.02,
                        .bias_amplitude = 0.1,
                        .force_phantom = FALSE,
-                       .templates_dir = NULL};
+                       .templates_dir = NULL,
+                       .n_terms = 3,
+                       .wavelength = {0.7, 1.1},
+                       .velocity = FALSE,
+                       .gamma = 1.0,
+                       .bias_drawn = FALSE,
+                       .rician = FALSE};
+}
+
+void nw_demo_draw(NwDemoOptions *o)
+{
+  /* its own stream: the deformation and the noise keep theirs */
+  g_autoptr(GRand) r = g_rand_new_with_seed(o->seed * 2246822519u + 0x5bd1e995u);
+  o->max_disp_mm = g_rand_double_range(r, 2.0, 8.0);
+  o->n_terms = g_rand_int_range(r, 2, 9);
+  o->wavelength[0] = g_rand_double_range(r, 0.3, 0.7);
+  o->wavelength[1] = o->wavelength[0] + 0.3;
+  o->velocity = TRUE;
+  o->bias_amplitude = g_rand_double_range(r, 0.0, 0.3);
+  o->bias_drawn = TRUE;
+  o->noise_sigma = g_rand_double_range(r, 0.005, 0.05);
+  o->rician = g_rand_boolean(r);
+  o->gamma = exp(g_rand_double_range(r, log(0.75), log(1.0 / 0.75)));
+}
+
+char *nw_demo_describe(const NwDemoOptions *o)
+{
+  return g_strdup_printf("seed=%u max_disp_mm=%.3f terms=%d wavelength=%.3f..%.3f velocity=%s "
+                         "bias=%.3f bias_shape=%s noise=%.4f noise_kind=%s gamma=%.3f",
+                         o->seed, o->max_disp_mm, o->n_terms, o->wavelength[0], o->wavelength[1],
+                         o->velocity ? "yes" : "no", o->bias_amplitude,
+                         o->bias_drawn ? "drawn" : "tilt-bowl", o->noise_sigma,
+                         o->rician ? "rician" : "gaussian", o->gamma);
 }
 
 void nw_demo_case_clear(NwDemoCase *c)
@@ -201,8 +233,6 @@ static gboolean make_source(const NwDemoOptions *o, double spacing_mm, NwDemoCas
 
 /* ---- the deformation -------------------------------------------------------------------- */
 
-#define N_TERMS 3
-
 /* One term: Gaussian window times a plane wave sin(k·x + phase), both in voxel units,
  * evaluated separably: per axis a complex factor w_a(x_a) e^{i k_a x_a}, and the term is the
  * imaginary part of their product times e^{i phase}. */
@@ -212,7 +242,7 @@ typedef struct {
   double centre[3], width[3];
 } WaveTerm;
 
-static void draw_term(WaveTerm *t, GRand *r, const int n[3])
+static void draw_term(WaveTerm *t, GRand *r, const int n[3], const double wavelength[2])
 {
   double dir[3], norm = 0.0;
   for (int a = 0; a < 3; a++) {
@@ -224,10 +254,10 @@ static void draw_term(WaveTerm *t, GRand *r, const int n[3])
   for (int a = 0; a < 3; a++)
     if (n[a] > 1)
       n_min = MIN(n_min, n[a]);
-  /* Wavelength 0.7..1.1 of the smallest extent: one or two smooth bumps across the head. */
-  double wavelength = g_rand_double_range(r, 0.7, 1.1) * n_min;
+  /* By default 0.7..1.1 of the smallest extent: one or two smooth bumps across the head. */
+  double wl = g_rand_double_range(r, wavelength[0], wavelength[1]) * n_min;
   for (int a = 0; a < 3; a++) {
-    t->k[a] = 2.0 * G_PI / wavelength * dir[a] / norm;
+    t->k[a] = 2.0 * G_PI / wl * dir[a] / norm;
     t->amp[a] = n[a] > 1 ? g_rand_double_range(r, -1.0, 1.0) : 0.0;
     t->centre[a] = (n[a] - 1) * g_rand_double_range(r, 0.4, 0.6);
     t->width[a] = MAX(1.0, 0.35 * n[a]);
@@ -267,18 +297,18 @@ static void add_term(NwVolume *u, const WaveTerm *t, double *factors[3])
   }
 }
 
-void nw_demo_smooth_field(NwVolume *u, double max_disp_vox, guint32 seed)
+static void smooth_field(NwVolume *u, double max_disp_vox, guint32 seed, int n_terms,
+                         const double wavelength[2])
 {
-  g_return_if_fail(u != NULL && u->nc == 3);
   const int n[3] = {u->nx, u->ny, u->nz};
   memset(u->data, 0, nw_volume_n_floats(u) * sizeof(float));
   g_autoptr(GRand) r = g_rand_new_with_seed(seed ^ 0x9e3779b9u);
   double *factors[3];
   for (int a = 0; a < 3; a++)
     factors[a] = g_new(double, 2 * (size_t)n[a]);
-  for (int t = 0; t < N_TERMS; t++) {
+  for (int t = 0; t < n_terms; t++) {
     WaveTerm term;
-    draw_term(&term, r, n);
+    draw_term(&term, r, n, wavelength);
     term_factors(&term, n, factors);
     add_term(u, &term, factors);
   }
@@ -291,6 +321,13 @@ void nw_demo_smooth_field(NwVolume *u, double max_disp_vox, guint32 seed)
     for (size_t e = 0; e < nf; e++)
       u->data[e] *= scale;
   }
+}
+
+void nw_demo_smooth_field(NwVolume *u, double max_disp_vox, guint32 seed)
+{
+  g_return_if_fail(u != NULL && u->nc == 3);
+  const double wavelength[2] = {0.7, 1.1};
+  smooth_field(u, max_disp_vox, seed, 3, wavelength);
 }
 
 /* w with id + w = (id + u)^-1, by the fixed point w(y) = -u(y + w(y)). The error shrinks by
@@ -345,23 +382,60 @@ static double robust_max(const NwVolume *v)
   return g_array_index(s, float, (guint)(0.99 * (s->len - 1)));
 }
 
-/* Multiplicative bias 1 + amp * b(x) with |b| <= 1 (a tilt along x and a bowl along y), then
- * Gaussian noise (Box–Muller on GRand: one sequential stream, so the bytes depend on the seed
- * only). */
+/* The bias shape b(x) with |b| <= 1 on the grid's box ([-1, 1] per axis): by default a tilt
+ * along x and a bowl along y; drawn: a random mix of the three tilts and three bowls, its
+ * coefficients scaled so that their magnitudes sum to 1. */
+typedef struct {
+  double c[6]; /* x, y, z, 1 - 2x², 1 - 2y², 1 - 2z² */
+} BiasShape;
+
+static BiasShape bias_shape(const NwDemoOptions *o)
+{
+  BiasShape b = {{0.6, 0.0, 0.0, 0.0, 0.4, 0.0}};
+  if (!o->bias_drawn)
+    return b;
+  g_autoptr(GRand) r = g_rand_new_with_seed(o->seed * 40503u + 0x27d4eb2fu);
+  double sum = 0.0;
+  for (int q = 0; q < 6; q++)
+    sum += fabs(b.c[q] = g_rand_double_range(r, -1.0, 1.0));
+  for (int q = 0; q < 6; q++)
+    b.c[q] /= MAX(sum, 1e-12);
+  return b;
+}
+
+static double centred(int i, int n)
+{
+  return n > 1 ? 2.0 * i / (n - 1) - 1.0 : 0.0;
+}
+
+/* Contrast (gamma about the robust maximum), multiplicative bias 1 + amp * b(x), then noise
+ * (Box–Muller on GRand: one sequential stream, so the bytes depend on the seed only):
+ * Gaussian added, or Rician (the magnitude with Gaussian noise in the real and imaginary
+ * parts). The default options give the bytes of the original demo. */
 static void bias_and_noise(NwVolume *v, const NwDemoOptions *o)
 {
-  double sd = o->noise_sigma * robust_max(v);
+  const double top = robust_max(v), sd = o->noise_sigma * top;
+  const BiasShape b = bias_shape(o);
   g_autoptr(GRand) r = g_rand_new_with_seed(o->seed * 2654435761u + 17u);
   for (int k = 0; k < v->nz; k++) {
+    const double z = centred(k, v->nz);
     for (int j = 0; j < v->ny; j++) {
-      double y = v->ny > 1 ? 2.0 * j / (v->ny - 1) - 1.0 : 0.0;
+      const double y = centred(j, v->ny);
       for (int i = 0; i < v->nx; i++) {
-        double x = v->nx > 1 ? 2.0 * i / (v->nx - 1) - 1.0 : 0.0;
-        double bias = 1.0 + o->bias_amplitude * (0.6 * x + 0.4 * (1.0 - 2.0 * y * y));
-        double u1 = g_rand_double_range(r, 1e-12, 1.0), u2 = g_rand_double(r);
-        double noise = sd * sqrt(-2.0 * log(u1)) * cos(2.0 * G_PI * u2);
+        const double x = centred(i, v->nx);
+        const double shape = b.c[0] * x + b.c[1] * y + b.c[2] * z + b.c[3] * (1.0 - 2.0 * x * x) +
+                             b.c[4] * (1.0 - 2.0 * y * y) + b.c[5] * (1.0 - 2.0 * z * z);
+        const double bias = 1.0 + o->bias_amplitude * shape;
         float *p = &v->data[nw_volume_index(v, i, j, k)];
-        *p = (float)(*p * bias + noise);
+        double s = *p;
+        if (o->gamma != 1.0 && s > 0.0)
+          s = top * pow(s / top, o->gamma);
+        double u1 = g_rand_double_range(r, 1e-12, 1.0), u2 = g_rand_double(r);
+        const double radius = sd * sqrt(-2.0 * log(u1));
+        if (o->rician)
+          *p = (float)hypot(s * bias + radius * cos(2.0 * G_PI * u2), radius * sin(2.0 * G_PI * u2));
+        else
+          *p = (float)(s * bias + radius * cos(2.0 * G_PI * u2));
       }
     }
   }
@@ -383,9 +457,21 @@ gboolean nw_demo_make(const NwDemoOptions *o, double spacing_mm, NwDemoCase *out
   out->true_field = nw_volume_new_like(out->fixed, 3, error);
   if (out->true_field == NULL)
     goto fail;
-  /* The field lives in voxels of this grid; its peak in mm is max_disp_mm. */
-  nw_demo_smooth_field(out->true_field, o->max_disp_mm / out->fixed->spacing_mm[0], o->seed);
-  inverse = invert_field(out->true_field, error);
+  /* The field lives in voxels of this grid; its peak in mm is max_disp_mm (of the velocity,
+   * when it is one: its exponential's peak is close to it). */
+  if (!o->velocity) {
+    smooth_field(out->true_field, o->max_disp_mm / out->fixed->spacing_mm[0], o->seed,
+                 o->n_terms, o->wavelength);
+    inverse = invert_field(out->true_field, error);
+  } else if ((inverse = nw_volume_new_like(out->fixed, 3, error)) != NULL) {
+    g_autoptr(NwVolume) v = nw_volume_new_like(out->fixed, 3, error);
+    if (v == NULL)
+      goto fail;
+    smooth_field(v, o->max_disp_mm / out->fixed->spacing_mm[0], o->seed, o->n_terms,
+                 o->wavelength);
+    nw_field_exp(out->true_field, v, 1.0);
+    nw_field_exp(inverse, v, -1.0);
+  }
   if (inverse == NULL)
     goto fail;
   out->moving = nw_volume_new_like(out->fixed, 1, error);
@@ -457,8 +543,10 @@ static char *readme_text(const NwDemoOptions *o, gboolean phantom)
   g_string_append_printf(
       s,
       "Seed: %u. Peak displacement: %g mm. Noise: %g of the 99th-percentile intensity.\n"
-      "Bias: multiplicative, 1 +- %g across the head.\n\n",
+      "Bias: multiplicative, 1 +- %g across the head.\n",
       o->seed, o->max_disp_mm, o->noise_sigma, o->bias_amplitude);
+  g_autofree char *line = nw_demo_describe(o);
+  g_string_append_printf(s, "Generator options: %s\n\n", line);
   g_string_append(
       s,
       "Files, for RES in 1mm and 2mm (2mm: the 1mm image halved with Gaussian pre-smoothing,\n"
@@ -475,6 +563,12 @@ static char *readme_text(const NwDemoOptions *o, gboolean phantom)
 
 gboolean nw_demo_write(const NwDemoOptions *o, const char *dir, GError **error)
 {
+  return nw_demo_write_resolutions(o, dir, 0, error);
+}
+
+gboolean nw_demo_write_resolutions(const NwDemoOptions *o, const char *dir, int resolution_mm,
+                                   GError **error)
+{
   if (g_mkdir_with_parents(dir, 0755) != 0) {
     int err = errno;
     g_set_error(error, NW_ERROR, NW_ERROR_IO, "%s: cannot create folder: %s", dir, g_strerror(err));
@@ -486,6 +580,8 @@ gboolean nw_demo_write(const NwDemoOptions *o, const char *dir, GError **error)
     const char *res;
   } levels[] = {{1.0, "1mm"}, {2.0, "2mm"}};
   for (size_t l = 0; l < G_N_ELEMENTS(levels); l++) {
+    if (resolution_mm != 0 && levels[l].spacing != resolution_mm)
+      continue;
     NwDemoCase c;
     if (!nw_demo_make(o, levels[l].spacing, &c, error))
       return FALSE;

@@ -153,6 +153,85 @@ static void test_field_2d(void)
   g_assert_cmpuint(nw_field_count_folds(u), ==, 0);
 }
 
+/* The drawn generator: its options in their ranges and set from the seed alone, the same
+ * bytes for a seed, a diffeomorphic true field (a velocity, integrated) whose inverse takes
+ * the moving image back to the fixed one, Rician noise positive in the background. */
+static void test_drawn(void)
+{
+  int rician = 0, gaussian = 0;
+  for (guint32 seed = 1; seed <= 40; seed++) {
+    NwDemoOptions o;
+    nw_demo_options_init(&o);
+    o.seed = seed;
+    nw_demo_draw(&o);
+    g_assert_cmpfloat(o.max_disp_mm, >=, 2.0);
+    g_assert_cmpfloat(o.max_disp_mm, <=, 8.0);
+    g_assert_cmpint(o.n_terms, >=, 2);
+    g_assert_cmpint(o.n_terms, <=, 8);
+    g_assert_cmpfloat(o.wavelength[0], >=, 0.3);
+    g_assert_cmpfloat(o.wavelength[1], <=, 1.0 + 1e-12);
+    g_assert_cmpfloat(o.bias_amplitude, <=, 0.3);
+    g_assert_cmpfloat(o.noise_sigma, >=, 0.005);
+    g_assert_cmpfloat(o.noise_sigma, <=, 0.05);
+    g_assert_cmpfloat(fabs(log(o.gamma)), <=, log(1.0 / 0.75) + 1e-12);
+    g_assert_true(o.velocity && o.bias_drawn);
+    rician += o.rician;
+    gaussian += !o.rician;
+  }
+  g_assert_cmpint(rician, >, 5); /* both kinds come up */
+  g_assert_cmpint(gaussian, >, 5);
+
+  NwDemoOptions o;
+  nw_demo_options_init(&o);
+  o.seed = 23;
+  o.force_phantom = TRUE;
+  nw_demo_draw(&o);
+  o.noise_sigma = 0.03;
+  o.rician = TRUE;
+  NwDemoCase a, b;
+  g_assert_true(nw_demo_make(&o, 2.0, &a, NULL));
+  g_assert_true(nw_demo_make(&o, 2.0, &b, NULL));
+  g_assert_true(same_bytes(a.moving, b.moving));
+  g_assert_true(same_bytes(a.true_field, b.true_field));
+  g_autofree char *line = nw_demo_describe(&o);
+  g_test_message("%s", line);
+  g_assert_nonnull(strstr(line, "seed=23 "));
+  g_assert_nonnull(strstr(line, "noise_kind=rician"));
+  /* a diffeomorphism of about the peak asked for (the velocity's; its exponential's is near) */
+  const double peak_mm = nw_field_max_norm(a.true_field) * a.fixed->spacing_mm[0];
+  g_test_message("peak displacement %.3f mm for a velocity of %.3f mm", peak_mm, o.max_disp_mm);
+  g_assert_cmpfloat(fabs(peak_mm - o.max_disp_mm), <, 0.25 * o.max_disp_mm);
+  g_autoptr(NwVolume) det = nw_volume_new_like(a.true_field, 1, NULL);
+  nw_field_jacobian_det(det, a.true_field);
+  NwJacobianStats js;
+  nw_jacobian_stats(det, &js);
+  g_assert_cmpfloat(js.min, >, 0.0);
+  g_assert_cmpuint(js.n_folds, ==, 0);
+  /* Rician: the magnitude is never negative, and the empty background is lifted by it */
+  double background = 0.0;
+  size_t n_background = 0;
+  for (size_t e = 0; e < nw_volume_n_voxels(a.moving); e++) {
+    g_assert_cmpfloat(a.moving->data[e], >=, 0.0f);
+    if (a.fixed_labels->data[e] == 0.0f && a.fixed->data[e] == 0.0f) {
+      background += a.moving->data[e];
+      n_background++;
+    }
+  }
+  g_assert_cmpuint(n_background, >, 1000);
+  g_assert_cmpfloat(background / (double)n_background, >, 0.0);
+  /* the true field takes the moving image back to the fixed one (up to bias, noise and the
+   * contrast change, which the clean case below leaves out) */
+  nw_demo_case_clear(&a);
+  nw_demo_case_clear(&b);
+  o.noise_sigma = 0.0;
+  o.bias_amplitude = 0.0;
+  o.gamma = 1.0;
+  NwDemoCase clean;
+  g_assert_true(nw_demo_make(&o, 2.0, &clean, NULL));
+  check_recovery(&clean, 0.35);
+  nw_demo_case_clear(&clean);
+}
+
 static void test_bad_spacing(void)
 {
   NwDemoOptions o;
@@ -190,6 +269,7 @@ int main(int argc, char **argv)
   g_test_add_func("/demo/phantom-recovery", test_phantom_recovery);
   g_test_add_func("/demo/field-2d", test_field_2d);
   g_test_add_func("/demo/bad-spacing", test_bad_spacing);
+  g_test_add_func("/demo/drawn", test_drawn);
   g_test_add_func("/demo/colin-2mm", test_colin);
   return g_test_run();
 }

@@ -16,6 +16,7 @@
 # 120), NW_SANITIZER_TIMEOUT (s per sanitizer run, default 150), NW_TIME_BUDGET (s, default
 # 540: no sanitizer run starts that could end later), NW_SKIP_SANITIZERS=1,
 # NW_SKIP_LIVE_BENCH=1, NW_LIVE_SIZE / NW_LIVE_SECONDS (bench_live, default 256 and 8),
+# NW_LIVE_REFRESH (the display rates bench_live runs at, default "0 60"),
 # NW_LIVE_VARIANTS=0 (no bench_live variants at 60 Hz), NW_SKIP_GUI=1, NW_SKIP_CTEST=1,
 # NW_SKIP_DEMONS_BENCH=1, NW_SKIP_SWEEP=1, NW_BENCH_SIZES (bench_demons grid edges),
 # NW_SKIP_AFFINE_BENCH=1, NW_FUZZ_SECONDS / NW_FUZZ_JOBS (the long fuzz run beside the rest).
@@ -171,11 +172,14 @@ fi
 # --- live view while a demons job runs on the same GPU: interop vs host frames, drawn as fast
 # as possible and paced like a 60 Hz display --------------------------------------------------
 if [ -x "$build/bench/bench_live" ] && [ "${NW_SKIP_LIVE_BENCH:-0}" != 1 ]; then
-  for hz in 0 60; do
+  live_s=${NW_LIVE_SECONDS:-8}
+  for hz in ${NW_LIVE_REFRESH:-0 60}; do
     echo "== bench_live refresh $hz"
     variants=()
     [ "$hz" = 60 ] && [ "${NW_LIVE_VARIANTS:-1}" = 1 ] && variants=(--variants)
-    timeout 150 "$build/bench/bench_live" --size "${NW_LIVE_SIZE:-256}" --seconds "${NW_LIVE_SECONDS:-8}" \
+    # two paths and the job alone twice, or eleven variants at 60 Hz
+    limit=$((${#variants[@]} > 0 ? 13 * live_s + 60 : 2 * live_s + 60))
+    timeout "$limit" "$build/bench/bench_live" --size "${NW_LIVE_SIZE:-256}" --seconds "${NW_LIVE_SECONDS:-8}" \
       --refresh "$hz" "${variants[@]}" --json "$OUT/bench_live_$hz.json" >"$OUT/bench_live_$hz.log" 2>&1
     record "bench_live refresh $hz" $? "$(grep -E '^(interop|host) ' "$OUT/bench_live_$hz.log" | cut -c1-90 | tr '\n' ' ')"
     cat "$OUT/bench_live_$hz.log"
@@ -255,6 +259,24 @@ if [ -x "$build/app/neurowarp-cli" ] && [ -d "$repo/.gpu-scripts/templates" ]; t
   done
   ls -la "$OUT"/cli_* >>"$OUT/cli_demo.log"
   rm -rf "$demo" "$OUT"/cli_*.nii.gz # large; the summaries stay in logs.tar.gz
+fi
+
+# --- demons on cases it was not tuned on (issue 12): bench/demons_generalize.py on drawn
+# cases (NW_GENERALIZE=1; NW_GEN_MM resolutions, NW_GEN_SEEDS, NW_GEN_CONFIGS, NW_GEN_CHOOSE
+# to report a configuration without tuning, NW_GEN_TIMEOUT s each) ---------------------------
+if [ "${NW_GENERALIZE:-0}" = 1 ] && [ -x "$build/app/neurowarp-cli" ] &&
+  [ -d "$repo/.gpu-scripts/templates" ]; then
+  echo "== demons generalize"
+  mkdir -p /usr/share/mricron/templates && cp "$repo"/.gpu-scripts/templates/* /usr/share/mricron/templates/
+  for mm in ${NW_GEN_MM:-2}; do
+    timeout "${NW_GEN_TIMEOUT:-400}" python3 bench/demons_generalize.py \
+      --cli "$build/app/neurowarp-cli" --work "/tmp/nwgen$mm" --seeds "${NW_GEN_SEEDS:-100-123}" \
+      --resolution "$mm" --configs "${NW_GEN_CONFIGS:-bench/demons_generalize.txt}" --device cuda \
+      --report-also brain-preset,defaults ${NW_GEN_CHOOSE:+--choose "$NW_GEN_CHOOSE"} \
+      --json "$OUT/generalize_${mm}mm.json" >"$OUT/generalize_${mm}mm.log" 2>&1
+    record "generalize ${mm}mm" $? "$(grep 'reporting half' "$OUT/generalize_${mm}mm.log" | cut -c17-120 | tr '\n' ';')"
+    grep -E 'half|made' "$OUT/generalize_${mm}mm.log"
+  done
 fi
 
 # --- CUDA tests under compute-sanitizer -------------------------------------------------------

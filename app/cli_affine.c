@@ -102,7 +102,7 @@ static char *summary_json(const AffineArgs *a, NwCliMethod *m, const NwCliRunLog
   nw_json_member_number(b, "metric_value", cost[1]);
   nw_json_member_number(b, "overlap", cost[2]);
   nw_json_member_number(b, "evaluations", nw_method_result_get_values(res, "evaluations", NULL)[0]);
-  return nw_cli_summary_end(b, run, outputs);
+  return nw_cli_summary_end(b, run, NULL, outputs);
 }
 
 static gboolean write_outputs(NwOutputs *o, const AffineArgs *a, NwCliMethod *m,
@@ -151,7 +151,7 @@ static int affine_run(NwCliMethod *m, const AffineArgs *a)
   nw_cli_inputs_clear(&in);
   if (!ok)
     return nw_cli_fail(error);
-  nw_cli_method_print_summary(m, nw_outputs_paths(outputs));
+  nw_cli_method_print_summary(m, NULL, nw_outputs_paths(outputs));
   return NW_CLI_EXIT_OK;
 }
 

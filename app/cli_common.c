@@ -77,7 +77,9 @@ struct NwCliMethod {
   char *device_text, *params_file;
   gboolean json, overwrite;
   const NwMethodOps *ops; /* after prepare */
+  NwDevice device;        /* --device as given (after prepare_options) */
   gboolean auto_device;   /* --device auto (or none): say what was picked */
+  GThread *device_init;   /* CUDA initialisation under way (nw_cli_method_start_device) */
   char cuda_name[256];
   /* run state, shared with the worker's callbacks */
   int max_iterations;
@@ -116,6 +118,8 @@ void nw_cli_method_free(NwCliMethod *m)
     g_free(m->texts[i]);
   g_free(m->texts);
   g_ptr_array_unref(m->strings);
+  if (m->device_init != NULL) /* e.g. a run that failed reading its inputs */
+    g_thread_join(m->device_init);
   g_free(m->device_text);
   g_free(m->params_file);
   g_free(m);
@@ -205,7 +209,7 @@ static gboolean read_params_file(NwCliMethod *m, GError **error)
   return TRUE;
 }
 
-gboolean nw_cli_method_prepare(NwCliMethod *m, int *exit_code, GError **error)
+gboolean nw_cli_method_prepare_options(NwCliMethod *m, int *exit_code, GError **error)
 {
   *exit_code = NW_CLI_EXIT_FAILURE;
   if (m->params_file != NULL && !read_params_file(m, error))
@@ -216,16 +220,57 @@ gboolean nw_cli_method_prepare(NwCliMethod *m, int *exit_code, GError **error)
         !nw_params_set_string(m->params, m->specs[i].name, m->texts[i], error))
       return FALSE; /* the message names the parameter, the value and the range */
   }
-  NwDevice device = NW_DEVICE_AUTO;
-  if (m->device_text != NULL && !nw_device_parse(m->device_text, &device, error)) {
+  m->device = NW_DEVICE_AUTO;
+  if (m->device_text != NULL && !nw_device_parse(m->device_text, &m->device, error)) {
     g_prefix_error(error, "--device: ");
     return FALSE;
   }
-  *exit_code = NW_CLI_EXIT_FAILURE; /* no device is a runtime failure */
-  m->ops = nw_method_lookup(m->method, device, error);
+  *exit_code = NW_CLI_EXIT_OK;
+  return TRUE;
+}
+
+/* Device-init thread: the probe initialises the driver and checks that the device runs this
+ * build's kernels; the first call that needs a context (cudaMemGetInfo) makes device 0's
+ * primary context, which every thread of the process then shares: the job's worker finds it
+ * made. Nothing else is touched here, so running beside the main thread's reading is safe
+ * (the probe's answer is computed once, under g_once). */
+static gpointer device_init_thread(gpointer data)
+{
+  (void)data;
+  if (nw_method_cuda_available(NULL, 0))
+    nw_method_cuda_mem_info(NULL, NULL);
+  return NULL;
+}
+
+void nw_cli_method_start_device(NwCliMethod *m)
+{
+  if (m->device != NW_DEVICE_CPU && m->device_init == NULL)
+    m->device_init = g_thread_new("nw-cuda-init", device_init_thread, NULL);
+}
+
+gboolean nw_cli_method_pick_device(NwCliMethod *m, double *waited_s, GError **error)
+{
+  const gint64 t0 = g_get_monotonic_time();
+  if (m->device_init != NULL)
+    g_thread_join(g_steal_pointer(&m->device_init));
+  /* Without the thread the lookup probes here, and that wait counts the same. */
+  m->ops = nw_method_lookup(m->method, m->device, error);
+  const double waited = (double)(g_get_monotonic_time() - t0) / 1e6;
+  if (waited_s != NULL) /* CUDA's initialisation; the CPU needs none */
+    *waited_s = m->ops != NULL && m->ops->device == NW_DEVICE_CUDA ? waited : 0.0;
   if (m->ops == NULL)
     return FALSE;
-  m->auto_device = device == NW_DEVICE_AUTO;
+  m->auto_device = m->device == NW_DEVICE_AUTO;
+  return TRUE;
+}
+
+gboolean nw_cli_method_prepare(NwCliMethod *m, int *exit_code, GError **error)
+{
+  if (!nw_cli_method_prepare_options(m, exit_code, error))
+    return FALSE;
+  *exit_code = NW_CLI_EXIT_FAILURE; /* no device is a runtime failure */
+  if (!nw_cli_method_pick_device(m, NULL, error))
+    return FALSE;
   *exit_code = NW_CLI_EXIT_OK;
   return TRUE;
 }
@@ -359,7 +404,20 @@ NwMethodResult *nw_cli_method_run(NwCliMethod *m, const NwMethodInputs *in, int 
   return result;
 }
 
-void nw_cli_method_print_summary(const NwCliMethod *m, const char *const *outputs)
+void nw_cli_json_times(JsonBuilder *b, const NwCliTimes *t)
+{
+  json_builder_set_member_name(b, "time_s");
+  json_builder_begin_object(b);
+  nw_json_member_number(b, "read", t->read);
+  nw_json_member_number(b, "device_init", t->device_init);
+  nw_json_member_number(b, "register", t->reg);
+  nw_json_member_number(b, "write", t->write);
+  nw_json_member_number(b, "total", t->total);
+  json_builder_end_object(b);
+}
+
+void nw_cli_method_print_summary(const NwCliMethod *m, const NwCliTimes *times,
+                                 const char *const *outputs)
 {
   if (!m->json)
     return;
@@ -377,6 +435,8 @@ void nw_cli_method_print_summary(const NwCliMethod *m, const char *const *output
     json_builder_set_member_name(b, key);
     nw_json_add_param(b, m->params, i);
   }
+  if (times != NULL)
+    nw_cli_json_times(b, times);
   json_builder_set_member_name(b, "outputs");
   json_builder_begin_array(b);
   for (int i = 0; outputs != NULL && outputs[i] != NULL; i++)
@@ -423,7 +483,8 @@ void nw_cli_summary_begin(JsonBuilder *b, NwCliMethod *m, const char *fixed, con
   nw_json_add_params(b, m->params);
 }
 
-char *nw_cli_summary_end(JsonBuilder *b, const NwCliRunLog *run, const char *const *outputs)
+char *nw_cli_summary_end(JsonBuilder *b, const NwCliRunLog *run, const NwCliTimes *times,
+                         const char *const *outputs)
 {
   const NwCliLevelLog *log = &run->log;
   json_builder_set_member_name(b, "level_iterations");
@@ -439,7 +500,10 @@ char *nw_cli_summary_end(JsonBuilder *b, const NwCliRunLog *run, const char *con
   for (int f = 0; f < log->last.n_figures; f++)
     nw_json_member_number(b, log->last.figure_names[f], log->last.figures[f]);
   json_builder_end_object(b);
-  nw_json_member_number(b, "time_s", run->seconds);
+  if (times != NULL)
+    nw_cli_json_times(b, times);
+  else
+    nw_json_member_number(b, "time_s", run->seconds);
   json_builder_set_member_name(b, "outputs");
   json_builder_begin_array(b);
   for (guint i = 0; outputs[i] != NULL; i++)

@@ -66,6 +66,16 @@ void nw_cli_method_add_options(NwCliMethod *m, GOptionContext *ctx);
 /* After parsing: read --params FILE (group = the method), then the command-line values
  * (which win), then pick the device. Errors are usage errors when the exit code is 2. */
 gboolean nw_cli_method_prepare(NwCliMethod *m, int *exit_code, GError **error);
+/* nw_cli_method_prepare in steps, for a command that overlaps CUDA's initialisation (a
+ * fraction of a second: driver, context) with reading its inputs: prepare_options reads the
+ * parameters and --device as prepare does (same errors and exit codes); start_device begins
+ * the initialisation on a thread unless --device cpu; pick_device waits for it and picks the
+ * back end (errors as prepare's with exit code 1), *waited_s (may be NULL): the seconds this
+ * thread waited, 0 when the pick is not CUDA. A thread not waited for is joined by
+ * nw_cli_method_free. */
+gboolean nw_cli_method_prepare_options(NwCliMethod *m, int *exit_code, GError **error);
+void nw_cli_method_start_device(NwCliMethod *m);
+gboolean nw_cli_method_pick_device(NwCliMethod *m, double *waited_s, GError **error);
 gboolean nw_cli_method_json(const NwCliMethod *m);
 /* --overwrite: existing outputs are replaced (and stale ones of the same prefix removed). */
 gboolean nw_cli_method_overwrite(const NwCliMethod *m);
@@ -100,20 +110,37 @@ typedef struct {
 /* nw_cli_method_run with the level log's hook, timed. */
 NwMethodResult *nw_cli_method_run_logged(NwCliMethod *m, const NwMethodInputs *in,
                                          int max_iterations, NwCliRunLog *log, GError **error);
+/* Where a command's time went, in seconds of wall time (monotonic clock). */
+typedef struct {
+  double read;        /* reading and checking the inputs, resampling them onto one grid */
+  double device_init; /* waiting for CUDA's initialisation (nw_cli_method_pick_device); 0
+                         when the job runs on the CPU */
+  double reg;         /* the registration job ("register" in JSON and text) */
+  double write;       /* writing the outputs */
+  double total;       /* the command from its start to the end of writing: the parts and
+                         the rest (parsing options, checking outputs) */
+} NwCliTimes;
+/* "time_s": {"read":..,"device_init":..,"register":..,"write":..,"total":..} */
+void nw_cli_json_times(JsonBuilder *b, const NwCliTimes *t);
+
 /* A summary file's object: begin opens it with "command", "fixed", "moving", "device" and
  * "parameters"; the command adds its members; end adds "level_iterations", "iterations",
  * "finished", "final" (the last report's figures), "time_s" and "outputs", closes it and
- * returns it as one line of text with a newline. */
+ * returns it as one line of text with a newline. "time_s": the split of times
+ * (nw_cli_json_times), or without times the job's seconds, run->seconds. */
 void nw_cli_summary_begin(JsonBuilder *b, NwCliMethod *m, const char *fixed, const char *moving);
-char *nw_cli_summary_end(JsonBuilder *b, const NwCliRunLog *run, const char *const *outputs);
+char *nw_cli_summary_end(JsonBuilder *b, const NwCliRunLog *run, const NwCliTimes *times,
+                         const char *const *outputs);
 
 /* The paths written into o so far and then also (a file about to be written, e.g. the
  * summary that lists them all): a NULL-terminated array whose strings are borrowed. */
 GPtrArray *nw_cli_output_list(NwOutputs *o, const char *also);
 
 /* With --json: the closing summary object {"summary":true,"command":..,"method":..,
- * "device":..,"iterations":..,"total_ms":..,"outputs":[..]} on stdout. */
-void nw_cli_method_print_summary(const NwCliMethod *m, const char *const *outputs);
+ * "device":..,"iterations":..,"total_ms":..,"param_<name>":..,"outputs":[..]} on stdout, and
+ * "time_s" (nw_cli_json_times) before "outputs" when times is not NULL. */
+void nw_cli_method_print_summary(const NwCliMethod *m, const NwCliTimes *times,
+                                 const char *const *outputs);
 
 G_END_DECLS
 

@@ -1,10 +1,13 @@
 /* cli_demons.c — `neurowarp-cli demons FIXED MOVING -o PREFIX`: diffeomorphic log-demons
  * (core/cpu/demons_method.h) run as a job on the CPU or CUDA back end. Writes, each
- * atomically: PREFIX_warped.nii.gz, PREFIX_forward.nii.gz (exp(v)), PREFIX_inverse.nii.gz
- * (exp(-v)), PREFIX_velocity.nii.gz (fields in the ITK convention by default, RAS with
- * --field-convention ras; io_nifti.h), PREFIX_jacobian.nii.gz, PREFIX_labels.nii.gz with
- * --moving-labels, and PREFIX_summary.json: all checked before the work and named together
- * when all are written (atomic_file.h). Pairs on different grids, or with
+ * atomically, what --outputs asks for (default: warped and forward, and labels with
+ * --moving-labels): PREFIX_warped.nii.gz, PREFIX_forward.nii.gz (exp(v)),
+ * PREFIX_inverse.nii.gz (exp(-v)), PREFIX_velocity.nii.gz (fields in the ITK convention by
+ * default, RAS with --field-convention ras; io_nifti.h), PREFIX_jacobian.nii.gz,
+ * PREFIX_labels.nii.gz, and always PREFIX_summary.json (with the time split: read, device
+ * init, register, write): all checked before the work and named together when all are
+ * written (atomic_file.h). CUDA is initialised on a thread while the inputs are read
+ * (cli_common.h, nw_cli_method_start_device). Pairs on different grids, or with
  * --initial-transform, are registered on the fixed grid after resampling the moving image
  * there once; the written fields, warped image and labels then map to the ORIGINAL moving
  * image (field_affine.h, docs/FIELDS.md). Without --json it ends by saying what was achieved
@@ -15,6 +18,7 @@
 
 #include "atomic_file.h"
 #include "cli_common.h"
+#include "cli_outputs.h"
 #include "field.h"
 #include "io_nifti.h"
 #include "json_out.h"
@@ -35,17 +39,32 @@ static const char demons_description[] =
     "composed into the field (no separate transform to apply); the inverse field then lies\n"
     "on the moving grid. With labels, the moving labels are warped nearest-neighbour and\n"
     "Dice per label against the fixed labels goes into the summary. A level ends after\n"
-    "--iterations or when the relative energy change falls below --tolerance.\n\n"
+    "--iterations or when the relative energy change falls below --tolerance.\n"
+    "--outputs picks the files (PREFIX_NAME.nii.gz): warped, forward, inverse, velocity,\n"
+    "jacobian, labels, or all; default warped,forward (and labels with --moving-labels).\n"
+    "PREFIX_summary.json is always written, with the time spent reading, initialising CUDA,\n"
+    "registering and writing; with --overwrite, outputs of an earlier run with this prefix\n"
+    "that this run does not write are removed.\n\n"
     "Examples:\n"
     "  neurowarp-cli demons fixed.nii.gz moving.nii.gz -o out/sub01\n"
     "  neurowarp-cli demons f.nii.gz m.nii.gz -o run --similarity lcc --sigma-diff 1.5\n"
     "  neurowarp-cli demons f.nii.gz m.nii.gz -o run --initial-transform reg_affine.txt\n"
+    "  neurowarp-cli demons f.nii.gz m.nii.gz -o run --outputs warped,forward,inverse\n"
     "  neurowarp-cli demons f.nii.gz m.nii.gz -o run --fixed-labels fl.nii.gz \\\n"
     "      --moving-labels ml.nii.gz --json > log.jsonl\n";
+
+/* The outputs a demons job can write, PREFIX_NAME.nii.gz, in the order they are written;
+ * bit i of DemonsArgs.outputs asks for demons_outputs[i]. */
+static const char *const demons_outputs[] = {"warped",   "forward", "inverse", "velocity",
+                                             "jacobian", "labels",  NULL};
+enum { OUT_WARPED, OUT_FORWARD, OUT_INVERSE, OUT_VELOCITY, OUT_JACOBIAN, OUT_LABELS };
+#define OUT_BIT(i) (1u << (i))
 
 typedef struct {
   const char *fixed, *moving, *fixed_labels, *moving_labels, *initial, *prefix;
   NwFieldConvention conv;
+  guint32 outputs; /* OUT_BIT(OUT_...) */
+  gint64 t_start;  /* the command's start (g_get_monotonic_time), for the total time */
 } DemonsArgs;
 
 /* The inputs as read (moving and moving labels on the moving grid), and with regrid the
@@ -124,23 +143,51 @@ static gboolean regrid_moving(const DemonsArgs *a, DemonsInputs *in, GError **er
          nw_regrid_init(&in->g, in->fixed, in->moving, in->moving_labels, t, NULL, error);
 }
 
-/* The outputs every demons job has (core/result_io.h writes them, then the rest, e.g.
- * "labels" with --moving-labels). */
-static const char *const demons_outputs[] = {"warped",   "forward",  "inverse",
-                                             "velocity", "jacobian", NULL};
-
 /* Every output is claimed before the work (atomic_file.h): folder, permissions, existing
- * files. PREFIX_labels.nii.gz of an earlier run with labels is stale when this one has
- * none: refused, or removed with --overwrite, so the folder never mixes two runs. */
+ * files. The files of the outputs not asked for (PREFIX_inverse.nii.gz of an earlier run
+ * with --outputs all, PREFIX_labels.nii.gz of one with labels) are stale: refused, or
+ * removed with --overwrite, so the folder never mixes two runs. */
 static gboolean claim_outputs(NwOutputs *o, const DemonsArgs *a, GError **error)
 {
-  static const char *const labels[] = {"labels", NULL};
   g_autofree char *json = g_strdup_printf("%s_summary.json", a->prefix);
-  g_autofree char *stale = g_strdup_printf("%s_labels.nii.gz", a->prefix);
-  return nw_result_claim(o, a->prefix, demons_outputs, error) &&
-         (a->moving_labels != NULL ? nw_result_claim(o, a->prefix, labels, error)
-                                   : nw_outputs_claim_stale(o, stale, error)) &&
+  return nw_cli_outputs_claim(o, a->prefix, demons_outputs, a->outputs, error) &&
          nw_outputs_claim(o, json, error);
+}
+
+/* --outputs (NULL: the default) into a->outputs; usage errors. */
+static gboolean parse_outputs(DemonsArgs *a, const char *text, GError **error)
+{
+  gboolean all = FALSE;
+  a->outputs = OUT_BIT(OUT_WARPED) | OUT_BIT(OUT_FORWARD);
+  if (text != NULL && !nw_cli_outputs_parse(text, demons_outputs, &a->outputs, &all, error))
+    return FALSE;
+  if ((a->outputs & OUT_BIT(OUT_LABELS)) && a->moving_labels == NULL) {
+    g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "--outputs labels needs --moving-labels");
+    return FALSE;
+  }
+  if (all)
+    a->outputs |= OUT_BIT(OUT_LABELS + 1) - 1;
+  /* Labels are warped whenever there are labels to warp (Dice needs them), and written when
+   * asked for, by default or by all. */
+  if (a->moving_labels == NULL)
+    a->outputs &= ~OUT_BIT(OUT_LABELS);
+  else if (text == NULL)
+    a->outputs |= OUT_BIT(OUT_LABELS);
+  return TRUE;
+}
+
+/* The method makes every volume at its end whatever is asked (demons_method.h: exp(-v),
+ * v and det J beside exp(v), downloaded from the GPU on CUDA): a small part of the job,
+ * left so rather than giving the method a list of outputs. What was not asked for is
+ * dropped here, before composing with the initial transform (regrid.h: carrying the inverse
+ * onto the moving grid costs most there) and before writing. The forward field stays for
+ * that composition and the labels for Dice; those are only not written. */
+static void drop_unasked(NwMethodResult *res, guint32 outputs)
+{
+  static const int droppable[] = {OUT_WARPED, OUT_INVERSE, OUT_VELOCITY, OUT_JACOBIAN};
+  for (gsize i = 0; i < G_N_ELEMENTS(droppable); i++)
+    if (!(outputs & OUT_BIT(droppable[i])))
+      nw_volume_free(nw_method_result_take(res, demons_outputs[droppable[i]]));
 }
 
 /* Dice per label of the warped moving labels against the fixed ones, its mean and the mean
@@ -179,8 +226,8 @@ static void json_dice(JsonBuilder *b, const DemonsInputs *in, const NwMethodResu
 }
 
 static char *summary_json(const DemonsArgs *a, NwCliMethod *m, const NwCliRunLog *run,
-                          const DemonsInputs *in, const NwMethodResult *res,
-                          const char *const *outputs)
+                          const NwCliTimes *times, const DemonsInputs *in,
+                          const NwMethodResult *res, const char *const *outputs)
 {
   g_autoptr(JsonBuilder) b = json_builder_new();
   nw_cli_summary_begin(b, m, a->fixed, a->moving);
@@ -196,20 +243,32 @@ static char *summary_json(const DemonsArgs *a, NwCliMethod *m, const NwCliRunLog
   json_builder_set_member_name(b, "initial_matrix_ras");
   nw_json_add_matrix4(b, in->g.t_ras);
   json_dice(b, in, res);
-  return nw_cli_summary_end(b, run, outputs);
+  return nw_cli_summary_end(b, run, times, outputs);
 }
 
-/* The result volumes, then the summary (which lists every output, itself included), into
- * the set, then all named together. */
+static double seconds_since(gint64 t0)
+{
+  return (double)(g_get_monotonic_time() - t0) / 1e6;
+}
+
+/* The result volumes asked for, then the summary (which lists every output, itself
+ * included), into the set, then all named together. times->write and ->total end when the
+ * volumes are written: the summary holds them, so its own few bytes and the naming (renames,
+ * no data) come after. */
 static gboolean write_outputs(NwOutputs *o, const DemonsArgs *a, NwCliMethod *m,
-                              const NwCliRunLog *run, const DemonsInputs *in,
+                              const NwCliRunLog *run, NwCliTimes *times, const DemonsInputs *in,
                               const NwMethodResult *res, GError **error)
 {
-  if (!nw_result_write(o, res, "demons", a->prefix, demons_outputs, a->conv, error))
+  const gint64 t0 = g_get_monotonic_time();
+  g_autofree const char **asked = nw_cli_outputs_names(demons_outputs, a->outputs);
+  if (!nw_result_write_names(o, res, "demons", a->prefix, asked, a->conv, error))
     return FALSE;
+  times->write = seconds_since(t0);
+  times->total = seconds_since(a->t_start);
   g_autofree char *json_path = g_strdup_printf("%s_summary.json", a->prefix);
   g_autoptr(GPtrArray) names = nw_cli_output_list(o, json_path);
-  g_autofree char *json = summary_json(a, m, run, in, res, (const char *const *)names->pdata);
+  g_autofree char *json =
+      summary_json(a, m, run, times, in, res, (const char *const *)names->pdata);
   return nw_outputs_write_buffer(o, json_path, json, -1, error) && nw_outputs_commit(o, error);
 }
 
@@ -217,9 +276,11 @@ static gboolean write_outputs(NwOutputs *o, const DemonsArgs *a, NwCliMethod *m,
  *   demons: 30 iterations (levels 10 + 10 + 10) in 4.1 s on the CPU
  *   final: energy 7.419 · NCC 0.9976 · smallest det J 0.3746 · no folds
  *   Dice 0.851 (before 0.712), mean over 95 labels
- *   wrote 8 files: PREFIX_warped.nii.gz, ... */
-static void print_report(NwCliMethod *m, const NwCliRunLog *run, const DemonsInputs *in,
-                         const NwMethodResult *res, const char *const *outputs)
+ *   time: read 0.4 s · device 0.2 s · register 0.8 s · write 1.1 s · total 2.6 s
+ *   wrote 4 files: PREFIX_warped.nii.gz, ... */
+static void print_report(NwCliMethod *m, const NwCliRunLog *run, const NwCliTimes *t,
+                         const DemonsInputs *in, const NwMethodResult *res,
+                         const char *const *outputs)
 {
   printf("demons: %d iteration%s", run->log.last.iteration,
          run->log.last.iteration == 1 ? "" : "s");
@@ -245,6 +306,8 @@ static void print_report(NwCliMethod *m, const NwCliRunLog *run, const DemonsInp
   g_autoptr(GArray) d = dice(in, res, &mean, &before);
   if (d != NULL)
     printf("Dice %.3f (before %.3f), mean over %u labels\n", mean, before, d->len);
+  printf("time: read %.1f s · device %.1f s · register %.1f s · write %.1f s · total %.1f s\n",
+         t->read, t->device_init, t->reg, t->write, t->total);
   guint n = 0;
   while (outputs[n] != NULL)
     n++;
@@ -254,14 +317,21 @@ static void print_report(NwCliMethod *m, const NwCliRunLog *run, const DemonsInp
   printf("\n");
 }
 
-/* Check the outputs, read, check, run, write. Exit code. */
+/* Check the outputs, read, check, run, write, each timed. CUDA initialises on its thread
+ * meanwhile from the start to the device pick after reading. Exit code. */
 static int demons_run(NwCliMethod *m, const DemonsArgs *a)
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(NwOutputs) outputs = nw_outputs_new(nw_cli_method_overwrite(m));
   DemonsInputs in = {0};
-  if (!claim_outputs(outputs, a, &error) || !read_inputs(a, &in, &error) ||
-      !regrid_moving(a, &in, &error)) {
+  NwCliTimes times = {0};
+  nw_cli_method_start_device(m);
+  if (!claim_outputs(outputs, a, &error))
+    return nw_cli_fail(error);
+  gint64 t0 = g_get_monotonic_time();
+  gboolean ok = read_inputs(a, &in, &error) && regrid_moving(a, &in, &error);
+  times.read = seconds_since(t0);
+  if (!ok || !nw_cli_method_pick_device(m, &times.device_init, &error)) {
     inputs_clear(&in);
     return nw_cli_fail(error);
   }
@@ -273,30 +343,39 @@ static int demons_run(NwCliMethod *m, const DemonsArgs *a)
   const NwParams *p = nw_cli_method_params(m);
   const int max_iterations = nw_params_get_int(p, "levels") * nw_params_get_int(p, "iterations");
   NwCliRunLog run;
+  t0 = g_get_monotonic_time();
   g_autoptr(NwMethodResult) res =
       nw_cli_method_run_logged(m, &inputs, max_iterations, &run, &error);
-  gboolean ok = res != NULL && (!in.regrid || nw_regrid_compose_result(&in.g, res, &error)) &&
-                write_outputs(outputs, a, m, &run, &in, res, &error);
+  if (res != NULL)
+    drop_unasked(res, a->outputs);
+  ok = res != NULL && (!in.regrid || nw_regrid_compose_result(&in.g, res, &error));
+  times.reg = seconds_since(t0); /* with the composition: the fields are the job's result */
+  ok = ok && write_outputs(outputs, a, m, &run, &times, &in, res, &error);
   if (ok && !nw_cli_method_json(m))
-    print_report(m, &run, &in, res, nw_outputs_paths(outputs));
+    print_report(m, &run, &times, &in, res, nw_outputs_paths(outputs));
   inputs_clear(&in);
   if (!ok)
     return nw_cli_fail(error);
-  nw_cli_method_print_summary(m, nw_outputs_paths(outputs));
+  nw_cli_method_print_summary(m, &times, nw_outputs_paths(outputs));
   return NW_CLI_EXIT_OK;
 }
 
 int nw_cli_demons(int argc, char **argv)
 {
+  const gint64 t_start = g_get_monotonic_time();
   g_autoptr(GError) error = NULL;
   g_autoptr(NwCliMethod) m = nw_cli_method_new("demons", "demons", &error);
   if (m == NULL)
     return nw_cli_fail(error);
   g_autofree char *prefix = NULL, *fixed_labels = NULL, *moving_labels = NULL, *conv = NULL;
-  g_autofree char *initial = NULL;
+  g_autofree char *initial = NULL, *outputs = NULL;
   GOptionEntry entries[] = {
       {"output", 'o', 0, G_OPTION_ARG_FILENAME, &prefix,
        "Prefix of the outputs: PREFIX_warped.nii.gz, PREFIX_forward.nii.gz, ...", "PREFIX"},
+      {"outputs", 0, 0, G_OPTION_ARG_STRING, &outputs,
+       "Outputs to write, comma-separated: warped, forward, inverse, velocity, jacobian, labels, "
+       "or all [default warped,forward, and labels with --moving-labels]",
+       "LIST"},
       {"fixed-labels", 0, 0, G_OPTION_ARG_FILENAME, &fixed_labels,
        "Label map on the fixed grid, for Dice against the warped moving labels", "F"},
       {"moving-labels", 0, 0, G_OPTION_ARG_FILENAME, &moving_labels,
@@ -329,14 +408,18 @@ int nw_cli_demons(int argc, char **argv)
                   .moving_labels = moving_labels,
                   .initial = initial,
                   .prefix = prefix,
-                  .conv = NW_FIELD_ITK};
+                  .conv = NW_FIELD_ITK,
+                  .t_start = t_start};
   if (conv != NULL && g_ascii_strcasecmp(conv, "ras") == 0)
     a.conv = NW_FIELD_RAS;
   else if (conv != NULL && g_ascii_strcasecmp(conv, "itk") != 0)
     return nw_cli_usage("demons", "--field-convention: expected itk or ras");
   if (fixed_labels != NULL && moving_labels == NULL)
     return nw_cli_usage("demons", "--fixed-labels needs --moving-labels");
-  if (!nw_cli_method_prepare(m, &code, &error))
+  if (!parse_outputs(&a, outputs, &error))
+    return nw_cli_usage("demons", error->message);
+  /* The device is picked after reading (demons_run), while CUDA initialises meanwhile. */
+  if (!nw_cli_method_prepare_options(m, &code, &error))
     return code == NW_CLI_EXIT_USAGE ? nw_cli_usage("demons", error->message) : nw_cli_fail(error);
   return demons_run(m, &a);
 }

@@ -92,7 +92,7 @@ static int smooth_run(NwCliMethod *m, const SmoothArgs *a)
   if (!nw_nifti_write_to(outputs, a->out, smoothed, type, hdr.nifti_version == 2, &error) ||
       !nw_outputs_commit(outputs, &error))
     return nw_cli_fail(error);
-  nw_cli_method_print_summary(m, nw_outputs_paths(outputs));
+  nw_cli_method_print_summary(m, NULL, nw_outputs_paths(outputs));
   return NW_CLI_EXIT_OK;
 }
 

@@ -176,8 +176,13 @@ const NwMethodOps *nw_method_lookup(const char *name, NwDevice device, GError **
     g_set_error(error, NW_ERROR, NW_ERROR_UNSUPPORTED, "unknown method '%s'", name);
     return NULL;
   }
+  /* The probe initialises CUDA (driver, context: a fraction of a second on a GPU host), so
+   * only a lookup that may pick CUDA asks it: a CPU lookup, e.g. nw_method_lookup_table's,
+   * leaves CUDA untouched for a caller that initialises it on another thread meanwhile
+   * (cli_common.h, nw_cli_method_start_device). */
   char why[256] = "";
-  gboolean have_device = nw_method_cuda_available(why, sizeof why);
+  const gboolean have_device =
+      device != NW_DEVICE_CPU && cuda != NULL && nw_method_cuda_available(why, sizeof why);
   switch (device) {
   case NW_DEVICE_CPU:
     if (cpu != NULL)

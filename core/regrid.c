@@ -58,16 +58,20 @@ gboolean nw_regrid_compose_result(const NwRegrid *g, NwMethodResult *res, GError
   const NwVolume *u = nw_method_result_get(res, "forward");
   const NwVolume *w = nw_method_result_get(res, "inverse");
   NwVolume *jac = (NwVolume *)nw_method_result_get(res, "jacobian");
-  if (u == NULL || w == NULL || jac == NULL) {
+  if (u == NULL) {
     g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
-                "regrid: the registration returned no fields to compose");
+                "regrid: the registration returned no forward field to compose");
     return FALSE;
   }
-  NwVolume *warped =
-      nw_field_warp_affine(g->moving, u, g->t_ras, g->dim, NW_SAMPLER_LINEAR, 0.0f, error);
-  if (warped == NULL)
-    return FALSE;
-  nw_method_result_replace(res, "warped", warped);
+  /* What a caller took out of res (outputs nobody asked for) is not composed: the inverse on
+   * the moving grid is the costly one. */
+  if (nw_method_result_get(res, "warped") != NULL) {
+    NwVolume *warped =
+        nw_field_warp_affine(g->moving, u, g->t_ras, g->dim, NW_SAMPLER_LINEAR, 0.0f, error);
+    if (warped == NULL)
+      return FALSE;
+    nw_method_result_replace(res, "warped", warped);
+  }
   if (g->moving_labels != NULL) {
     NwVolume *labels = nw_field_warp_affine(g->moving_labels, u, g->t_ras, g->dim,
                                             NW_SAMPLER_NEAREST, 0.0f, error);
@@ -75,15 +79,17 @@ gboolean nw_regrid_compose_result(const NwRegrid *g, NwMethodResult *res, GError
       return FALSE;
     nw_method_result_replace(res, "labels", labels);
   }
-  NwVolume *inverse = nw_field_inverse_affine_on(w, g->moving, g->t_ras, g->dim, error);
-  NwVolume *forward = inverse != NULL ? nw_volume_copy(u) : NULL;
-  if (forward == NULL)
-    return FALSE;
+  if (w != NULL) {
+    NwVolume *inverse = nw_field_inverse_affine_on(w, g->moving, g->t_ras, g->dim, error);
+    if (inverse == NULL)
+      return FALSE;
+    nw_method_result_replace(res, "inverse", inverse);
+  }
+  NwVolume *forward = nw_volume_copy(u);
   nw_field_compose_affine(forward, u, g->t_ras, g->dim);
-  nw_method_result_replace(res, "inverse", inverse);
   nw_method_result_replace(res, "forward", forward); /* u (borrowed above) is freed here */
   const double det = transform_det(g);
-  for (size_t e = 0; e < nw_volume_n_floats(jac); e++)
+  for (size_t e = 0; jac != NULL && e < nw_volume_n_floats(jac); e++)
     jac->data[e] = (float)(det * jac->data[e]);
   return TRUE;
 }

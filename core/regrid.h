@@ -36,8 +36,9 @@ void nw_regrid_clear(NwRegrid *g);
 /* A deformable result found between fixed and g->moving_on_fixed, made to map to the
  * original moving image: "warped" and "labels" sampled from the originals through T and the
  * forward field u, "inverse" on the moving grid, "forward" composed with T, "jacobian"
- * times det T. "velocity" stays the method's, on the fixed grid. Needs "forward", "inverse"
- * and "jacobian" in res. */
+ * times det T. "velocity" stays the method's, on the fixed grid. Needs "forward" in res;
+ * "warped", "inverse" and "jacobian" are composed when res has them (a caller that will not
+ * save one takes it out first and saves the work), "labels" whenever g has moving labels. */
 gboolean nw_regrid_compose_result(const NwRegrid *g, NwMethodResult *res, GError **error);
 
 /* mse, ncc of fixed and moving, mean Dice of the label maps (NAN unless both are given and

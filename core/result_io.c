@@ -34,20 +34,38 @@ static gboolean is_required(const char *const *required, const char *name)
   return required != NULL && g_strv_contains(required, name);
 }
 
-gboolean nw_result_write(NwOutputs *out, const NwMethodResult *res, const char *method,
-                         const char *prefix, const char *const *required, NwFieldConvention conv,
-                         GError **error)
+/* Every name of required in res, else "METHOD: the job returned no 'NAME'". */
+static gboolean check_required(const NwMethodResult *res, const char *method,
+                               const char *const *required, GError **error)
 {
-  g_return_val_if_fail(out != NULL && res != NULL && prefix != NULL, FALSE);
   for (gsize i = 0; required != NULL && required[i] != NULL; i++)
     if (nw_method_result_get(res, required[i]) == NULL) {
       g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "%s: the job returned no '%s'",
                   method != NULL ? method : "method", required[i]);
       return FALSE;
     }
-  for (gsize i = 0; required != NULL && required[i] != NULL; i++)
-    if (!write_one(out, nw_method_result_get(res, required[i]), required[i], prefix, conv, error))
+  return TRUE;
+}
+
+gboolean nw_result_write_names(NwOutputs *out, const NwMethodResult *res, const char *method,
+                               const char *prefix, const char *const *names, NwFieldConvention conv,
+                               GError **error)
+{
+  g_return_val_if_fail(out != NULL && res != NULL && prefix != NULL, FALSE);
+  if (!check_required(res, method, names, error))
+    return FALSE;
+  for (gsize i = 0; names != NULL && names[i] != NULL; i++)
+    if (!write_one(out, nw_method_result_get(res, names[i]), names[i], prefix, conv, error))
       return FALSE;
+  return TRUE;
+}
+
+gboolean nw_result_write(NwOutputs *out, const NwMethodResult *res, const char *method,
+                         const char *prefix, const char *const *required, NwFieldConvention conv,
+                         GError **error)
+{
+  if (!nw_result_write_names(out, res, method, prefix, required, conv, error))
+    return FALSE;
   for (guint i = 0; i < res->names->len; i++) {
     const char *name = g_ptr_array_index(res->names, i);
     if (!is_required(required, name) &&

@@ -23,6 +23,11 @@ G_BEGIN_DECLS
 gboolean nw_result_write(NwOutputs *out, const NwMethodResult *res, const char *method,
                          const char *prefix, const char *const *required, NwFieldConvention conv,
                          GError **error);
+/* Writes exactly the volumes of res under names (NULL-terminated), in that order, and no
+ * other: the outputs a user asked for. A name missing from res fails as above. */
+gboolean nw_result_write_names(NwOutputs *out, const NwMethodResult *res, const char *method,
+                               const char *prefix, const char *const *names, NwFieldConvention conv,
+                               GError **error);
 /* When res has an affine "transform" and "centre" (affine_method.h): PREFIX_affine.txt and
  * PREFIX_affine.mat (ITK text and binary) and PREFIX_fsl.mat (FSL FLIRT, -in moving -ref
  * fixed), what `neurowarp-cli affine` writes; TRUE without writing when it has none. fixed

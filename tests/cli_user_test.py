@@ -63,10 +63,10 @@ class ReportTest(unittest.TestCase):
         prefix = os.path.join(self.dir, "run")
         rc, out, err = run("demons", fixed, moving, "-o", prefix, "--levels", "2",
                            "--iterations", "4", "--device", "cpu", "--fixed-labels", fl,
-                           "--moving-labels", ml)
+                           "--moving-labels", ml, "--outputs", "all")
         self.assertEqual(rc, 0, err)
         lines = out.splitlines()
-        self.assertEqual(len(lines), 4, out)
+        self.assertEqual(len(lines), 5, out)
         self.assertRegex(lines[0], r"^demons: (\d+) iterations \(levels (\d+) \+ (\d+)\) in "
                                    r"\d+\.\d s on the CPU$")
         it, l1, l2 = map(int, re.match(r"demons: (\d+) iterations \(levels (\d+) \+ (\d+)",
@@ -79,7 +79,9 @@ class ReportTest(unittest.TestCase):
         self.assertGreater(float(dice.group(1)), float(dice.group(2)))
         names = ["warped", "forward", "inverse", "velocity", "jacobian", "labels"]
         files = [f"{prefix}_{n}.nii.gz" for n in names] + [f"{prefix}_summary.json"]
-        self.assertEqual(lines[3], "wrote 7 files: " + ", ".join(files))
+        self.assertRegex(lines[3], r"^time: read \d+\.\d s · device 0\.0 s · register \d+\.\d s · "
+                                   r"write \d+\.\d s · total \d+\.\d s$")
+        self.assertEqual(lines[4], "wrote 7 files: " + ", ".join(files))
         for path in files:
             self.assertTrue(os.path.isfile(path), path)
         # with --json, stdout stays JSON lines only

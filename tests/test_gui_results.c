@@ -30,7 +30,8 @@ static void test_open_summary(void)
                        "3",      "--device",
                        "cpu",    "--fixed-labels",
                        fl,       "--moving-labels",
-                       ml,       NULL};
+                       ml,       "--outputs",
+                       "all",    NULL};
   g_free(nw_gui_run_cli(reg, 0, NULL));
   g_autofree char *text = g_strdup_printf("open %s_summary.json\nlayers\nstatus\nquit\n", prefix);
   g_autofree char *err = NULL;

@@ -1,7 +1,8 @@
 /* test_result_io.c — core/result_io.h: a method result written as PREFIX_NAME.nii.gz, the
- * required names first, fields as displacement fields, labels as int32; a missing required
- * name fails before anything is written; nothing is named before the commit, and a run whose
- * last file cannot be written leaves no file at all. CPU only. */
+ * required names first (or those names only: nw_result_write_names), fields as displacement
+ * fields, labels as int32; a missing required name fails before anything is written; nothing
+ * is named before the commit, and a run whose last file cannot be written leaves no file at
+ * all. CPU only. */
 #include <glib/gstdio.h>
 #include <signal.h>
 #include <stdio.h>
@@ -64,6 +65,32 @@ static void test_write(void)
   NwNiftiInfo info;
   g_assert_true(nw_nifti_read_info(written[2], &info, &error));
   g_assert_cmpstr(info.datatype_name, ==, "int32");
+}
+
+/* nw_result_write_names: the names asked for, in their order, and no other volume. */
+static void test_write_names(void)
+{
+  g_autoptr(NwMethodResult) r = result(TRUE);
+  g_autofree char *prefix = nw_test_path("names");
+  static const char *const names[] = {"forward", "labels", NULL};
+  g_autoptr(GError) error = NULL;
+  g_autoptr(NwOutputs) out = nw_outputs_new(FALSE);
+  g_assert_true(nw_result_write_names(out, r, "demons", prefix, names, NW_FIELD_ITK, &error));
+  g_assert_true(nw_outputs_commit(out, &error));
+  g_assert_no_error(error);
+  const char *const *written = nw_outputs_paths(out);
+  g_assert_cmpuint(g_strv_length((char **)written), ==, 2);
+  for (guint i = 0; i < 2; i++) {
+    g_autofree char *want = g_strdup_printf("%s_%s.nii.gz", prefix, names[i]);
+    g_assert_cmpstr(written[i], ==, want);
+  }
+  g_autofree char *warped = g_strdup_printf("%s_warped.nii.gz", prefix);
+  g_assert_false(g_file_test(warped, G_FILE_TEST_EXISTS));
+  static const char *const absent[] = {"inverse", NULL};
+  g_autoptr(NwOutputs) out2 = nw_outputs_new(TRUE);
+  g_assert_false(nw_result_write_names(out2, r, "demons", prefix, absent, NW_FIELD_ITK, &error));
+  g_assert_error(error, NW_ERROR, NW_ERROR_INVALID);
+  g_assert_cmpstr(error->message, ==, "demons: the job returned no 'inverse'");
 }
 
 static void test_missing(void)
@@ -161,6 +188,7 @@ int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/result-io/write", test_write);
+  g_test_add_func("/result-io/write-names", test_write_names);
   g_test_add_func("/result-io/missing", test_missing);
   g_test_add_func("/result-io/bad-folder", test_bad_folder);
   g_test_add_func("/result-io/all-or-nothing", test_all_or_nothing);

@@ -252,10 +252,10 @@ if [ -x "$build/app/neurowarp-cli" ] && [ -d "$repo/.gpu-scripts/templates" ]; t
   "$cli" demo-data "$demo" >"$OUT/cli_demo.log" 2>&1
   for res in 2mm 1mm; do
     /usr/bin/time -f "%e s wall" "$cli" demons "$demo/fixed_$res.nii.gz" "$demo/moving_$res.nii.gz" \
-      -o "$OUT/cli_$res" --device cuda --params resources/presets/demons-brain-mri.ini \
+      -o "$OUT/cli_$res" --device cuda --params resources/presets/demons-brain-mri.ini --outputs all \
       --fixed-labels "$demo/fixed_labels_$res.nii.gz" --moving-labels "$demo/moving_labels_$res.nii.gz" \
       >>"$OUT/cli_demo.log" 2>&1
-    record "cli demons cuda $res" $? "$(python3 -c "import json; d=json.load(open('$OUT/cli_${res}_summary.json')); print('device', d['device'], 'iterations', d['iterations'], 'time_s %.3f' % d['time_s'], 'mean Dice %.4f' % d['mean_dice'], 'folds', d['final']['folds'])" 2>&1)"
+    record "cli demons cuda $res" $? "$(python3 -c "import json; d=json.load(open('$OUT/cli_${res}_summary.json')); print('device', d['device'], 'iterations', d['iterations'], 'time_s', ' '.join('%s %.3f' % kv for kv in d['time_s'].items()), 'mean Dice %.4f' % d['mean_dice'], 'folds', d['final']['folds'])" 2>&1)"
   done
   ls -la "$OUT"/cli_* >>"$OUT/cli_demo.log"
   rm -rf "$demo" "$OUT"/cli_*.nii.gz # large; the summaries stay in logs.tar.gz

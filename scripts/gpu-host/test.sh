@@ -257,6 +257,14 @@ if [ -x "$build/app/neurowarp-cli" ] && [ -d "$repo/.gpu-scripts/templates" ]; t
       >>"$OUT/cli_demo.log" 2>&1
     record "cli demons cuda $res" $? "$(python3 -c "import json; d=json.load(open('$OUT/cli_${res}_summary.json')); print('device', d['device'], 'iterations', d['iterations'], 'time_s', ' '.join('%s %.3f' % kv for kv in d['time_s'].items()), 'mean Dice %.4f' % d['mean_dice'], 'folds', d['final']['folds'])" 2>&1)"
   done
+  # what a user waits for: command -> files, default outputs (warped, forward), no labels
+  for res in 2mm 1mm; do
+    t0=$(date +%s.%N)
+    "$cli" demons "$demo/fixed_$res.nii.gz" "$demo/moving_$res.nii.gz" -o "$OUT/cli_default_$res" \
+      --device cuda --params resources/presets/demons-brain-mri.ini >>"$OUT/cli_demo.log" 2>&1
+    rc=$?
+    record "cli demons cuda $res default outputs" $rc "$(python3 -c "import json; d=json.load(open('$OUT/cli_default_${res}_summary.json')); print('wall %.2f s;' % ($(date +%s.%N) - $t0), ' '.join('%s %.3f' % kv for kv in d['time_s'].items()))" 2>&1)"
+  done
   ls -la "$OUT"/cli_* >>"$OUT/cli_demo.log"
   rm -rf "$demo" "$OUT"/cli_*.nii.gz # large; the summaries stay in logs.tar.gz
 fi

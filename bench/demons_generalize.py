@@ -8,7 +8,9 @@ configuration of the configs file runs on the tuning half; the one with the best
 there is chosen; then the chosen one and the named baselines run on the reporting half,
 whose figures are the ones to report (mean, sd, worst case). Per run: mean AAL Dice (the
 CLI's summary), mean displacement error against the true field over the brain (fixed
-labels > 0, mm), folded voxels, registration seconds.
+labels > 0, mm), folded voxels, registration seconds. Dice and the error are computed by
+bench/case_metrics.py, as for the peers (bench/peer_demons_fireants.py); the CLI's own mean
+Dice is kept beside it as dice_cli.
 
     python3 bench/demons_generalize.py --cli build/app/neurowarp-cli --work /tmp/gen \\
         --seeds 100-123 --resolution 2 --configs bench/demons_generalize.txt \\
@@ -23,6 +25,8 @@ import os
 import subprocess
 import sys
 import time
+
+from case_metrics import Case
 
 
 def parse_seeds(text):
@@ -60,28 +64,6 @@ def make_case(cli, work, seed, res):
     with open(os.path.join(d, "drawn.txt")) as f:
         drawn = f.read().strip().split("(", 1)[-1].rstrip(")")
     return d, drawn
-
-
-class Truth:
-    """The true field and the brain mask of a case, read once."""
-
-    def __init__(self, np, nib, d, res):
-        self.np = np
-        self.nib = nib
-        self.u = np.asarray(nib.load(os.path.join(d, "true_field_%dmm.nii.gz" % res)).dataobj,
-                            dtype=np.float64)
-        labels = np.asarray(nib.load(os.path.join(d, "fixed_labels_%dmm.nii.gz" % res)).dataobj)
-        self.brain = labels > 0
-        self.before_mm = float(np.linalg.norm(self.u.reshape(self.brain.shape + (3,)),
-                                              axis=-1)[self.brain].mean())
-
-    def error_mm(self, forward_path):
-        """Mean |u - u_true| over the brain: both fields in the CLI's ITK convention (LPS mm,
-        the same on both sides, so the difference's length is the same in RAS)."""
-        np = self.np
-        u = np.asarray(self.nib.load(forward_path).dataobj, dtype=np.float64)
-        d = (u - self.u).reshape(self.brain.shape + (3,))
-        return float(np.linalg.norm(d, axis=-1)[self.brain].mean())
 
 
 def run_demons(cli, d, res, args, device, out_prefix, outputs_flag):
@@ -129,11 +111,14 @@ def evaluate(cli, cases, truths, res, name, args, device, work, outputs_flag, lo
         prefix = os.path.join(work, "runs", name, "case%03d" % seed)
         os.makedirs(os.path.dirname(prefix), exist_ok=True)
         summary, wall = run_demons(cli, d, res, args, device, prefix, outputs_flag)
-        fwd = prefix + "_forward.nii.gz"
-        row = {"seed": seed, "dice": summary.get("mean_dice"),
+        c = truths[seed]
+        row = {"seed": seed, "dice": c.dice_of_file(prefix + "_labels.nii.gz"),
+               "dice_cli": summary.get("mean_dice"),
                "dice_before": summary.get("mean_dice_before"),
-               "error_mm": truths[seed].error_mm(fwd),
-               "error_before_mm": truths[seed].before_mm, "folds": summary_figure(summary, "folds"),
+               "error_mm": c.error_mm(prefix + "_forward.nii.gz"),
+               "error_before_mm": c.error_before_mm,
+               "folds": c.folds(prefix + "_forward.nii.gz"),
+               "folds_cli": summary_figure(summary, "folds"),
                "seconds": register_seconds(summary), "wall_s": wall}
         rows.append(row)
         log("  %-24s seed %3d  Dice %.4f (before %.4f)  error %.3f mm (before %.3f)  folds %s  "
@@ -173,7 +158,7 @@ def main():
     configs = read_configs(a.configs)
     by_name = dict(configs)
     helptext = subprocess.run([a.cli, "demons", "--help"], capture_output=True, text=True).stdout
-    outputs_flag = ["--outputs", "warped,forward"] if "--outputs" in helptext else []
+    outputs_flag = ["--outputs", "warped,forward,labels"] if "--outputs" in helptext else []
     os.makedirs(a.work, exist_ok=True)
     t0 = time.monotonic()
     cases, drawn, truths = {}, {}, {}
@@ -181,7 +166,7 @@ def main():
         if a.choose and s % 2 == 0:
             continue  # chosen already: the tuning half is not needed
         cases[s], drawn[s] = make_case(a.cli, a.work, s, a.resolution)
-        truths[s] = Truth(np, nib, cases[s], a.resolution)
+        truths[s] = Case(np, nib, cases[s], a.resolution)
     log("%d cases at %d mm made or found in %.1f s" % (len(cases), a.resolution,
                                                        time.monotonic() - t0))
     tuning = [(s, cases[s]) for s in seeds if s % 2 == 0 and s in cases]

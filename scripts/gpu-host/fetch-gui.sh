@@ -147,7 +147,11 @@ add_closure() {
 # programs
 put /usr/bin/Xvfb usr/bin/Xvfb
 put /usr/bin/xkbcomp usr/bin/xkbcomp
-put "$(readlink -f /usr/bin/glxinfo)" usr/bin/glxinfo
+# glxinfo: /usr/bin/glxinfo where mesa-utils made the link, else mesa-utils-bin's own name
+glxinfo_bin=$(readlink -f /usr/bin/glxinfo 2>/dev/null || true)
+[ -x "$glxinfo_bin" ] || glxinfo_bin=$(ls /usr/bin/glxinfo.* 2>/dev/null | head -n 1)
+[ -x "$glxinfo_bin" ] || die "glxinfo not found (mesa-utils-bin)"
+put "$glxinfo_bin" usr/bin/glxinfo
 put /usr/bin/xwd usr/bin/xwd
 # Mesa (softpipe) for Xvfb's GLX, and Mesa's GLX client for glvnd (a software fallback)
 put "$mstage$lib/dri/swrast_dri.so" "$lib/dri/swrast_dri.so"
@@ -155,7 +159,7 @@ put "$mstage$lib/libglapi.so.0" "$lib/libglapi.so.0"
 put "$mstage$lib/libGLX_mesa.so.0" "$lib/libGLX_mesa.so.0"
 have[libglapi.so.0]=1
 have[libGLX_mesa.so.0]=1
-add_closure /usr/bin/Xvfb /usr/bin/xkbcomp /usr/bin/glxinfo /usr/bin/xwd \
+add_closure /usr/bin/Xvfb /usr/bin/xkbcomp "$glxinfo_bin" /usr/bin/xwd \
   "$mstage$lib/dri/swrast_dri.so" "$mstage$lib/libGLX_mesa.so.0" "$gui"
 # GTK's own closure too (the GUI could be linked with --as-needed differently)
 add_closure "$lib/libgtk-3.so.0"

@@ -280,10 +280,26 @@ if [ "${NW_GENERALIZE:-0}" = 1 ] && [ -x "$build/app/neurowarp-cli" ] &&
     timeout "${NW_GEN_TIMEOUT:-400}" python3 bench/demons_generalize.py \
       --cli "$build/app/neurowarp-cli" --work "/tmp/nwgen$mm" --seeds "${NW_GEN_SEEDS:-100-123}" \
       --resolution "$mm" --configs "${NW_GEN_CONFIGS:-bench/demons_generalize.txt}" --device cuda \
-      --report-also brain-preset,defaults ${NW_GEN_CHOOSE:+--choose "$NW_GEN_CHOOSE"} \
+      --report-also "${NW_GEN_REPORT_ALSO:-brain-preset,defaults}" ${NW_GEN_CHOOSE:+--choose "$NW_GEN_CHOOSE"} \
       --json "$OUT/generalize_${mm}mm.json" >"$OUT/generalize_${mm}mm.log" 2>&1
     record "generalize ${mm}mm" $? "$(grep 'reporting half' "$OUT/generalize_${mm}mm.log" | cut -c17-120 | tr '\n' ';')"
     grep -E 'half|made' "$OUT/generalize_${mm}mm.log"
+    # FireANTs greedy and SyN on the same reporting half (NW_GEN_PEERS=1, wheels in .peers)
+    if [ "${NW_GEN_PEERS:-0}" = 1 ] && ls .peers/fireants-*.whl >/dev/null 2>&1 &&
+      [ -f .peers/sitk.tar.xz ]; then
+      if [ ! -d /tmp/nwpeers/fireants ]; then
+        mkdir -p /tmp/nwpeers
+        python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/nwpeers \
+          .peers/*.whl >"$OUT/peers_pip.log" 2>&1 && tar -xJf .peers/sitk.tar.xz -C /tmp/nwpeers
+      fi
+      odd=$(python3 -c "import json; print(','.join(map(str, json.load(open('$OUT/generalize_${mm}mm.json'))['reporting_seeds'])))")
+      PYTHONPATH=/tmp/nwpeers${PYTHONPATH:+:$PYTHONPATH} timeout "${NW_GEN_PEER_TIMEOUT:-300}" \
+        python3 bench/peer_demons_fireants.py --work "/tmp/nwgen$mm" --seeds "$odd" \
+        --resolution "$mm" --json "$OUT/peer_demons_fireants_${mm}mm.json" \
+        >"$OUT/peer_demons_fireants_${mm}mm.log" 2>&1
+      record "fireants ${mm}mm" $? "$(grep 'reporting half' "$OUT/peer_demons_fireants_${mm}mm.log" | cut -c17-150 | tr '\n' ';')"
+      grep -E 'half|Error|error:' "$OUT/peer_demons_fireants_${mm}mm.log" | tail -n 5
+    fi
   done
 fi
 

@@ -1,0 +1,68 @@
+"""case_metrics.py — what bench/demons_generalize.py and its peers measure on a drawn case
+(`neurowarp-cli demo-data --draw`), computed one way for every tool: mean Dice over the
+fixed image's labels, and the mean displacement error over the brain against the true
+field. Files in the case folder: fixed_labels_RES.nii.gz, true_field_RES.nii.gz (RES: 1mm,
+2mm). Needs numpy and nibabel.
+"""
+import os
+
+
+class Case:
+    """The labels and the true field of one case at one resolution, read once."""
+
+    def __init__(self, np, nib, folder, res):
+        self.np = np
+        self.nib = nib
+        self.folder = folder
+        self.res = res
+        img = nib.load(self.path("fixed_labels"))
+        self.affine = img.affine
+        self.labels = np.asarray(img.dataobj).astype(np.int32)
+        self.brain = self.labels > 0
+        self.truth = self.read_field(self.path("true_field"))
+        self.error_before_mm = self.mean_length(self.truth)
+
+    def path(self, stem):
+        return os.path.join(self.folder, "%s_%dmm.nii.gz" % (stem, self.res))
+
+    def read_field(self, path):
+        """A displacement field of ITK's convention (LPS mm, fixed -> moving), as x, y, z, 3.
+        neurowarp and FireANTs (through SimpleITK) both write it 5D: x, y, z, 1, 3."""
+        u = self.np.asarray(self.nib.load(path).dataobj, dtype=self.np.float64)
+        return u.reshape(self.brain.shape + (3,))
+
+    def mean_length(self, d):
+        return float(self.np.linalg.norm(d, axis=-1)[self.brain].mean())
+
+    def error_mm(self, field_path):
+        """Mean |u - u_true| over the brain (fixed labels > 0), mm: the same convention on
+        both sides, so the difference's length is that in RAS too."""
+        return self.mean_length(self.read_field(field_path) - self.truth)
+
+    def folds(self, field_path):
+        """Voxels where det(I + grad u) <= 0, grad by central differences in voxels of the
+        fixed grid (one-sided at the border), as neurowarp counts them."""
+        np = self.np
+        u = self.read_field(field_path) * np.array([-1.0, -1.0, 1.0])  # LPS -> RAS mm
+        u = u @ np.linalg.inv(self.affine[:3, :3]).T  # RAS mm -> voxels
+        j = np.empty(u.shape[:3] + (3, 3))
+        for c in range(3):
+            for axis, g in enumerate(np.gradient(u[..., c])):
+                j[..., c, axis] = g
+        j += np.eye(3)
+        return int((np.linalg.det(j) <= 0).sum())
+
+    def dice(self, warped_labels):
+        """Mean Dice over the labels of the fixed image (0 is background); warped_labels in
+        the fixed image's voxel order (x, y, z)."""
+        np = self.np
+        a, b = self.labels, np.asarray(warped_labels).astype(np.int32)
+        n = int(max(a.max(), b.max())) + 1
+        both = np.bincount(a[a == b], minlength=n)  # voxels where both carry label k
+        na = np.bincount(a.ravel(), minlength=n)
+        nb = np.bincount(b.ravel(), minlength=n)
+        present = [k for k in range(1, n) if na[k] > 0]
+        return float(np.mean([2.0 * both[k] / (na[k] + nb[k]) for k in present]))
+
+    def dice_of_file(self, path):
+        return self.dice(self.np.asarray(self.nib.load(path).dataobj))

@@ -280,7 +280,7 @@ if [ "${NW_GENERALIZE:-0}" = 1 ] && [ -x "$build/app/neurowarp-cli" ] &&
     timeout "${NW_GEN_TIMEOUT:-400}" python3 bench/demons_generalize.py \
       --cli "$build/app/neurowarp-cli" --work "/tmp/nwgen$mm" --seeds "${NW_GEN_SEEDS:-100-123}" \
       --resolution "$mm" --configs "${NW_GEN_CONFIGS:-bench/demons_generalize.txt}" --device cuda \
-      --report-also "${NW_GEN_REPORT_ALSO:-brain-preset,defaults}" ${NW_GEN_CHOOSE:+--choose "$NW_GEN_CHOOSE"} \
+      --report-also "${NW_GEN_REPORT_ALSO-brain-preset,defaults}" ${NW_GEN_CHOOSE:+--choose "$NW_GEN_CHOOSE"} \
       --json "$OUT/generalize_${mm}mm.json" >"$OUT/generalize_${mm}mm.log" 2>&1
     record "generalize ${mm}mm" $? "$(grep 'reporting half' "$OUT/generalize_${mm}mm.log" | cut -c17-120 | tr '\n' ';')"
     grep -E 'half|made' "$OUT/generalize_${mm}mm.log"

@@ -47,7 +47,7 @@ class Case:
         u = (self.read_field(field_path) @ to_vox.T).astype(np.float32)          # voxels
         # j[c][a] = d u_c / d axis a, plus the identity; the 3x3 determinant written out
         # (float32 arrays: a 1 mm grid's in well under a second)
-        j = [np.gradient(u[..., c]) for c in range(3)]
+        j = [list(np.gradient(u[..., c])) for c in range(3)]  # a tuple in numpy 2
         for c in range(3):
             j[c][c] += 1.0
         det = (j[0][0] * (j[1][1] * j[2][2] - j[1][2] * j[2][1]) -

@@ -367,9 +367,9 @@ static void run_variant(const NwMethodInputs *in, NwRenderer *r, const Variant *
       res->lag_max = MAX(res->lag_max, lag);
       res->lag_hist[MIN(lag, 3)]++;
       if (lag > 1 && res->n_late < (int)G_N_ELEMENTS(res->late))
-        res->late[res->n_late++] = (LateFrame){(double)(f0 - t0) / G_USEC_PER_SEC,
-                                               (double)(f1 - f0) / 1000.0,
-                                               late_arrival_ms(src), lag};
+        res->late[res->n_late++] =
+            (LateFrame){(double)(f0 - t0) / G_USEC_PER_SEC, (double)(f1 - f0) / 1000.0,
+                        late_arrival_ms(src), lag};
       last_shown = shown;
     }
     if (period > 0) { /* a display of refresh_hz: the next frame at its next tick; ticks

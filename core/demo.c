@@ -10,6 +10,7 @@
  * The phantom is a small head, 120 x 144 x 120 mm, centred at RAS (0, 0, 0): at 1 mm a
  * 120 x 144 x 120 grid, at 2 mm 60 x 72 x 60 (nw_downsample2), small enough for tests. */
 #include "demo.h"
+#include "demo_private.h"
 
 #include <errno.h>
 #include <glib/gstdio.h>
@@ -231,216 +232,6 @@ static gboolean make_source(const NwDemoOptions *o, double spacing_mm, NwDemoCas
   return c->fixed_labels != NULL;
 }
 
-/* ---- the deformation -------------------------------------------------------------------- */
-
-/* One term: Gaussian window times a plane wave sin(k·x + phase), both in voxel units,
- * evaluated separably: per axis a complex factor w_a(x_a) e^{i k_a x_a}, and the term is the
- * imaginary part of their product times e^{i phase}. */
-typedef struct {
-  double amp[3];      /* per component */
-  double k[3], phase; /* wave vector (rad/voxel), phase */
-  double centre[3], width[3];
-} WaveTerm;
-
-static void draw_term(WaveTerm *t, GRand *r, const int n[3], const double wavelength[2])
-{
-  double dir[3], norm = 0.0;
-  for (int a = 0; a < 3; a++) {
-    dir[a] = n[a] > 1 ? g_rand_double_range(r, -1.0, 1.0) : 0.0;
-    norm += dir[a] * dir[a];
-  }
-  norm = sqrt(MAX(norm, 1e-12));
-  int n_min = G_MAXINT;
-  for (int a = 0; a < 3; a++)
-    if (n[a] > 1)
-      n_min = MIN(n_min, n[a]);
-  /* By default 0.7..1.1 of the smallest extent: one or two smooth bumps across the head. */
-  double wl = g_rand_double_range(r, wavelength[0], wavelength[1]) * n_min;
-  for (int a = 0; a < 3; a++) {
-    t->k[a] = 2.0 * G_PI / wl * dir[a] / norm;
-    t->amp[a] = n[a] > 1 ? g_rand_double_range(r, -1.0, 1.0) : 0.0;
-    t->centre[a] = (n[a] - 1) * g_rand_double_range(r, 0.4, 0.6);
-    t->width[a] = MAX(1.0, 0.35 * n[a]);
-  }
-  t->phase = g_rand_double_range(r, 0.0, 2.0 * G_PI);
-}
-
-/* factors[a][x] = w_a(x) e^{i k_a x} as (re, im) pairs. */
-static void term_factors(const WaveTerm *t, const int n[3], double *factors[3])
-{
-  for (int a = 0; a < 3; a++) {
-    for (int x = 0; x < n[a]; x++) {
-      double d = (x - t->centre[a]) / t->width[a];
-      double w = n[a] > 1 ? exp(-0.5 * d * d) : 1.0;
-      double ph = t->k[a] * x + (a == 2 ? t->phase : 0.0);
-      factors[a][2 * x] = w * cos(ph);
-      factors[a][2 * x + 1] = w * sin(ph);
-    }
-  }
-}
-
-static void add_term(NwVolume *u, const WaveTerm *t, double *factors[3])
-{
-#pragma omp parallel for schedule(static)
-  for (int k = 0; k < u->nz; k++) {
-    for (int j = 0; j < u->ny; j++) {
-      const double *fy = &factors[1][2 * j], *fz = &factors[2][2 * k];
-      double yz_re = fy[0] * fz[0] - fy[1] * fz[1], yz_im = fy[0] * fz[1] + fy[1] * fz[0];
-      for (int i = 0; i < u->nx; i++) {
-        const double *fx = &factors[0][2 * i];
-        double s = fx[0] * yz_im + fx[1] * yz_re; /* Im of the product */
-        float *p = &u->data[nw_volume_index(u, i, j, k) * 3];
-        for (int c = 0; c < 3; c++)
-          p[c] += (float)(t->amp[c] * s);
-      }
-    }
-  }
-}
-
-static void smooth_field(NwVolume *u, double max_disp_vox, guint32 seed, int n_terms,
-                         const double wavelength[2])
-{
-  const int n[3] = {u->nx, u->ny, u->nz};
-  memset(u->data, 0, nw_volume_n_floats(u) * sizeof(float));
-  g_autoptr(GRand) r = g_rand_new_with_seed(seed ^ 0x9e3779b9u);
-  double *factors[3];
-  for (int a = 0; a < 3; a++)
-    factors[a] = g_new(double, 2 * (size_t)n[a]);
-  for (int t = 0; t < n_terms; t++) {
-    WaveTerm term;
-    draw_term(&term, r, n, wavelength);
-    term_factors(&term, n, factors);
-    add_term(u, &term, factors);
-  }
-  for (int a = 0; a < 3; a++)
-    g_free(factors[a]);
-  double peak = nw_field_max_norm(u);
-  if (peak > 0.0) {
-    float scale = (float)(max_disp_vox / peak);
-    size_t nf = nw_volume_n_floats(u);
-    for (size_t e = 0; e < nf; e++)
-      u->data[e] *= scale;
-  }
-}
-
-void nw_demo_smooth_field(NwVolume *u, double max_disp_vox, guint32 seed)
-{
-  g_return_if_fail(u != NULL && u->nc == 3);
-  const double wavelength[2] = {0.7, 1.1};
-  smooth_field(u, max_disp_vox, seed, 3, wavelength);
-}
-
-/* w with id + w = (id + u)^-1, by the fixed point w(y) = -u(y + w(y)). The error shrinks by
- * max|∇u| per round, about 0.1 for the demo fields (Jacobians within 0.9..1.1), so 8 rounds
- * leave far less than 1e-6 voxel. */
-static NwVolume *invert_field(const NwVolume *u, GError **error)
-{
-  g_autoptr(NwVolume) w = nw_volume_new_like(u, 3, error);
-  g_autoptr(NwVolume) next = w != NULL ? nw_volume_new_like(u, 3, error) : NULL;
-  if (next == NULL)
-    return NULL;
-  for (int round = 0; round < 8; round++) {
-#pragma omp parallel for schedule(static)
-    for (int k = 0; k < u->nz; k++) {
-      for (int j = 0; j < u->ny; j++) {
-        for (int i = 0; i < u->nx; i++) {
-          size_t e = nw_volume_index(u, i, j, k) * 3;
-          float s[3];
-          nw_field_sample(u, i + w->data[e], j + w->data[e + 1], k + w->data[e + 2], s);
-          for (int c = 0; c < 3; c++)
-            next->data[e + c] = -s[c];
-        }
-      }
-    }
-    NwVolume *tmp = w;
-    w = next;
-    next = tmp;
-  }
-  return g_steal_pointer(&w);
-}
-
-/* ---- bias and noise --------------------------------------------------------------------- */
-
-static int compare_float(const void *a, const void *b)
-{
-  float x = *(const float *)a, y = *(const float *)b;
-  return (x > y) - (x < y);
-}
-
-/* The 99th percentile of the positive voxels (every 7th voxel is enough), as the scale of the
- * noise: robust to a few bright outliers. */
-static double robust_max(const NwVolume *v)
-{
-  size_t n = nw_volume_n_voxels(v);
-  g_autoptr(GArray) s = g_array_new(FALSE, FALSE, sizeof(float));
-  for (size_t e = 0; e < n; e += 7)
-    if (v->data[e] > 0.0f)
-      g_array_append_val(s, v->data[e]);
-  if (s->len == 0)
-    return 1.0;
-  g_array_sort(s, compare_float);
-  return g_array_index(s, float, (guint)(0.99 * (s->len - 1)));
-}
-
-/* The bias shape b(x) with |b| <= 1 on the grid's box ([-1, 1] per axis): by default a tilt
- * along x and a bowl along y; drawn: a random mix of the three tilts and three bowls, its
- * coefficients scaled so that their magnitudes sum to 1. */
-typedef struct {
-  double c[6]; /* x, y, z, 1 - 2x², 1 - 2y², 1 - 2z² */
-} BiasShape;
-
-static BiasShape bias_shape(const NwDemoOptions *o)
-{
-  BiasShape b = {{0.6, 0.0, 0.0, 0.0, 0.4, 0.0}};
-  if (!o->bias_drawn)
-    return b;
-  g_autoptr(GRand) r = g_rand_new_with_seed(o->seed * 40503u + 0x27d4eb2fu);
-  double sum = 0.0;
-  for (int q = 0; q < 6; q++)
-    sum += fabs(b.c[q] = g_rand_double_range(r, -1.0, 1.0));
-  for (int q = 0; q < 6; q++)
-    b.c[q] /= MAX(sum, 1e-12);
-  return b;
-}
-
-static double centred(int i, int n)
-{
-  return n > 1 ? 2.0 * i / (n - 1) - 1.0 : 0.0;
-}
-
-/* Contrast (gamma about the robust maximum), multiplicative bias 1 + amp * b(x), then noise
- * (Box–Muller on GRand: one sequential stream, so the bytes depend on the seed only):
- * Gaussian added, or Rician (the magnitude with Gaussian noise in the real and imaginary
- * parts). The default options give the bytes of the original demo. */
-static void bias_and_noise(NwVolume *v, const NwDemoOptions *o)
-{
-  const double top = robust_max(v), sd = o->noise_sigma * top;
-  const BiasShape b = bias_shape(o);
-  g_autoptr(GRand) r = g_rand_new_with_seed(o->seed * 2654435761u + 17u);
-  for (int k = 0; k < v->nz; k++) {
-    const double z = centred(k, v->nz);
-    for (int j = 0; j < v->ny; j++) {
-      const double y = centred(j, v->ny);
-      for (int i = 0; i < v->nx; i++) {
-        const double x = centred(i, v->nx);
-        const double shape = b.c[0] * x + b.c[1] * y + b.c[2] * z + b.c[3] * (1.0 - 2.0 * x * x) +
-                             b.c[4] * (1.0 - 2.0 * y * y) + b.c[5] * (1.0 - 2.0 * z * z);
-        const double bias = 1.0 + o->bias_amplitude * shape;
-        float *p = &v->data[nw_volume_index(v, i, j, k)];
-        double s = *p;
-        if (o->gamma != 1.0 && s > 0.0)
-          s = top * pow(s / top, o->gamma);
-        double u1 = g_rand_double_range(r, 1e-12, 1.0), u2 = g_rand_double(r);
-        const double radius = sd * sqrt(-2.0 * log(u1));
-        if (o->rician)
-          *p = (float)hypot(s * bias + radius * cos(2.0 * G_PI * u2), radius * sin(2.0 * G_PI * u2));
-        else
-          *p = (float)(s * bias + radius * cos(2.0 * G_PI * u2));
-      }
-    }
-  }
-}
-
 /* ---- the case --------------------------------------------------------------------------- */
 
 gboolean nw_demo_make(const NwDemoOptions *o, double spacing_mm, NwDemoCase *out, GError **error)
@@ -460,15 +251,15 @@ gboolean nw_demo_make(const NwDemoOptions *o, double spacing_mm, NwDemoCase *out
   /* The field lives in voxels of this grid; its peak in mm is max_disp_mm (of the velocity,
    * when it is one: its exponential's peak is close to it). */
   if (!o->velocity) {
-    smooth_field(out->true_field, o->max_disp_mm / out->fixed->spacing_mm[0], o->seed,
-                 o->n_terms, o->wavelength);
-    inverse = invert_field(out->true_field, error);
+    nw_demo_wave_field(out->true_field, o->max_disp_mm / out->fixed->spacing_mm[0], o->seed,
+                       o->n_terms, o->wavelength);
+    inverse = nw_demo_invert_field(out->true_field, error);
   } else if ((inverse = nw_volume_new_like(out->fixed, 3, error)) != NULL) {
     g_autoptr(NwVolume) v = nw_volume_new_like(out->fixed, 3, error);
     if (v == NULL)
       goto fail;
-    smooth_field(v, o->max_disp_mm / out->fixed->spacing_mm[0], o->seed, o->n_terms,
-                 o->wavelength);
+    nw_demo_wave_field(v, o->max_disp_mm / out->fixed->spacing_mm[0], o->seed, o->n_terms,
+                       o->wavelength);
     nw_field_exp(out->true_field, v, 1.0);
     nw_field_exp(inverse, v, -1.0);
   }
@@ -481,7 +272,7 @@ gboolean nw_demo_make(const NwDemoOptions *o, double spacing_mm, NwDemoCase *out
   nw_warp(out->moving, out->fixed, inverse, NW_INTERP_LINEAR);
   nw_warp(out->moving_labels, out->fixed_labels, inverse, NW_INTERP_NEAREST);
   nw_volume_free(inverse);
-  bias_and_noise(out->moving, o);
+  nw_demo_bias_and_noise(out->moving, o);
   return TRUE;
 fail:
   nw_volume_free(inverse);

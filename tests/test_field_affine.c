@@ -171,8 +171,7 @@ static void test_regrid_given(void)
   /* on the moving grid, not the fixed one: resampled through T after all */
   NwVolume *wrong = nw_volume_new_like(moving, 1, NULL);
   g_assert_true(nw_regrid_init(&g, fixed, moving, NULL, t, wrong, NULL));
-  g_autoptr(NwVolume) want =
-      nw_affine_resample(moving, fixed, t, 3, NW_SAMPLER_LINEAR, 0.0f, NULL);
+  g_autoptr(NwVolume) want = nw_affine_resample(moving, fixed, t, 3, NW_SAMPLER_LINEAR, 0.0f, NULL);
   g_assert_true(nw_volume_same_grid(g.moving_on_fixed, fixed));
   g_assert_cmpmem(g.moving_on_fixed->data, nw_volume_n_floats(want) * sizeof(float), want->data,
                   nw_volume_n_floats(want) * sizeof(float));

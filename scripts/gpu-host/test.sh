@@ -19,7 +19,10 @@
 # NW_LIVE_REFRESH (the display rates bench_live runs at, default "0 60"),
 # NW_LIVE_VARIANTS=0 (no bench_live variants at 60 Hz), NW_SKIP_GUI=1, NW_SKIP_CTEST=1,
 # NW_SKIP_DEMONS_BENCH=1, NW_SKIP_SWEEP=1, NW_BENCH_SIZES (bench_demons grid edges),
-# NW_SKIP_AFFINE_BENCH=1, NW_FUZZ_SECONDS / NW_FUZZ_JOBS (the long fuzz run beside the rest).
+# NW_SKIP_AFFINE_BENCH=1, NW_FUZZ_SECONDS / NW_FUZZ_JOBS (the long fuzz run beside the rest),
+# NW_GENERALIZE=1 with NW_GEN_MM, NW_GEN_SEEDS, NW_GEN_CONFIGS, NW_GEN_CHOOSE,
+# NW_GEN_REPORT_ALSO, NW_GEN_TIMEOUT, NW_GEN_PEERS=1, NW_GEN_PEER_TIMEOUT (the demons
+# evaluation on drawn cases and FireANTs beside it; see the step below).
 # Carry .gl too (the GL loaders, see the device README) for the EGL tests and bench_live.
 # Exit status: 0 when every step passed, else 1.
 set -uo pipefail

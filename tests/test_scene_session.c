@@ -176,7 +176,7 @@ static void test_presets(void)
   g_assert_true(nw_preset_apply(p, "demons", path, &error));
   g_assert_no_error(error);
   g_assert_cmpfloat(nw_params_get(p, "similarity"), ==, 1); /* lcc */
-  g_assert_cmpfloat(nw_params_get(p, "sigma-diff"), ==, 1.75);
+  g_assert_cmpfloat(nw_params_get(p, "sigma-diff"), ==, 1.5); /* the default is 1 */
   g_assert_cmpfloat(nw_params_get(p, "tolerance"), ==, 1e-6);
   g_assert_cmpfloat(nw_params_get(p, "levels"), ==, 3); /* not named: kept */
 

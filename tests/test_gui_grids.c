@@ -68,9 +68,10 @@ static void test_run_grids(void)
   g_autofree char *text = g_strdup_printf(
       "open %s\nopen %s\nmethod affine-demons\ndevice cpu\nparam affine-transform rigid\n"
       "param affine-levels 2\nparam levels 1\nparam iterations 10\nrun\nwait-state finished\n"
-      "run-summary\nsave-results %s/grids\nmethod demons\nparam levels 1\n"
-      "param iterations 5\nrun\nwait-state finished\nrun-summary\nquit\n",
-      fixed, moving, dir);
+      "run-summary\nsave-results %s/first\nsave-results %s/grids\nmethod demons\n"
+      "param levels 1\nparam iterations 5\nrun\nwait-state finished\nrun-summary\n"
+      "save-results --overwrite %s/grids\nquit\n",
+      fixed, moving, dir, dir, dir);
   g_autofree char *err = NULL;
   g_autofree char *out = nw_gui_run_script("grids.txt", text, 0, &err);
   g_test_message("%s", out);
@@ -83,11 +84,20 @@ static void test_run_grids(void)
   static const char *const want[] = {"_affine.txt", "_fsl.mat", "_forward.nii.gz",
                                      "_warped.nii.gz"};
   for (gsize i = 0; i < G_N_ELEMENTS(want); i++) {
-    g_autofree char *path = g_strconcat(dir, "/grids", want[i], NULL);
+    g_autofree char *path = g_strconcat(dir, "/first", want[i], NULL);
     g_assert_true(g_file_test(path, G_FILE_TEST_IS_REGULAR));
   }
+  /* the demons result saved over the affine-demons one: the earlier save's transform files
+   * are gone (a folder never mixes two runs), the demons files are there */
+  static const char *const stale[] = {"_affine.txt", "_affine.mat", "_fsl.mat"};
+  for (gsize i = 0; i < G_N_ELEMENTS(stale); i++) {
+    g_autofree char *path = g_strconcat(dir, "/grids", stale[i], NULL);
+    g_assert_false(g_file_test(path, G_FILE_TEST_EXISTS));
+  }
+  g_autofree char *forward = g_strconcat(dir, "/grids_forward.nii.gz", NULL);
+  g_assert_true(g_file_test(forward, G_FILE_TEST_IS_REGULAR));
   g_autofree char *txt = NULL;
-  g_autofree char *txt_path = g_strconcat(dir, "/grids_affine.txt", NULL);
+  g_autofree char *txt_path = g_strconcat(dir, "/first_affine.txt", NULL);
   g_assert_true(g_file_get_contents(txt_path, &txt, NULL, NULL));
   g_assert_true(g_str_has_prefix(txt, "#Insight Transform File V1.0"));
 }

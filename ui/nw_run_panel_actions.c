@@ -258,14 +258,18 @@ static void act_open_session(GSimpleAction *a, GVariant *v, gpointer data)
 /* ---- results and sessions ---- */
 
 /* What a save under prefix may write, for one run's prefix: every result name a method has
- * today (demons, smooth) and the surface. */
+ * today (demons, smooth, affine), the transform files of an affine result
+ * (nw_result_write_transform) and the surface. */
 static void add_candidates(GPtrArray *out, const char *prefix)
 {
   static const char *const names[] = {"warped",   "forward", "inverse",  "velocity",
                                       "jacobian", "labels",  "smoothed", NULL};
+  static const char *const others[] = {"_affine.txt", "_affine.mat", "_fsl.mat", "_surface.gii",
+                                       NULL};
   for (int i = 0; names[i] != NULL; i++)
     g_ptr_array_add(out, g_strdup_printf("%s_%s.nii.gz", prefix, names[i]));
-  g_ptr_array_add(out, g_strdup_printf("%s_surface.gii", prefix));
+  for (int i = 0; others[i] != NULL; i++)
+    g_ptr_array_add(out, g_strconcat(prefix, others[i], NULL));
 }
 
 GPtrArray *nw_run_panel_existing_results(NwRunPanel *p, const char *prefix)

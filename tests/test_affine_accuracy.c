@@ -52,9 +52,13 @@ static void register_2d(const char *fixed, const char *moving, const char *const
                  run.seconds);
 }
 
-static void test_shifted(void)
+/* The optimizer a test runs with: the data of g_test_add_data_func ("simplex", "gradient"). */
+#define OPTIMIZER(data)                                                                            \
+  (g_strcmp0((const char *)(data), "gradient") == 0 ? "optimizer=gradient" : "optimizer=simplex")
+
+static void test_shifted(gconstpointer data)
 {
-  static const char *const s[] = {"metric=mse", NULL};
+  const char *const s[] = {"metric=mse", OPTIMIZER(data), NULL};
   double angle, t[2];
   register_2d("BrainProtonDensitySliceBorder20.png", "BrainProtonDensitySliceShifted13x17y.png", s,
               &angle, t);
@@ -65,9 +69,9 @@ static void test_shifted(void)
   g_assert_cmpfloat_with_epsilon(angle, 0.0, 0.05);
 }
 
-static void test_r10x13y17(void)
+static void test_r10x13y17(gconstpointer data)
 {
-  static const char *const s[] = {"metric=mse", NULL};
+  const char *const s[] = {"metric=mse", OPTIMIZER(data), NULL};
   double angle, t[2];
   register_2d("BrainProtonDensitySliceBorder20.png", "BrainProtonDensitySliceR10X13Y17.png", s,
               &angle, t);
@@ -258,7 +262,7 @@ static gboolean demo_brain_centre(double c[3])
   return brain;
 }
 
-static void test_3d_rigid(void)
+static void test_3d_rigid(gconstpointer data)
 {
   double c[3];
   if (!demo_brain_centre(c))
@@ -270,7 +274,7 @@ static void test_3d_rigid(void)
     truth.translation_mm[a] = t[a];
     truth.rotation_rad[a] = r_deg[a] * G_PI / 180.0;
   }
-  static const char *const s[] = {"transform=rigid", NULL};
+  const char *const s[] = {"transform=rigid", OPTIMIZER(data), NULL};
   double err[5];
   register_3d(&truth, s, err);
   if (quick())
@@ -280,7 +284,7 @@ static void test_3d_rigid(void)
   g_assert_cmpfloat(err[4], <, 0.5);
 }
 
-static void test_3d_affine(void)
+static void test_3d_affine(gconstpointer data)
 {
   double c[3];
   if (!demo_brain_centre(c))
@@ -295,7 +299,7 @@ static void test_3d_affine(void)
     truth.scale[a] = sc[a];
     truth.shear[a] = sh[a];
   }
-  static const char *const s[] = {"transform=affine", NULL};
+  const char *const s[] = {"transform=affine", OPTIMIZER(data), NULL};
   double err[5];
   register_3d(&truth, s, err);
   if (quick())
@@ -313,12 +317,16 @@ static void test_3d_affine(void)
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
-  g_test_add_func("/affine/2d/shifted-13x17y", test_shifted);
-  g_test_add_func("/affine/2d/r10x13y17", test_r10x13y17);
+  g_test_add_data_func("/affine/2d/shifted-13x17y", "simplex", test_shifted);
+  g_test_add_data_func("/affine/2d/shifted-13x17y-gradient", "gradient", test_shifted);
+  g_test_add_data_func("/affine/2d/r10x13y17", "simplex", test_r10x13y17);
+  g_test_add_data_func("/affine/2d/r10x13y17-gradient", "gradient", test_r10x13y17);
   g_test_add_func("/affine/2d/t1-pd-mi", test_t1_pd_mi);
   g_test_add_func("/affine/2d/multistart", test_multistart);
   g_test_add_func("/affine/2d/moments", test_moments);
-  g_test_add_func("/affine/3d/rigid", test_3d_rigid);
-  g_test_add_func("/affine/3d/affine", test_3d_affine);
+  g_test_add_data_func("/affine/3d/rigid", "simplex", test_3d_rigid);
+  g_test_add_data_func("/affine/3d/rigid-gradient", "gradient", test_3d_rigid);
+  g_test_add_data_func("/affine/3d/affine", "simplex", test_3d_affine);
+  g_test_add_data_func("/affine/3d/affine-gradient", "gradient", test_3d_affine);
   return g_test_run();
 }

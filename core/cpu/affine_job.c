@@ -1,8 +1,10 @@
 /* affine_job.c — the "affine" job (affine_method.h) that every back end of the cost shares:
- * inputs, pyramids, starts, the Nelder–Mead runs per level (GSL nmsimplex2 on the host),
- * reports, frames and results. The job's worker thread. */
+ * inputs, pyramids, starts, the runs per level on the host (GSL's Nelder–Mead nmsimplex2, or
+ * its BFGS vector_bfgs2 on central differences of the cost), reports, frames and results. The
+ * job's worker thread. */
 #include "affine_method.h"
 
+#include <gsl/gsl_blas.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_multimin.h>
 #include <math.h>
@@ -34,6 +36,13 @@ struct NwAffineJob {
   double mm_per_unit[NW_XFORM_MAX_PARAMS];
   gsl_multimin_fminimizer *nm;
   gsl_multimin_function fn; /* GSL keeps a pointer to it for the whole run */
+  /* optimizer "gradient": BFGS instead of the simplex, its gradient by central differences
+   * of h_mm (a quarter of the level's voxel) in each parameter */
+  gboolean gradient;
+  gsl_multimin_fdfminimizer *gm;
+  gsl_multimin_function_fdf fdf;
+  gsl_vector *probe; /* where the differences are taken */
+  double h_mm;
   NwAffineCostValue last;   /* of the latest evaluation */
   GError *eval_error;       /* an error inside the cost function, reported by step */
   gboolean finished;
@@ -114,6 +123,7 @@ static void read_params(NwAffineJob *j, const NwParams *p, NwTransformKind *kind
   j->step_vox = nw_params_get(p, "step");
   j->tol_vox = nw_params_get(p, "tolerance");
   j->restarts = nw_params_get_int(p, "restarts");
+  j->gradient = g_str_equal(choice(p, "optimizer"), "gradient");
 }
 
 /* ---- pyramids ------------------------------------------------------------------------ */
@@ -156,6 +166,42 @@ static double cost_at(const gsl_vector *x, void *data)
   return j->last.cost;
 }
 
+/* The cost's gradient at x by central differences (the cost is interpolated, so smooth at the
+ * scale of h). */
+static void gradient_at(const gsl_vector *x, void *data, gsl_vector *g)
+{
+  NwAffineJob *j = data;
+  gsl_vector_memcpy(j->probe, x);
+  for (size_t i = 0; i < x->size; i++) {
+    const double xi = gsl_vector_get(x, i);
+    gsl_vector_set(j->probe, i, xi + j->h_mm);
+    const double up = cost_at(j->probe, j);
+    gsl_vector_set(j->probe, i, xi - j->h_mm);
+    const double down = cost_at(j->probe, j);
+    gsl_vector_set(j->probe, i, xi);
+    gsl_vector_set(g, i, (up - down) / (2.0 * j->h_mm));
+  }
+}
+
+static void cost_and_gradient_at(const gsl_vector *x, void *data, double *f, gsl_vector *g)
+{
+  *f = cost_at(x, data);
+  gradient_at(x, data, g);
+}
+
+/* The point the current run stands at. */
+static const gsl_vector *run_x(const NwAffineJob *j)
+{
+  return j->gradient ? gsl_multimin_fdfminimizer_x(j->gm) : gsl_multimin_fminimizer_x(j->nm);
+}
+
+/* How far the run still searches (mm): the simplex's size, or BFGS's last step. */
+static double run_size(const NwAffineJob *j)
+{
+  return j->gradient ? gsl_blas_dnrm2(gsl_multimin_fdfminimizer_dx(j->gm))
+                     : gsl_multimin_fminimizer_size(j->nm);
+}
+
 /* Mean voxel size of the fixed image at level l over the axes in play (mm). */
 static double level_voxel_mm(const NwAffineJob *j, int l)
 {
@@ -179,10 +225,24 @@ static gboolean start_run(NwAffineJob *j, const NwTransform *from, GError **erro
     gsl_vector_set(x, i, p[i] * j->mm_per_unit[i]);
     gsl_vector_set(step, i, j->step_vox * level_voxel_mm(j, j->level));
   }
-  if (j->nm == NULL)
-    j->nm = gsl_multimin_fminimizer_alloc(gsl_multimin_fminimizer_nmsimplex2, n);
-  j->fn = (gsl_multimin_function){.f = cost_at, .n = n, .params = j};
-  const int status = gsl_multimin_fminimizer_set(j->nm, &j->fn, x, step);
+  int status;
+  if (j->gradient) {
+    if (j->gm == NULL) {
+      j->gm = gsl_multimin_fdfminimizer_alloc(gsl_multimin_fdfminimizer_vector_bfgs2, n);
+      j->probe = gsl_vector_alloc(n);
+    }
+    j->h_mm = 0.25 * level_voxel_mm(j, j->level);
+    j->fdf = (gsl_multimin_function_fdf){
+        .f = cost_at, .df = gradient_at, .fdf = cost_and_gradient_at, .n = n, .params = j};
+    /* the first trial step as long as the simplex's first edge; line searches to 0.1 */
+    status = gsl_multimin_fdfminimizer_set(j->gm, &j->fdf, x,
+                                           j->step_vox * level_voxel_mm(j, j->level), 0.1);
+  } else {
+    if (j->nm == NULL)
+      j->nm = gsl_multimin_fminimizer_alloc(gsl_multimin_fminimizer_nmsimplex2, n);
+    j->fn = (gsl_multimin_function){.f = cost_at, .n = n, .params = j};
+    status = gsl_multimin_fminimizer_set(j->nm, &j->fn, x, step);
+  }
   gsl_vector_free(x);
   gsl_vector_free(step);
   if (j->eval_error != NULL) {
@@ -191,7 +251,8 @@ static gboolean start_run(NwAffineJob *j, const NwTransform *from, GError **erro
     return FALSE;
   }
   if (status != GSL_SUCCESS) {
-    g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "affine: simplex: %s", gsl_strerror(status));
+    g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "affine: %s: %s",
+                j->gradient ? "gradient search" : "simplex", gsl_strerror(status));
     return FALSE;
   }
   return TRUE;
@@ -225,7 +286,7 @@ static gboolean enter_level(NwAffineJob *j, int l, GError **error)
 static gboolean end_run(NwAffineJob *j, GError **error)
 {
   NwTransform t;
-  vertex_transform(j, gsl_multimin_fminimizer_x(j->nm), &t);
+  vertex_transform(j, run_x(j), &t);
   NwAffineCostValue v;
   if (!nw_affine_cost_eval(j->cost, &t, &v, error))
     return FALSE;
@@ -342,6 +403,10 @@ void nw_affine_job_free(NwAffineJob *j)
     g_array_unref(j->starts);
   if (j->nm != NULL)
     gsl_multimin_fminimizer_free(j->nm);
+  if (j->gm != NULL)
+    gsl_multimin_fdfminimizer_free(j->gm);
+  if (j->probe != NULL)
+    gsl_vector_free(j->probe);
   g_clear_error(&j->eval_error);
   g_free(j);
 }
@@ -365,10 +430,10 @@ static void fill_report(const NwAffineJob *j, NwIterationReport *r)
   nw_report_add(r, "cost", v->cost);
   nw_report_add(r, nw_affine_metric_name(j->spec.metric), v->value);
   nw_report_add(r, "overlap", v->overlap);
-  nw_report_add(r, "simplex", j->finished ? 0.0 : gsl_multimin_fminimizer_size(j->nm));
+  nw_report_add(r, "simplex", j->finished ? 0.0 : run_size(j));
   NwTransform t = j->best;
   if (!j->finished)
-    vertex_transform(j, gsl_multimin_fminimizer_x(j->nm), &t);
+    vertex_transform(j, run_x(j), &t);
   double p[NW_XFORM_MAX_PARAMS];
   nw_transform_get_params(&t, p);
   const int n = nw_transform_n_params(t.dim, t.kind);
@@ -381,7 +446,8 @@ static void fill_report(const NwAffineJob *j, NwIterationReport *r)
 gboolean nw_affine_job_step(NwAffineJob *j, NwIterationReport *r, GError **error)
 {
   if (!j->finished) {
-    const int status = gsl_multimin_fminimizer_iterate(j->nm);
+    const int status = j->gradient ? gsl_multimin_fdfminimizer_iterate(j->gm)
+                                   : gsl_multimin_fminimizer_iterate(j->nm);
     j->iter_in_run++;
     j->iter_in_level++;
     if (j->eval_error != NULL) {
@@ -390,9 +456,9 @@ gboolean nw_affine_job_step(NwAffineJob *j, NwIterationReport *r, GError **error
       return FALSE;
     }
     const double tol_mm = j->tol_vox * level_voxel_mm(j, j->level);
-    /* GSL_ENOPROG: the simplex cannot shrink further, as good as converged */
-    if (status != GSL_SUCCESS || gsl_multimin_fminimizer_size(j->nm) < tol_mm ||
-        j->iter_in_run >= j->iterations) {
+    /* GSL_ENOPROG: the simplex cannot shrink further (or the line search finds no lower
+     * cost), as good as converged; BFGS also ends on a step below the tolerance */
+    if (status != GSL_SUCCESS || run_size(j) < tol_mm || j->iter_in_run >= j->iterations) {
       if (!end_run(j, error))
         return FALSE;
     }
@@ -416,7 +482,7 @@ gboolean nw_affine_job_frame(NwAffineJob *j, NwFrame *frame, GError **error)
 {
   NwTransform t = j->best;
   if (!j->finished)
-    vertex_transform(j, gsl_multimin_fminimizer_x(j->nm), &t);
+    vertex_transform(j, run_x(j), &t);
   frame->image = warped_now(j, &t, error);
   frame->field = NULL;
   return frame->image != NULL;

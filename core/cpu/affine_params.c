@@ -6,6 +6,7 @@ const char *const nw_affine_transform_choices[] = {"rigid", "similarity", "affin
 const char *const nw_affine_metric_choices[] = {"ncc", "mse", "mi", NULL};
 static const char *const interp_choices[] = {"linear", "nearest", "cubic", NULL};
 const char *const nw_affine_init_choices[] = {"mass", "geometry", "moments", NULL};
+static const char *const optimizer_choices[] = {"simplex", "gradient", NULL};
 
 const NwParamSpec nw_affine_param_specs[NW_AFFINE_N_PARAMS] = {
     NW_AFFINE_ROW_TRANSFORM("transform", 0),
@@ -36,6 +37,10 @@ const NwParamSpec nw_affine_param_specs[NW_AFFINE_N_PARAMS] = {
      "At each finer level, fresh simplices from the point reached while the last one lowered "
      "the cost (a simplex can stall along a shallow valley)",
      FALSE, NULL},
+    {"optimizer", NW_PARAM_ENUM, 0, 0, 1, "",
+     "Search of each level: simplex (Nelder-Mead, no gradient) or gradient (BFGS on central "
+     "differences of the cost, two evaluations per parameter for each gradient)",
+     FALSE, optimizer_choices},
 };
 
 const char *const nw_affine_plot_figures[] = {"cost", "simplex", NULL};

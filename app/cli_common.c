@@ -255,7 +255,7 @@ gboolean nw_cli_method_pick_device(NwCliMethod *m, double *waited_s, GError **er
     g_thread_join(g_steal_pointer(&m->device_init));
   /* Without the thread the lookup probes here, and that wait counts the same. */
   m->ops = nw_method_lookup(m->method, m->device, error);
-  const double waited = (double)(g_get_monotonic_time() - t0) / 1e6;
+  const double waited = nw_cli_seconds_since(t0);
   if (waited_s != NULL) /* CUDA's initialisation; the CPU needs none */
     *waited_s = m->ops != NULL && m->ops->device == NW_DEVICE_CUDA ? waited : 0.0;
   if (m->ops == NULL)
@@ -404,6 +404,11 @@ NwMethodResult *nw_cli_method_run(NwCliMethod *m, const NwMethodInputs *in, int 
   return result;
 }
 
+double nw_cli_seconds_since(gint64 t0)
+{
+  return (double)(g_get_monotonic_time() - t0) / G_USEC_PER_SEC;
+}
+
 void nw_cli_json_times(JsonBuilder *b, const NwCliTimes *t)
 {
   json_builder_set_member_name(b, "time_s");
@@ -468,7 +473,7 @@ NwMethodResult *nw_cli_method_run_logged(NwCliMethod *m, const NwMethodInputs *i
   nw_cli_method_set_report_hook(m, nw_cli_level_log_hook, &log->log);
   const gint64 t0 = g_get_monotonic_time();
   NwMethodResult *res = nw_cli_method_run(m, in, max_iterations, error);
-  log->seconds = (double)(g_get_monotonic_time() - t0) / 1e6;
+  log->seconds = nw_cli_seconds_since(t0);
   return res;
 }
 

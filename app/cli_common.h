@@ -122,6 +122,8 @@ typedef struct {
 } NwCliTimes;
 /* "time_s": {"read":..,"device_init":..,"register":..,"write":..,"total":..} */
 void nw_cli_json_times(JsonBuilder *b, const NwCliTimes *t);
+/* Seconds since t0 (g_get_monotonic_time), for the parts above. */
+double nw_cli_seconds_since(gint64 t0);
 
 /* A summary file's object: begin opens it with "command", "fixed", "moving", "device" and
  * "parameters"; the command adds its members; end adds "level_iterations", "iterations",

@@ -246,11 +246,6 @@ static char *summary_json(const DemonsArgs *a, NwCliMethod *m, const NwCliRunLog
   return nw_cli_summary_end(b, run, times, outputs);
 }
 
-static double seconds_since(gint64 t0)
-{
-  return (double)(g_get_monotonic_time() - t0) / 1e6;
-}
-
 /* The result volumes asked for, then the summary (which lists every output, itself
  * included), into the set, then all named together. times->write and ->total end when the
  * volumes are written: the summary holds them, so its own few bytes and the naming (renames,
@@ -263,8 +258,8 @@ static gboolean write_outputs(NwOutputs *o, const DemonsArgs *a, NwCliMethod *m,
   g_autofree const char **asked = nw_cli_outputs_names(demons_outputs, a->outputs);
   if (!nw_result_write_names(o, res, "demons", a->prefix, asked, a->conv, error))
     return FALSE;
-  times->write = seconds_since(t0);
-  times->total = seconds_since(a->t_start);
+  times->write = nw_cli_seconds_since(t0);
+  times->total = nw_cli_seconds_since(a->t_start);
   g_autofree char *json_path = g_strdup_printf("%s_summary.json", a->prefix);
   g_autoptr(GPtrArray) names = nw_cli_output_list(o, json_path);
   g_autofree char *json =
@@ -330,7 +325,7 @@ static int demons_run(NwCliMethod *m, const DemonsArgs *a)
     return nw_cli_fail(error);
   gint64 t0 = g_get_monotonic_time();
   gboolean ok = read_inputs(a, &in, &error) && regrid_moving(a, &in, &error);
-  times.read = seconds_since(t0);
+  times.read = nw_cli_seconds_since(t0);
   if (!ok || !nw_cli_method_pick_device(m, &times.device_init, &error)) {
     inputs_clear(&in);
     return nw_cli_fail(error);
@@ -349,7 +344,7 @@ static int demons_run(NwCliMethod *m, const DemonsArgs *a)
   if (res != NULL)
     drop_unasked(res, a->outputs);
   ok = res != NULL && (!in.regrid || nw_regrid_compose_result(&in.g, res, &error));
-  times.reg = seconds_since(t0); /* with the composition: the fields are the job's result */
+  times.reg = nw_cli_seconds_since(t0); /* with the composition: the fields are the job's result */
   ok = ok && write_outputs(outputs, a, m, &run, &times, &in, res, &error);
   if (ok && !nw_cli_method_json(m))
     print_report(m, &run, &times, &in, res, nw_outputs_paths(outputs));

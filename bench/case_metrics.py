@@ -4,7 +4,16 @@ fixed image's labels, and the mean displacement error over the brain against the
 field. Files in the case folder: fixed_labels_RES.nii.gz, true_field_RES.nii.gz (RES: 1mm,
 2mm). Needs numpy and nibabel.
 """
+import math
 import os
+
+
+def stats(values):
+    """mean, sd (n - 1), min, max and n of a list of numbers."""
+    n = len(values)
+    mean = sum(values) / n
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else 0.0
+    return {"mean": mean, "sd": sd, "min": min(values), "max": max(values), "n": n}
 
 
 class Case:

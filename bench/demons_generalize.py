@@ -20,13 +20,17 @@ Needs numpy and nibabel. Not a test; a human summary on stderr, JSON with --json
 """
 import argparse
 import json
-import math
 import os
 import subprocess
 import sys
 import time
 
-from case_metrics import Case
+from case_metrics import Case, stats
+from peer_common import emit_json
+
+# The files each run writes: the forward field and the labels are measured, the warped
+# image is what a user looks at.
+OUTPUTS = ["--outputs", "warped,forward,labels"]
 
 
 def parse_seeds(text):
@@ -66,13 +70,13 @@ def make_case(cli, work, seed, res):
     return d, drawn
 
 
-def run_demons(cli, d, res, args, device, out_prefix, outputs_flag):
+def run_demons(cli, d, res, args, device, out_prefix):
     cmd = [cli, "demons", os.path.join(d, "fixed_%dmm.nii.gz" % res),
            os.path.join(d, "moving_%dmm.nii.gz" % res), "-o", out_prefix, "--overwrite",
            "--device", device,
            "--fixed-labels", os.path.join(d, "fixed_labels_%dmm.nii.gz" % res),
            "--moving-labels", os.path.join(d, "moving_labels_%dmm.nii.gz" % res)]
-    cmd += outputs_flag + args
+    cmd += OUTPUTS + args
     t0 = time.monotonic()
     p = subprocess.run(cmd, capture_output=True, text=True)
     wall = time.monotonic() - t0
@@ -83,34 +87,12 @@ def run_demons(cli, d, res, args, device, out_prefix, outputs_flag):
     return summary, wall
 
 
-def summary_figure(summary, name):
-    """A figure of the run's last report (folds, ...), or None."""
-    last = summary.get("final") or summary.get("last") or {}
-    if isinstance(last, dict) and name in last:
-        return last[name]
-    figures = summary.get("figures") or {}
-    return figures.get(name)
-
-
-def register_seconds(summary):
-    """The registration's seconds: "time_s" is a number, or the split with "register"."""
-    t = summary.get("time_s")
-    return t.get("register") if isinstance(t, dict) else t
-
-
-def stats(values):
-    n = len(values)
-    mean = sum(values) / n
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else 0.0
-    return {"mean": mean, "sd": sd, "min": min(values), "max": max(values), "n": n}
-
-
-def evaluate(cli, cases, truths, res, name, args, device, work, outputs_flag, log):
+def evaluate(cli, cases, truths, res, name, args, device, work, log):
     rows = []
     for seed, d in cases:
         prefix = os.path.join(work, "runs", name, "case%03d" % seed)
         os.makedirs(os.path.dirname(prefix), exist_ok=True)
-        summary, wall = run_demons(cli, d, res, args, device, prefix, outputs_flag)
+        summary, wall = run_demons(cli, d, res, args, device, prefix)
         c = truths[seed]
         row = {"seed": seed, "dice": c.dice_of_file(prefix + "_labels.nii.gz"),
                "dice_cli": summary.get("mean_dice"),
@@ -118,8 +100,8 @@ def evaluate(cli, cases, truths, res, name, args, device, work, outputs_flag, lo
                "error_mm": c.error_mm(prefix + "_forward.nii.gz"),
                "error_before_mm": c.error_before_mm,
                "folds": c.folds(prefix + "_forward.nii.gz"),
-               "folds_cli": summary_figure(summary, "folds"),
-               "seconds": register_seconds(summary), "wall_s": wall}
+               "folds_cli": summary["final"]["folds"],
+               "seconds": summary["time_s"]["register"], "wall_s": wall}
         rows.append(row)
         log("  %-24s seed %3d  Dice %.4f (before %.4f)  error %.3f mm (before %.3f)  folds %s  "
             "%.2f s wall" % (name, seed, row["dice"], row["dice_before"], row["error_mm"],
@@ -157,8 +139,6 @@ def main():
     seeds = parse_seeds(a.seeds)
     configs = read_configs(a.configs)
     by_name = dict(configs)
-    helptext = subprocess.run([a.cli, "demons", "--help"], capture_output=True, text=True).stdout
-    outputs_flag = ["--outputs", "warped,forward,labels"] if "--outputs" in helptext else []
     os.makedirs(a.work, exist_ok=True)
     t0 = time.monotonic()
     cases, drawn, truths = {}, {}, {}
@@ -181,7 +161,7 @@ def main():
         for name, args in configs:
             log("tuning: %s %s" % (name, " ".join(args)))
             tuned.append(evaluate(a.cli, tuning, truths, a.resolution, name, args, a.device,
-                                  a.work, outputs_flag, log))
+                                  a.work, log))
         tuned.sort(key=lambda r: -r["dice"]["mean"])
         result["tuning"] = tuned
         chosen = tuned[0]["name"]
@@ -195,17 +175,14 @@ def main():
     for name in names:
         log("reporting: %s" % name)
         result["reporting"].append(evaluate(a.cli, reporting, truths, a.resolution, name,
-                                            by_name[name], a.device, a.work, outputs_flag, log))
+                                            by_name[name], a.device, a.work, log))
     for r in result["reporting"]:
         log("reporting half: %-24s Dice %.4f ± %.4f (worst %.4f)  error %.3f ± %.3f mm "
             "(worst %.3f)" % (r["name"], r["dice"]["mean"], r["dice"]["sd"], r["dice"]["min"],
                               r["error_mm"]["mean"], r["error_mm"]["sd"], r["error_mm"]["max"]))
     result["seconds"] = time.monotonic() - t0
     if a.json:
-        tmp = a.json + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(result, f, indent=1)
-        os.replace(tmp, a.json)
+        emit_json(result, a.json)
     return 0
 
 

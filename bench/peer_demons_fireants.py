@@ -17,13 +17,13 @@ Timed: loading the pair, and the optimisation (CUDA synchronised), not the writi
 Needs CUDA, PyTorch, numpy, nibabel, SimpleITK and fireants; exits 77 when one is missing.
 """
 import argparse
-import json
 import os
 import sys
 import tempfile
 import time
 
-from case_metrics import Case
+from case_metrics import Case, stats
+from peer_common import emit_json, torch_on_cuda
 
 SETTINGS = {
     "greedy": dict(scales=[4, 2, 1], iterations=[200, 100, 50], loss_type="cc",
@@ -34,13 +34,6 @@ SETTINGS = {
 }
 
 
-def stats(values):
-    n = len(values)
-    mean = sum(values) / n
-    sd = (sum((v - mean) ** 2 for v in values) / (n - 1)) ** 0.5 if n > 1 else 0.0
-    return {"mean": mean, "sd": sd, "min": min(values), "max": max(values), "n": n}
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--work", required=True)
@@ -49,10 +42,12 @@ def main():
     ap.add_argument("--methods", default="greedy,syn")
     ap.add_argument("--json")
     a = ap.parse_args()
+    torch = torch_on_cuda("peer_demons_fireants")
+    if torch is None:
+        return 77
     try:
         import numpy as np
         import nibabel as nib
-        import torch
         import torch.nn.functional as F
         from fireants.io.image import BatchedImages, Image
         from fireants.registration.greedy import GreedyRegistration
@@ -60,9 +55,6 @@ def main():
         import fireants
     except ImportError as e:
         print("peer_demons_fireants: %s" % e, file=sys.stderr)
-        return 77
-    if not torch.cuda.is_available():
-        print("peer_demons_fireants: no CUDA device", file=sys.stderr)
         return 77
     classes = {"greedy": GreedyRegistration, "syn": SyNRegistration}
     methods = [m for m in a.methods.split(",") if m]
@@ -73,11 +65,13 @@ def main():
            "torch": torch.__version__, "gpu": torch.cuda.get_device_name(0),
            "resolution_mm": a.resolution, "settings": {m: SETTINGS[m] for m in methods},
            "methods": []}
+    # each case's labels and true field read once, for every method
+    cases = {seed: Case(np, nib, os.path.join(a.work, "case%03d" % seed), a.resolution)
+             for seed in seeds}
     for method in methods:
         rows = []
         for seed in seeds:
-            folder = os.path.join(a.work, "case%03d" % seed)
-            case = Case(np, nib, folder, a.resolution)
+            case = cases[seed]
             torch.cuda.synchronize()
             t0 = time.perf_counter()
             f = BatchedImages([Image.load_file(case.path("fixed"), device="cuda")])
@@ -119,9 +113,7 @@ def main():
                max(x["folds"] for x in rows), r["optimise_s"]["mean"]), file=sys.stderr,
               flush=True)
     if a.json:
-        with open(a.json + ".tmp", "w") as fo:
-            json.dump(out, fo, indent=1)
-        os.replace(a.json + ".tmp", a.json)
+        emit_json(out, a.json)
     return 0
 
 

@@ -119,6 +119,17 @@ else
   record build 1 "not run: configure failed"
 fi
 
+# The peers' wheels carried in .peers (../shared/peers/fireants.md: fireants, hydra-core,
+# omegaconf, antlr4, nibabel, and SimpleITK unpacked into sitk.tar.xz) installed into
+# /tmp/nwpeers once; false when they were not carried or do not install.
+peers_ready() {
+  ls .peers/fireants-*.whl >/dev/null 2>&1 && [ -f .peers/sitk.tar.xz ] || return 1
+  [ -d /tmp/nwpeers/fireants ] && return 0
+  mkdir -p /tmp/nwpeers &&
+    python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/nwpeers \
+      .peers/*.whl >"$OUT/peers_pip.log" 2>&1 && tar -xJf .peers/sitk.tar.xz -C /tmp/nwpeers
+}
+
 # --- the whole test suite (NW_SKIP_CTEST=1: not this time) --------------------------------------
 # Colin27 and its labels where Debian's mricron-data puts them, as on CI: the demo case and
 # the tests that register the demo brain use it (without it they get the phantom or skip).
@@ -159,12 +170,7 @@ if [ -x "$build/bench/bench_affine" ] && [ "${NW_SKIP_AFFINE_BENCH:-0}" != 1 ]; 
     cat "$OUT/peer_affine_torch.log"
   fi
   # FireANTs on the 3D end-to-end case, where its wheels are carried in .peers
-  # (../shared/peers/fireants.md: fireants, hydra-core, omegaconf, antlr4, nibabel, and
-  # SimpleITK unpacked into sitk.tar.xz)
-  if ls .peers/fireants-*.whl >/dev/null 2>&1 && [ -f .peers/sitk.tar.xz ]; then
-    mkdir -p /tmp/nwpeers
-    python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/nwpeers \
-      .peers/*.whl >"$OUT/peers_pip.log" 2>&1 && tar -xJf .peers/sitk.tar.xz -C /tmp/nwpeers
+  if peers_ready; then
     PYTHONPATH=/tmp/nwpeers timeout 300 python3 bench/peer_affine_fireants.py \
       --json "$OUT/peer_affine_fireants.json" >"$OUT/peer_affine_fireants.log" 2>&1
     record peer_affine_fireants $? "$(grep -E '^fireants' "$OUT/peer_affine_fireants.log")"
@@ -288,13 +294,7 @@ if [ "${NW_GENERALIZE:-0}" = 1 ] && [ -x "$build/app/neurowarp-cli" ] &&
     record "generalize ${mm}mm" $? "$(grep 'reporting half' "$OUT/generalize_${mm}mm.log" | cut -c17-120 | tr '\n' ';')"
     grep -E 'half|made' "$OUT/generalize_${mm}mm.log"
     # FireANTs greedy and SyN on the same reporting half (NW_GEN_PEERS=1, wheels in .peers)
-    if [ "${NW_GEN_PEERS:-0}" = 1 ] && ls .peers/fireants-*.whl >/dev/null 2>&1 &&
-      [ -f .peers/sitk.tar.xz ]; then
-      if [ ! -d /tmp/nwpeers/fireants ]; then
-        mkdir -p /tmp/nwpeers
-        python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/nwpeers \
-          .peers/*.whl >"$OUT/peers_pip.log" 2>&1 && tar -xJf .peers/sitk.tar.xz -C /tmp/nwpeers
-      fi
+    if [ "${NW_GEN_PEERS:-0}" = 1 ] && peers_ready; then
       odd=$(python3 -c "import json; print(','.join(map(str, json.load(open('$OUT/generalize_${mm}mm.json'))['reporting_seeds'])))")
       PYTHONPATH=/tmp/nwpeers${PYTHONPATH:+:$PYTHONPATH} timeout "${NW_GEN_PEER_TIMEOUT:-300}" \
         python3 bench/peer_demons_fireants.py --work "/tmp/nwgen$mm" --seeds "$odd" \

@@ -144,17 +144,34 @@ static void add_result(JsonBuilder *b, const char *name, const char *what, doubl
   }
   json_builder_end_object(b);
   fprintf(stderr,
-          "end to end %-22s %-28s %s %8.1f ms (create %.1f, steps %.1f, result %.1f)  %5.0f "
+          "end to end %-12s %-36s %s %8.1f ms (create %.1f, steps %.1f, result %.1f)  %5.0f "
           "evaluations  corners off %.3f mm\n",
-          name, what, error != NULL ? error : "", seconds * 1e3, ph->create * 1e3,
-          ph->steps * 1e3, ph->result * 1e3, evals, err_mm);
+          name, what, error != NULL ? error : "", seconds * 1e3, ph->create * 1e3, ph->steps * 1e3,
+          ph->result * 1e3, evals, err_mm);
 }
+
+/* settings plus "optimizer=NAME", NULL-terminated, into out (room for 8). */
+static const char *const *with_optimizer(const char *const *settings, const char *opt, char *buf,
+                                         gsize buf_len, const char *out[8])
+{
+  int n = 0;
+  for (; settings[n] != NULL && n < 6; n++)
+    out[n] = settings[n];
+  g_snprintf(buf, buf_len, "optimizer=%s", opt);
+  out[n++] = buf;
+  out[n] = NULL;
+  return out;
+}
+
+/* Both optimisers: the simplex (the default) and the gradient search, whose probes go to
+ * the GPU as batches. */
+static const char *const optimizers[] = {"simplex", "gradient"};
 
 gboolean nw_bench_affine_end_to_end(JsonBuilder *b, NwBenchImageFn image)
 {
   gboolean all_ok = TRUE;
   /* 2D: 3072², a similarity of 4 degrees, 3 % and (6, -4) mm apart */
-  {
+  for (gsize o = 0; o < G_N_ELEMENTS(optimizers); o++) {
     g_autoptr(GError) error = NULL;
     g_autoptr(NwVolume) f = image(3072, 3072, 1, 0.0);
     const double p[] = {6.0, -4.0, 4.0 * G_PI / 180.0, 1.03}; /* tx, ty, angle, scale */
@@ -163,16 +180,20 @@ gboolean nw_bench_affine_end_to_end(JsonBuilder *b, NwBenchImageFn image)
     truth_matrix(f, 2, NW_XFORM_SIMILARITY, p, truth);
     g_autoptr(NwVolume) m = moving_for(f, truth, 2, &error);
     static const char *const s[] = {"transform=similarity", "metric=mse", "levels=4", NULL};
+    char buf[32], what[80];
+    const char *set[8];
+    with_optimizer(s, optimizers[o], buf, sizeof buf, set);
     const NwMethodInputs in = {.fixed = f, .moving = m};
     const gint64 t0 = g_get_monotonic_time();
-    const gboolean ok = m != NULL && run_job(&in, s, found, &evals, &ph, &error);
+    const gboolean ok = m != NULL && run_job(&in, set, found, &evals, &ph, &error);
     const double sec = (double)(g_get_monotonic_time() - t0) / G_USEC_PER_SEC;
-    add_result(b, "3072x3072", "similarity (mse, 4 levels)", sec, &ph, evals,
-               ok ? corner_error_mm(f, truth, found) : -1.0, ok ? NULL : error->message);
+    g_snprintf(what, sizeof what, "similarity (mse, 4 levels, %s)", optimizers[o]);
+    add_result(b, "3072x3072", what, sec, &ph, evals, ok ? corner_error_mm(f, truth, found) : -1.0,
+               ok ? NULL : error->message);
     all_ok &= ok;
   }
   /* 3D: 1 mm brain size, rigid then affine (the rigid result as the affine's start) */
-  {
+  for (gsize o = 0; o < G_N_ELEMENTS(optimizers); o++) {
     g_autoptr(GError) error = NULL;
     g_autoptr(NwVolume) f = image(182, 218, 182, 0.0);
     /* tx, ty, tz, rx, ry, rz, sx, sy, sz, shears */
@@ -183,13 +204,18 @@ gboolean nw_bench_affine_end_to_end(JsonBuilder *b, NwBenchImageFn image)
     g_autoptr(NwVolume) m = moving_for(f, truth, 3, &error);
     static const char *const sr[] = {"transform=rigid", "metric=ncc", NULL};
     static const char *const sa[] = {"transform=affine", "metric=ncc", NULL};
+    char buf_r[32], buf_a[32], what[80];
+    const char *set_r[8], *set_a[8];
+    with_optimizer(sr, optimizers[o], buf_r, sizeof buf_r, set_r);
+    with_optimizer(sa, optimizers[o], buf_a, sizeof buf_a, set_a);
     NwMethodInputs in = {.fixed = f, .moving = m};
     const gint64 t0 = g_get_monotonic_time();
-    gboolean ok = m != NULL && run_job(&in, sr, rigid, &evals, &ph, &error);
+    gboolean ok = m != NULL && run_job(&in, set_r, rigid, &evals, &ph, &error);
     in.initial_transform = rigid;
-    ok = ok && run_job(&in, sa, found, &evals, &ph, &error);
+    ok = ok && run_job(&in, set_a, found, &evals, &ph, &error);
     const double sec = (double)(g_get_monotonic_time() - t0) / G_USEC_PER_SEC;
-    add_result(b, "182x218x182", "rigid, then affine (ncc)", sec, &ph, evals,
+    g_snprintf(what, sizeof what, "rigid, then affine (ncc, %s)", optimizers[o]);
+    add_result(b, "182x218x182", what, sec, &ph, evals,
                ok ? corner_error_mm(f, truth, found) : -1.0, ok ? NULL : error->message);
     all_ok &= ok;
   }

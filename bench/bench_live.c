@@ -143,6 +143,9 @@ static double job_alone_ms(const NwMethodInputs *in, double seconds)
 typedef struct {
   double at_s, take_ms, arrival_ms;
   int lag;
+  /* host frames: the takes of that display frame, their uploads' time, the lag as taken */
+  int takes, lag_at_take;
+  double upload_ms;
 } LateFrame;
 
 typedef struct {
@@ -196,6 +199,12 @@ typedef struct {
   NwGlVolume *img, *field;
   int shown;
   gboolean upload; /* FALSE: the frame stops in host memory */
+  /* where a display frame's time went (reset by the loop each display frame): the takes,
+   * their uploads' time, and the job's lag behind the frame as it was taken (before the
+   * upload) */
+  NwJob *job;
+  int takes, lag_at_take;
+  double upload_ms;
 } HostTextures;
 
 static void upload(NwGlVolume **tex, const NwVolume *v)
@@ -211,6 +220,10 @@ static void upload(NwGlVolume **tex, const NwVolume *v)
 static void take_host(NwFrame *f, gpointer data)
 {
   HostTextures *h = data;
+  const gint64 t0 = g_get_monotonic_time();
+  h->takes++;
+  if (h->job != NULL)
+    h->lag_at_take = nw_job_get_iteration(h->job) - f->iteration;
   if (h->upload) {
     upload(&h->img, f->image);
     if (f->field != NULL)
@@ -219,6 +232,7 @@ static void take_host(NwFrame *f, gpointer data)
   h->shown = f->iteration;
   nw_frame_clear(f);
   g_free(f);
+  h->upload_ms += (double)(g_get_monotonic_time() - t0) / 1000.0;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -307,6 +321,7 @@ static void run_variant(const NwMethodInputs *in, NwRenderer *r, const Variant *
   if (src == NULL)
     static_textures(in, &host);
   NwJob *job = start_job(in, &src);
+  host.job = job;
   wait_iterations(job, 2);
   /* the job's interop objects, one fill per frame for all parts, as the views share them */
   NwGlLive *live = nw_gl_live_new(var->parts, 60.0f);
@@ -322,6 +337,8 @@ static void run_variant(const NwMethodInputs *in, NwRenderer *r, const Variant *
   double begin_ms = 0, fill_ms = 0, draw_ms = 0;
   for (guint64 counter = 1; g_get_monotonic_time() < end; counter++) {
     const gint64 f0 = g_get_monotonic_time();
+    host.takes = 0;
+    host.upload_ms = 0.0;
     if (src != NULL)
       nw_live_source_begin_frame(src, counter, WAIT_US);
     begin_ms += ms_since(f0);
@@ -367,9 +384,13 @@ static void run_variant(const NwMethodInputs *in, NwRenderer *r, const Variant *
       res->lag_max = MAX(res->lag_max, lag);
       res->lag_hist[MIN(lag, 3)]++;
       if (lag > 1 && res->n_late < (int)G_N_ELEMENTS(res->late))
-        res->late[res->n_late++] =
-            (LateFrame){(double)(f0 - t0) / G_USEC_PER_SEC, (double)(f1 - f0) / 1000.0,
-                        late_arrival_ms(src), lag};
+        res->late[res->n_late++] = (LateFrame){(double)(f0 - t0) / G_USEC_PER_SEC,
+                                               (double)(f1 - f0) / 1000.0,
+                                               late_arrival_ms(src),
+                                               lag,
+                                               host.takes,
+                                               host.lag_at_take,
+                                               host.upload_ms};
       last_shown = shown;
     }
     if (period > 0) { /* a display of refresh_hz: the next frame at its next tick; ticks
@@ -452,6 +473,9 @@ static void json_path(JsonBuilder *b, const PathResult *r, double alone_ms)
     nw_json_member_number(b, "lag", r->late[i].lag);
     nw_json_member_number(b, "take_ms", r->late[i].take_ms);
     nw_json_member_number(b, "last_arrival_ms", r->late[i].arrival_ms);
+    nw_json_member_number(b, "takes", r->late[i].takes);
+    nw_json_member_number(b, "lag_at_take", r->late[i].lag_at_take);
+    nw_json_member_number(b, "upload_ms", r->late[i].upload_ms);
     json_builder_end_object(b);
   }
   json_builder_end_array(b);

@@ -95,7 +95,8 @@ struct NwAffineCost {
   void *impl;
   NwAffineCostSpec spec;
   NwAffineLevel level;
-  double *joint;
+  double *joint;       /* bins² (mi) */
+  double *joint_batch; /* NW_AFFINE_MAX_BATCH x bins² (mi), made by the first batch */
   guint64 count;
 };
 
@@ -120,6 +121,7 @@ void nw_affine_cost_free(NwAffineCost *c)
     return;
   c->be->destroy(c->impl);
   g_free(c->joint);
+  g_free(c->joint_batch);
   g_free(c);
 }
 
@@ -166,8 +168,7 @@ static void masked_stats(const NwVolume *v, const NwVolume *mask, ChunkStats *ou
     out->hi = out->lo + 1.0; /* a flat image still has a bin range */
 }
 
-NwVolume **nw_affine_cost_pyramid(NwAffineCost *c, const NwVolume *v, int n_levels,
-                                  GError **error)
+NwVolume **nw_affine_cost_pyramid(NwAffineCost *c, const NwVolume *v, int n_levels, GError **error)
 {
   if (c->be->pyramid != NULL) {
     GError *why = NULL;
@@ -237,6 +238,36 @@ gboolean nw_affine_cost_eval_matrix(NwAffineCost *c, const double t_ras[16], NwA
     return FALSE;
   c->count++;
   nw_affine_cost_from_sums(&c->spec, &c->level, &sums, out);
+  return TRUE;
+}
+
+gboolean nw_affine_cost_eval_batch(NwAffineCost *c, const double (*t_ras)[16], int k,
+                                   NwAffineCostValue *out, GError **error)
+{
+  g_return_val_if_fail(k >= 0 && k <= NW_AFFINE_MAX_BATCH, FALSE);
+  if (c->be->evaluate_batch == NULL) {
+    for (int q = 0; q < k; q++)
+      if (!nw_affine_cost_eval_matrix(c, t_ras[q], &out[q], error))
+        return FALSE;
+    return TRUE;
+  }
+  double maps[NW_AFFINE_MAX_BATCH][12];
+  NwAffineSums sums[NW_AFFINE_MAX_BATCH];
+  const gsize hist = c->joint != NULL ? (gsize)c->spec.bins * (gsize)c->spec.bins : 0;
+  if (hist > 0 && c->joint_batch == NULL)
+    c->joint_batch = g_new0(double, NW_AFFINE_MAX_BATCH *hist);
+  for (int q = 0; q < k; q++) {
+    if (!nw_affine_voxel_map(c->level.fixed, c->level.moving, t_ras[q], c->level.dim, maps[q])) {
+      g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "the moving image's affine is singular");
+      return FALSE;
+    }
+    sums[q] = (NwAffineSums){.joint = hist > 0 ? c->joint_batch + (gsize)q * hist : NULL};
+  }
+  if (!c->be->evaluate_batch(c->impl, (const double(*)[12])maps, k, sums, error))
+    return FALSE;
+  c->count += (guint64)k;
+  for (int q = 0; q < k; q++)
+    nw_affine_cost_from_sums(&c->spec, &c->level, &sums[q], &out[q]);
   return TRUE;
 }
 

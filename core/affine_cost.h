@@ -90,7 +90,17 @@ typedef struct {
    * into out (the fixed level's voxel count). */
   gboolean (*warp)(void *impl, const double map[12], NwSampler sampler, float background,
                    float *out, GError **error);
+  /* Optional (NULL: evaluate k times): the sums of k <= NW_AFFINE_MAX_BATCH maps at once,
+   * each what evaluate gives for it but for the order of the additions (the optimiser's
+   * gradient probes: on the GPU one launch instead of k, and the probes, a fraction of a
+   * voxel apart, share what they read). sums[q].joint as evaluate's. */
+  gboolean (*evaluate_batch)(void *impl, const double (*maps)[12], int k, NwAffineSums *sums,
+                             GError **error);
 } NwAffineCostBackend;
+
+/* Maps per evaluate_batch call at most: a centre and two probes per parameter of a 3D
+ * affine transform (12), with room. */
+#define NW_AFFINE_MAX_BATCH 32
 
 extern const NwAffineCostBackend nw_affine_cost_cpu; /* core/cpu/affine_cost_cpu.c */
 
@@ -120,14 +130,18 @@ gboolean nw_affine_cost_set_level(NwAffineCost *c, const NwAffineLevel *level, G
 /* The cost of t (fixed world -> moving world) at the current level. */
 gboolean nw_affine_cost_eval(NwAffineCost *c, const NwTransform *t, NwAffineCostValue *out,
                              GError **error);
+/* The costs of k <= NW_AFFINE_MAX_BATCH 4x4 RAS matrices at the current level, through the
+ * back end's evaluate_batch where it has one: out[q] is nw_affine_cost_eval_matrix's for
+ * t_ras[q] (to rounding: the order of the sums). */
+gboolean nw_affine_cost_eval_batch(NwAffineCost *c, const double (*t_ras)[16], int k,
+                                   NwAffineCostValue *out, GError **error);
 /* The same for a 4x4 RAS matrix. */
 gboolean nw_affine_cost_eval_matrix(NwAffineCost *c, const double t_ras[16], NwAffineCostValue *out,
                                     GError **error);
 /* v's pyramid of n_levels levels (pyramid.h: 0 = coarsest), made by the back end where it
  * can (images resident on the device for the cost's life), else by nw_pyramid_new; free
  * with nw_pyramid_free after the cost. */
-NwVolume **nw_affine_cost_pyramid(NwAffineCost *c, const NwVolume *v, int n_levels,
-                                  GError **error);
+NwVolume **nw_affine_cost_pyramid(NwAffineCost *c, const NwVolume *v, int n_levels, GError **error);
 /* The current level's moving image through t (fixed world -> moving world) on the current
  * level's fixed grid (nw_affine_resample with background 0), by the back end where it can. */
 NwVolume *nw_affine_cost_warp(NwAffineCost *c, const double t_ras[16], NwSampler sampler,

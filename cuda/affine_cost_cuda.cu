@@ -44,16 +44,19 @@ constexpr int kSums = 6;             /* n, sf, sm, sff, smm, sfm (NwAffineSums) 
 constexpr double kHistOne = 16777216.0; /* 2^24: one count in the fixed-point histogram */
 constexpr size_t kSharedHistMax = 48 * 1024; /* the default dynamic shared-memory limit */
 constexpr int kMaxKept = 32; /* device levels kept: 4 pyramids of up to 8 levels */
+constexpr int kMaxBatch = NW_AFFINE_MAX_BATCH;
 
 /* What the cost kernel reads, by value: the level's images, their sizes, the statistics of
  * affine_cost.h, the map and where the results go. Masks are NULL when absent. */
 struct EvalArgs {
   double map[12]; /* fixed voxel -> moving voxel, 3x4 row-major */
+  const double *maps; /* a batch: map q of blockIdx.y = q at maps + 12 q (device memory) */
   const float *__restrict__ F, *__restrict__ M, *__restrict__ fmask, *__restrict__ mmask;
   int fnx, fny, fnz, mnx, mny, mnz;
   unsigned int n; /* fixed voxels (<= NW_MAX_VOXELS < 2^31) */
   int parzen, bins, shared_hist;
   double fixed_shift, moving_shift, fixed_lo, fixed_hi, moving_lo, moving_hi;
+  /* each per map of a batch (gridDim.y maps), one after the other: */
   double *partials;         /* gridDim.x x kSums */
   unsigned long long *hist; /* bins², fixed-point; zero between evaluations (mi) */
   unsigned int *done;       /* blocks finished; zero between evaluations */
@@ -248,40 +251,56 @@ __device__ void block_sums(const double v[kSums], double *out)
  * on every run), the histogram as counts, both into the mapped host buffer; then the
  * histogram and the counter zeroed for the next evaluation. Reads bypass L1 (__ldcg): other
  * blocks wrote them. */
-__device__ void finish(const EvalArgs &a, int hist_len)
+__device__ void finish(const double *partials, unsigned long long *hist, unsigned int *done,
+                       double *out, int hist_len)
 {
   double s[kSums];
 #pragma unroll
   for (int q = 0; q < kSums; q++) {
     s[q] = 0.0;
     for (unsigned int b = threadIdx.x; b < gridDim.x; b += blockDim.x)
-      s[q] += __ldcg(a.partials + (size_t)b * kSums + q);
+      s[q] += __ldcg(partials + (size_t)b * kSums + q);
   }
-  block_sums(s, a.out);
+  block_sums(s, out);
   for (int b = threadIdx.x; b < hist_len; b += blockDim.x) {
-    a.out[kSums + b] = (double)__ldcg(a.hist + b) / kHistOne;
-    a.hist[b] = 0;
+    out[kSums + b] = (double)__ldcg(hist + b) / kHistOne;
+    hist[b] = 0;
   }
   if (threadIdx.x == 0)
-    *a.done = 0;
+    *done = 0;
 }
 
 /* One evaluation in one launch: a thread per fixed voxel (grid-stride) maps it, tests the
  * masks and the domain, samples the moving image with sampler S and adds to six double
  * sums (and, with MI, to the joint histogram); each block writes its sums, and the last
  * block to finish adds them up (finish). Templated on the sampler and MI so that each
- * variant keeps its taps in registers. */
-template <int S, bool MI>
+ * variant keeps its taps in registers. BATCH: gridDim.y evaluations, map q = blockIdx.y
+ * from a.maps, each with its own partials, counter, histogram and output; the blocks of
+ * every map walk the voxels in the same order, so the maps' reads meet in the caches. */
+template <int S, bool MI, bool BATCH>
 __global__ void __launch_bounds__(kBlock) cost_kernel(EvalArgs a)
 {
   extern __shared__ unsigned long long shared_hist[]; /* bins² when a.shared_hist */
   const int hist_len = MI ? a.bins * a.bins : 0;
+  const unsigned int q = BATCH ? blockIdx.y : 0;
+  /* a batch's map in shared memory (a broadcast read, no registers held for it) */
+  __shared__ double batch_map[12];
+  if (BATCH) {
+    if (threadIdx.x < 12)
+      batch_map[threadIdx.x] = a.maps[12 * q + threadIdx.x];
+    __syncthreads();
+  }
+  const double *const map = BATCH ? batch_map : a.map;
+  double *const partials = a.partials + (size_t)q * gridDim.x * kSums;
+  unsigned long long *const ghist = MI ? a.hist + (size_t)q * hist_len : nullptr;
+  unsigned int *const done = a.done + q;
+  double *const out = a.out + (size_t)q * (kSums + hist_len);
   if (MI && a.shared_hist) {
     for (int b = threadIdx.x; b < hist_len; b += blockDim.x)
       shared_hist[b] = 0;
     __syncthreads();
   }
-  unsigned long long *hist = MI && a.shared_hist ? shared_hist : a.hist;
+  unsigned long long *hist = MI && a.shared_hist ? shared_hist : ghist;
   double s[kSums] = {0, 0, 0, 0, 0, 0};
   const unsigned int stride = gridDim.x * blockDim.x;
   const unsigned int fnx = (unsigned int)a.fnx, fny = (unsigned int)a.fny;
@@ -292,8 +311,8 @@ __global__ void __launch_bounds__(kBlock) cost_kernel(EvalArgs a)
     const unsigned int row = e / fnx;
     const double i = (double)(e - row * fnx);
     const double j = (double)(row % fny), k = (double)(row / fny);
-    const double x = map_row(a.map, i, j, k), y = map_row(a.map + 4, i, j, k),
-                 z = map_row(a.map + 8, i, j, k);
+    const double x = map_row(map, i, j, k), y = map_row(map + 4, i, j, k),
+                 z = map_row(map + 8, i, j, k);
     float mv;
     if (!sample<S>(a, x, y, z, &mv))
       continue;
@@ -315,34 +334,37 @@ __global__ void __launch_bounds__(kBlock) cost_kernel(EvalArgs a)
     __syncthreads(); /* every thread's additions are in before the block's are flushed */
     for (int b = threadIdx.x; b < hist_len; b += blockDim.x)
       if (shared_hist[b] != 0)
-        atomicAdd(&a.hist[b], shared_hist[b]);
+        atomicAdd(&ghist[b], shared_hist[b]);
   }
-  block_sums(s, a.partials + (size_t)blockIdx.x * kSums);
+  block_sums(s, partials + (size_t)blockIdx.x * kSums);
   /* the block's sums and histogram additions are visible device-wide before it counts */
   __shared__ bool last;
   __threadfence();
   __syncthreads();
   if (threadIdx.x == 0)
-    last = atomicAdd(a.done, 1u) == gridDim.x - 1;
+    last = atomicAdd(done, 1u) == gridDim.x - 1;
   __syncthreads();
   if (last) {
     __threadfence();
-    finish(a, hist_len);
+    finish(partials, ghist, done, out, hist_len);
   }
 }
 
 using CostKernel = void (*)(EvalArgs);
 
-/* The variant for a sampler and metric. */
-CostKernel cost_kernel_for(NwSampler sampler, bool mi)
+/* The variant for a sampler and metric, one evaluation or a batch. */
+CostKernel cost_kernel_for(NwSampler sampler, bool mi, bool batch)
 {
-  static const CostKernel table[3][2] = {
-      {cost_kernel<NW_SAMPLER_NEAREST, false>, cost_kernel<NW_SAMPLER_NEAREST, true>},
-      {cost_kernel<NW_SAMPLER_LINEAR, false>, cost_kernel<NW_SAMPLER_LINEAR, true>},
-      {cost_kernel<NW_SAMPLER_CUBIC, false>, cost_kernel<NW_SAMPLER_CUBIC, true>},
+  static const CostKernel table[3][2][2] = {
+      {{cost_kernel<NW_SAMPLER_NEAREST, false, false>, cost_kernel<NW_SAMPLER_NEAREST, false, true>},
+       {cost_kernel<NW_SAMPLER_NEAREST, true, false>, cost_kernel<NW_SAMPLER_NEAREST, true, true>}},
+      {{cost_kernel<NW_SAMPLER_LINEAR, false, false>, cost_kernel<NW_SAMPLER_LINEAR, false, true>},
+       {cost_kernel<NW_SAMPLER_LINEAR, true, false>, cost_kernel<NW_SAMPLER_LINEAR, true, true>}},
+      {{cost_kernel<NW_SAMPLER_CUBIC, false, false>, cost_kernel<NW_SAMPLER_CUBIC, false, true>},
+       {cost_kernel<NW_SAMPLER_CUBIC, true, false>, cost_kernel<NW_SAMPLER_CUBIC, true, true>}},
   };
   const int si = sampler == NW_SAMPLER_NEAREST ? 0 : sampler == NW_SAMPLER_LINEAR ? 1 : 2;
-  return table[si][mi ? 1 : 0];
+  return table[si][mi ? 1 : 0][batch ? 1 : 0];
 }
 
 /* nw_affine_resample on the device: every fixed voxel's moving sample (sampler S), or
@@ -387,6 +409,16 @@ struct CudaCost {
   unsigned long long *hist;
   unsigned int *done;
   double *h_out, *d_out; /* kSums + hist_len, pinned and mapped: the host's and device's view */
+  /* evaluate_batch's own, made by its first call: the same per map, and the maps */
+  struct {
+    CostKernel kernel;
+    int max_blocks;
+    double *partials;         /* (max_blocks + kMaxBatch) x kSums */
+    unsigned long long *hist; /* kMaxBatch x hist_len */
+    unsigned int *done;       /* kMaxBatch */
+    double *h_out, *d_out;    /* kMaxBatch x (kSums + hist_len), pinned and mapped */
+    double *h_maps, *d_maps;  /* kMaxBatch x 12: pinned, and the device's copy */
+  } batch;
 };
 
 void free_level(CudaCost *c)
@@ -415,6 +447,12 @@ void cuda_destroy(void *impl)
   cudaFree(c->hist);
   cudaFree(c->done);
   cudaFreeHost(c->h_out);
+  cudaFree(c->batch.partials);
+  cudaFree(c->batch.hist);
+  cudaFree(c->batch.done);
+  cudaFreeHost(c->batch.h_out);
+  cudaFreeHost(c->batch.h_maps);
+  cudaFree(c->batch.d_maps);
   if (c->have_stream)
     cudaStreamDestroy(c->stream);
   g_free(c);
@@ -436,7 +474,7 @@ void *cuda_create(const NwAffineCostSpec *spec, GError **error)
   CudaCost *c = g_new0(CudaCost, 1);
   c->spec = *spec;
   const bool mi = spec->metric == NW_METRIC_MI;
-  c->kernel = cost_kernel_for(spec->sampler, mi);
+  c->kernel = cost_kernel_for(spec->sampler, mi, false);
   c->hist_len = mi ? spec->bins * spec->bins : 0;
   const size_t hist_bytes = (size_t)c->hist_len * sizeof(unsigned long long);
   c->shared_bytes = mi && hist_bytes <= kSharedHistMax ? hist_bytes : 0;
@@ -611,6 +649,95 @@ gboolean cuda_evaluate(void *impl, const double map[12], NwAffineSums *sums, GEr
   return TRUE;
 }
 
+/* evaluate_batch's buffers and kernel variant, once per cost (no allocation per call). */
+gboolean batch_ready(CudaCost *c, GError **error)
+{
+  if (c->batch.kernel != nullptr)
+    return TRUE;
+  const CostKernel kernel = cost_kernel_for(c->spec.sampler, c->hist_len > 0, true);
+  int device = 0, sms = 0, per_sm = 0;
+  const size_t out_bytes = (size_t)kMaxBatch * (kSums + (size_t)c->hist_len) * sizeof(double);
+  if (!NW_CUDA_CHECK(cudaGetDevice(&device), error) ||
+      !NW_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), error) ||
+      !NW_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kBlock,
+                                                                   c->shared_bytes),
+                     error))
+    return FALSE;
+  c->batch.max_blocks = MAX(1, sms * per_sm);
+  const gboolean ok =
+      NW_CUDA_CHECK(cudaMalloc(&c->batch.partials,
+                               (size_t)(c->batch.max_blocks + kMaxBatch) * kSums * sizeof(double)),
+                    error) &&
+      NW_CUDA_CHECK(cudaMalloc(&c->batch.done, kMaxBatch * sizeof(unsigned int)), error) &&
+      NW_CUDA_CHECK(cudaMemsetAsync(c->batch.done, 0, kMaxBatch * sizeof(unsigned int), c->stream),
+                    error) &&
+      (c->hist_len == 0 ||
+       (NW_CUDA_CHECK(cudaMalloc(&c->batch.hist, (size_t)kMaxBatch * c->hist_len *
+                                                     sizeof(unsigned long long)),
+                      error) &&
+        NW_CUDA_CHECK(cudaMemsetAsync(c->batch.hist, 0,
+                                      (size_t)kMaxBatch * c->hist_len * sizeof(unsigned long long),
+                                      c->stream),
+                      error))) &&
+      NW_CUDA_CHECK(cudaHostAlloc(&c->batch.h_out, out_bytes, cudaHostAllocMapped), error) &&
+      NW_CUDA_CHECK(cudaHostGetDevicePointer(&c->batch.d_out, c->batch.h_out, 0), error) &&
+      NW_CUDA_CHECK(cudaHostAlloc(&c->batch.h_maps, kMaxBatch * 12 * sizeof(double),
+                                  cudaHostAllocDefault),
+                    error) &&
+      NW_CUDA_CHECK(cudaMalloc(&c->batch.d_maps, kMaxBatch * 12 * sizeof(double)), error) &&
+      NW_CUDA_CHECK(cudaStreamSynchronize(c->stream), error);
+  if (ok)
+    c->batch.kernel = kernel; /* else the buffers made are freed with the cost */
+  return ok;
+}
+
+/* k evaluations in one launch (cost_kernel's BATCH variant): the maps go up in one copy, and
+ * the device's resident blocks are shared out among them, so all maps run at once, each
+ * map's blocks walking the voxels in the same order. Each map's sums are evaluate's but for
+ * the order of the additions (fewer blocks per map): equal to rounding, deterministic. */
+gboolean cuda_evaluate_batch(void *impl, const double (*maps)[12], int k, NwAffineSums *sums,
+                             GError **error)
+{
+  CudaCost *c = (CudaCost *)impl;
+  if (k <= 0)
+    return TRUE;
+  EvalArgs a;
+  if (k > kMaxBatch || !eval_args(c, maps[0], &a, error) || !batch_ready(c, error)) {
+    if (k > kMaxBatch)
+      g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "affine (cuda): a batch of %d maps", k);
+    return FALSE;
+  }
+  memcpy(c->batch.h_maps, maps, (size_t)k * 12 * sizeof(double));
+  a.maps = c->batch.d_maps;
+  a.partials = c->batch.partials;
+  a.hist = c->batch.hist;
+  a.done = c->batch.done;
+  a.out = c->batch.d_out;
+  const size_t needed = (a.n + kBlock - 1) / kBlock;
+  const unsigned int per_map = (unsigned int)MIN(needed, (size_t)MAX(1, c->batch.max_blocks / k));
+  if (!NW_CUDA_CHECK(cudaMemcpyAsync(c->batch.d_maps, c->batch.h_maps,
+                                     (size_t)k * 12 * sizeof(double), cudaMemcpyHostToDevice,
+                                     c->stream),
+                     error))
+    return FALSE;
+  c->batch.kernel<<<dim3(per_map, (unsigned int)k), kBlock, c->shared_bytes, c->stream>>>(a);
+  if (!NW_CUDA_CHECK(nw_cuda_launched(c->stream), error) ||
+      !NW_CUDA_CHECK(cudaStreamSynchronize(c->stream), error))
+    return FALSE;
+  for (int q = 0; q < k; q++) {
+    const double *o = c->batch.h_out + (size_t)q * (kSums + c->hist_len);
+    sums[q].n = o[0];
+    sums[q].sf = o[1];
+    sums[q].sm = o[2];
+    sums[q].sff = o[3];
+    sums[q].smm = o[4];
+    sums[q].sfm = o[5];
+    if (c->hist_len > 0)
+      memcpy(sums[q].joint, o + kSums, (size_t)c->hist_len * sizeof(double));
+  }
+  return TRUE;
+}
+
 /* The current level's moving image sampled at map for every fixed voxel, into out (the
  * host's, a fixed level's voxels): the result's and the frames' warped image, made where the
  * images already are. */
@@ -708,6 +835,7 @@ extern "C" const NwAffineCostBackend nw_affine_cost_cuda = {
     .destroy = cuda_destroy,
     .pyramid = cuda_pyramid,
     .warp = cuda_warp,
+    .evaluate_batch = cuda_evaluate_batch,
 };
 
 /* C++20 designated initialisers: the slots of NwMethodOps by name, in their order. */

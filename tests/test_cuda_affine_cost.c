@@ -5,7 +5,8 @@
  * scaled affine transforms, on images of different grids; the costs must agree to 1e-4
  * relative (issue 11) and the overlaps exactly (the GPU computes the positions as the CPU
  * does); the device's pyramid equals the host's bit for bit. Then whole registrations
- * through the method interface: "affine" on CUDA must end where the CPU method ends. Skips (77) without a CUDA device. Main thread; seconds. */
+ * through the method interface: "affine" on CUDA must end where the CPU method ends. Skips (77)
+ * without a CUDA device. Main thread; seconds. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -72,9 +73,9 @@ static int transforms(int dim, Xform out[4])
     return 3;
   /* rotation about x and z, scaling of 10 %, a shear, a translation */
   const double a = 0.12, c = cos(a), s = sin(a);
-  const double m[16] = {1.1 * c, -0.05 - s, 0.02, 1.7,      //
-                        0.9 * s, 0.93 * c,  -0.1, -0.8,     //
-                        0.03,    0.1,       1.05, 1.2,      //
+  const double m[16] = {1.1 * c, -0.05 - s, 0.02, 1.7,  //
+                        0.9 * s, 0.93 * c,  -0.1, -0.8, //
+                        0.03,    0.1,       1.05, 1.2,  //
                         0,       0,         0,    1};
   memcpy(out[3].m, m, sizeof m);
   out[3].name = "affine-scaled";
@@ -146,6 +147,24 @@ static void compare_pair(int dim, const NwVolume *f, const NwVolume *m, const Nw
         check_close(a.cost, b.cost, "cost", where);
         check_close(a.value, b.value, "value", where);
         compared++;
+      }
+      /* a batch of every transform (the gradient's probes, cuda's evaluate_batch): each as
+       * evaluated alone but for the order of the sums; the same voxels counted, the MI
+       * histogram exact (fixed point) */
+      double batch_m[4][16];
+      NwAffineCostValue batch_v[4];
+      for (int t = 0; t < n_xf; t++)
+        memcpy(batch_m[t], xf[n_xf - 1 - t].m, sizeof batch_m[t]); /* another order too */
+      g_assert_true(
+          nw_affine_cost_eval_batch(gpu, (const double(*)[16])batch_m, n_xf, batch_v, &err));
+      g_assert_no_error(err);
+      for (int t = 0; t < n_xf; t++) {
+        NwAffineCostValue one;
+        g_assert_true(nw_affine_cost_eval_matrix(gpu, batch_m[t], &one, &err));
+        g_assert_cmpfloat(batch_v[t].overlap, ==, one.overlap);
+        if (!(fabs(batch_v[t].cost - one.cost) <= 1e-10 * fabs(one.cost) + 1e-12))
+          g_error("%dD %s %s: batch cost %.15g, alone %.15g", dim, c->name,
+                  nw_sampler_name(samplers[s]), batch_v[t].cost, one.cost);
       }
       /* the same back end evaluates the same map to the same bits (deterministic sums) */
       NwAffineCostValue b1, b2;
@@ -332,8 +351,8 @@ static void test_warp(void)
           worst = MAX(worst, fabs((double)a->data[e] - b->data[e]));
         }
         if (g_test_verbose())
-          g_printerr("warp %dD %s %s: largest difference %.3g\n", dim,
-                     nw_sampler_name(samplers[s]), xf[x].name, worst);
+          g_printerr("warp %dD %s %s: largest difference %.3g\n", dim, nw_sampler_name(samplers[s]),
+                     xf[x].name, worst);
         g_assert_cmpfloat(worst, <=, samplers[s] == NW_SAMPLER_NEAREST ? 0.0 : 1e-4);
       }
       nw_affine_cost_free(gpu);
@@ -347,8 +366,8 @@ static void test_warp(void)
  * the CPU run must have found its inverse (truth · found = identity), so the comparison is
  * of converged runs (a run cut off by the iteration limit depends on every bit of every
  * cost). */
-static void compare_runs(const NwMethodInputs *in, const char *const *settings,
-                         const double *truth, double tol_mm, double tol_rad)
+static void compare_runs(const NwMethodInputs *in, const char *const *settings, const double *truth,
+                         double tol_mm, double tol_rad)
 {
   g_autoptr(NwParams) p = nw_test_affine_params(settings);
   NwTestAffineRun cpu, gpu;
@@ -363,8 +382,8 @@ static void compare_runs(const NwMethodInputs *in, const char *const *settings,
         const double want = r == col ? 1.0 : 0.0;
         const double tol = col == 3 ? 0.1 : 0.01; /* mm; dimensionless */
         if (!(fabs(prod[r * 4 + col] - want) <= tol))
-          g_error("the CPU run did not recover the transform: (truth · found)[%d][%d] = %.5f",
-                  r, col, prod[r * 4 + col]);
+          g_error("the CPU run did not recover the transform: (truth · found)[%d][%d] = %.5f", r,
+                  col, prod[r * 4 + col]);
       }
   }
   nw_transform_get_params(&cpu.t, pc);
@@ -401,6 +420,11 @@ static void test_register_2d(void)
   compare_runs(&in, mse, NULL, 0.03, 1e-3);
   static const char *const mi[] = {"metric=mi", "interp=cubic", "levels=2", NULL};
   compare_runs(&in, mi, NULL, 0.03, 1e-3);
+  /* the gradient search: its probes go to the GPU as batches */
+  static const char *const mse_g[] = {"metric=mse", "levels=2", "optimizer=gradient", NULL};
+  compare_runs(&in, mse_g, NULL, 0.03, 1e-3);
+  static const char *const mi_g[] = {"metric=mi", "levels=2", "optimizer=gradient", NULL};
+  compare_runs(&in, mi_g, NULL, 0.03, 1e-3);
 }
 
 /* 3D: a smooth volume and its copies under a known rigid motion (8°, 3 mm; ncc) and a known
@@ -437,10 +461,13 @@ static void test_register_3d(void)
   const NwTransform *truth[2] = {&rigid, &affine};
   static const char *const rigid_ncc[] = {"metric=ncc", "levels=2", NULL};
   static const char *const affine_mse[] = {"transform=affine", "metric=mse", "levels=2", NULL};
-  const char *const *settings[2] = {rigid_ncc, affine_mse};
-  for (int r = 0; r < 2; r++) {
+  static const char *const rigid_ncc_g[] = {"metric=ncc", "levels=2", "optimizer=gradient", NULL};
+  static const char *const affine_mse_g[] = {"transform=affine", "metric=mse", "levels=2",
+                                             "optimizer=gradient", NULL};
+  const char *const *settings[4] = {rigid_ncc, affine_mse, rigid_ncc_g, affine_mse_g};
+  for (int r = 0; r < 4; r++) {
     double tm[16];
-    nw_transform_matrix(truth[r], tm);
+    nw_transform_matrix(truth[r % 2], tm);
     g_autoptr(GError) err = NULL;
     g_autoptr(NwVolume) m = nw_affine_resample(f, f, tm, 3, NW_SAMPLER_CUBIC, 0.0f, &err);
     g_assert_no_error(err);

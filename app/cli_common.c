@@ -248,6 +248,21 @@ void nw_cli_method_start_device(NwCliMethod *m)
     m->device_init = g_thread_new("nw-cuda-init", device_init_thread, NULL);
 }
 
+static gboolean used_cuda; /* main thread */
+
+gboolean nw_cli_used_cuda(void)
+{
+  return used_cuda;
+}
+
+int nw_cli_exit(int code)
+{
+  if (!used_cuda)
+    return code;
+  fflush(NULL);
+  _exit(code);
+}
+
 gboolean nw_cli_method_pick_device(NwCliMethod *m, double *waited_s, GError **error)
 {
   const gint64 t0 = g_get_monotonic_time();
@@ -260,6 +275,7 @@ gboolean nw_cli_method_pick_device(NwCliMethod *m, double *waited_s, GError **er
     *waited_s = m->ops != NULL && m->ops->device == NW_DEVICE_CUDA ? waited : 0.0;
   if (m->ops == NULL)
     return FALSE;
+  used_cuda |= m->ops->device == NW_DEVICE_CUDA;
   m->auto_device = m->device == NW_DEVICE_AUTO;
   return TRUE;
 }

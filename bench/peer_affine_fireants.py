@@ -4,21 +4,28 @@ table): a rigid then affine registration of a 1 mm brain-size pair (182 x 218 x 
 affine apart, timed from the files on disk to the moved image, with how far the result is
 from the truth at the corners of the image box.
 
-The pair is bench_affine.c's test pattern (a smooth image with structure at several scales)
-and, as moving, the same image through the inverse of the truth (scipy, cubic); the truth has
-bench_affine_e2e.c's magnitudes: (5, -3, 4) mm, (0.06, -0.04, 0.08) rad about x, y, z, scales
-(1.04, 0.97, 1.02), about the image's centre. FireANTs (PyPI fireants, PyTorch) runs with the
-settings named in the output; its matrix (ITK's LPS physical space, fixed -> moving) is
-turned into RAS to compare with the truth.
+The pair is bench_affine.c's test pattern (a smooth image with structure at several scales),
+or with --fixed a brain (e.g. the demo's Colin27 at 1 mm: its voxels, written again with 1 mm
+voxels at the origin so that both tools read the same simple grid), and, as moving, the same
+image through the inverse of the truth (scipy, cubic); the truth has bench_affine_e2e.c's
+magnitudes: (5, -3, 4) mm, (0.06, -0.04, 0.08) rad about x, y, z, scales (1.04, 0.97, 1.02),
+about the image's centre. FireANTs (PyPI fireants, PyTorch) runs with each setting named in
+the output; its matrix (ITK's LPS physical space, fixed -> moving) is turned into RAS to
+compare with the truth. With --cli, neurowarp-cli runs on the same files in the same call:
+`affine --transform rigid`, then `affine --transform affine --initial-transform` from it, with
+each optimiser, timed from the command to its files (CUDA initialised in each command).
 
-    PYTHONPATH=<fireants, SimpleITK, nibabel> python3 bench/peer_affine_fireants.py [--json F]
+    PYTHONPATH=<fireants, SimpleITK, nibabel> python3 bench/peer_affine_fireants.py \
+        [--fixed brain.nii.gz] [--cli build/app/neurowarp-cli] [--json F]
 
 Needs CUDA, PyTorch, scipy, nibabel, SimpleITK and fireants (../shared/peers/fireants.md);
 exits 77 when one is missing. Not a test.
 """
 import argparse
+import json
 import math
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -52,9 +59,39 @@ def corner_error(np, n, a, b):
     return worst
 
 
+def run_neurowarp(np, cli, paths, tmp, opt, n, truth, case):
+    """neurowarp-cli affine, rigid then affine from it (NCC, the defaults otherwise), on the
+    pair's files: wall time from the first command to the second's files, and the result's
+    corner error."""
+    rigid, affine = os.path.join(tmp, "nw_rigid_" + opt), os.path.join(tmp, "nw_affine_" + opt)
+    common = ["--device", "cuda", "--metric", "ncc", "--optimizer", opt, "--overwrite"]
+    t0 = time.perf_counter()
+    subprocess.run([cli, "affine", paths[0], paths[1], "-o", rigid, "--transform", "rigid"]
+                   + common, check=True, stdout=subprocess.DEVNULL)
+    t1 = time.perf_counter()
+    subprocess.run([cli, "affine", paths[0], paths[1], "-o", affine, "--transform", "affine",
+                    "--initial-transform", rigid + "_affine.txt"] + common, check=True,
+                   stdout=subprocess.DEVNULL)
+    t2 = time.perf_counter()
+    summaries = [json.load(open(p + "_summary.json")) for p in (rigid, affine)]
+    found = np.array(summaries[1]["transform"]["matrix_ras"])
+    err = corner_error(np, n, truth, found)
+    evals = sum(s["evaluations"] for s in summaries)
+    print(f"neurowarp {case} rigid, then affine (ncc, {opt}): {1e3 * (t2 - t0):.1f} ms wall "
+          f"(rigid {1e3 * (t1 - t0):.1f}, affine {1e3 * (t2 - t1):.1f}; in the commands "
+          f"{1e3 * sum(s['time_s'] if not isinstance(s['time_s'], dict) else s['time_s']['total'] for s in summaries):.1f})"
+          f"  {evals:.0f} evaluations  corners off {err:.3f} mm", file=sys.stderr)
+    return {"tool": "neurowarp", "optimizer": opt, "seconds": t2 - t0,
+            "rigid_seconds": t1 - t0, "affine_seconds": t2 - t1,
+            "evaluations": evals, "corner_error_mm": err, "matrix_ras": found.tolist(),
+            "summaries": summaries}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--json")
+    ap.add_argument("--fixed", help="a NIfTI brain as the fixed image (else the test pattern)")
+    ap.add_argument("--cli", help="neurowarp-cli, run on the same pair")
     a = ap.parse_args()
     torch = torch_on_cuda("peer_affine_fireants")
     if torch is None:
@@ -70,8 +107,14 @@ def main():
     except ImportError as e:
         print(f"peer_affine_fireants: {e}", file=sys.stderr)
         return 77
-    n = (182, 218, 182)
-    fixed = pattern(np, *n)
+    if a.fixed:
+        fixed = np.asarray(nib.load(a.fixed).dataobj, dtype=np.float32)
+        n = fixed.shape
+        case = "brain " + "x".join(map(str, n))
+    else:
+        n = (182, 218, 182)
+        fixed = pattern(np, *n)
+        case = "182x218x182"
     truth = truth_matrix(np, n)
     inv = np.linalg.inv(truth)
     moving = ndi.affine_transform(fixed, inv[:3, :3], offset=inv[:3, 3], order=3,
@@ -84,60 +127,67 @@ def main():
         paths.append(p)
     torch.zeros(1, device="cuda")  # CUDA initialised before the clock, as bench_affine's
     # FireANTs' own defaults (Adam, learning rate 3e-2, its tolerance), with the scales and
-    # iterations of its LPBA40 scripts' deformable stages and their CC window
-    settings = {
-        "rigid": dict(scales=[4, 2, 1], iterations=[200, 100, 50], loss_type="cc",
-                      cc_kernel_size=5),
-        "affine": dict(scales=[4, 2, 1], iterations=[200, 100, 50], loss_type="cc",
-                       cc_kernel_size=5),
+    # iterations of its LPBA40 scripts' deformable stages and their CC window; and the same
+    # with a learning rate of 3e-3
+    configs = {
+        "cc5-lr3e-2": dict(scales=[4, 2, 1], iterations=[200, 100, 50], loss_type="cc",
+                           cc_kernel_size=5),
+        "cc5-lr3e-3": dict(scales=[4, 2, 1], iterations=[200, 100, 50], loss_type="cc",
+                           cc_kernel_size=5, optimizer_lr=3e-3),
     }
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    f = BatchedImages([Image.load_file(paths[0], device="cuda")])
-    m = BatchedImages([Image.load_file(paths[1], device="cuda")])
-    torch.cuda.synchronize()
-    t_load = time.perf_counter()
-    rigid = RigidRegistration(fixed_images=f, moving_images=m, **settings["rigid"])
-    rigid.optimize()
-    init = rigid.get_rigid_matrix()
-    affine = AffineRegistration(fixed_images=f, moving_images=m, init_rigid=init,
-                                **settings["affine"])
-    affine.optimize()
-    lps = affine.get_affine_matrix()[0].detach().double().cpu().numpy()
-    with torch.no_grad():
-        moved = affine.evaluate(f, m)
-    torch.cuda.synchronize()
-    t_end = time.perf_counter()
     flip = np.diag([-1.0, -1.0, 1.0, 1.0])  # ITK's LPS <-> NIfTI's RAS
-    found = flip @ lps @ flip
-    err = corner_error(np, n, truth, found)
 
     def ncc(x, y):
         x = x - x.mean()
         y = y - y.mean()
         return float((x * y).sum() / math.sqrt((x * x).sum() * (y * y).sum()))
 
-    # the check of the matrix's reading: FireANTs' own moved image and the moving image
-    # resampled here through the matrix as read must agree with the fixed one alike
-    # (SimpleITK's arrays, and so FireANTs' tensors, run z, y, x)
-    theirs = moved.detach().float().cpu().numpy().reshape(n[2], n[1], n[0]).transpose(2, 1, 0)
-    ours = ndi.affine_transform(moving, found[:3, :3], offset=found[:3, 3], order=1)
-    ncc_theirs = ncc(theirs.reshape(-1), fixed.reshape(-1))
-    ncc_read = ncc(ours.reshape(-1), fixed.reshape(-1))
     ncc_truth = ncc(ndi.affine_transform(moving, truth[:3, :3], offset=truth[:3, 3],
                                          order=1).reshape(-1), fixed.reshape(-1))
+    runs = []
+    for name, cfg in configs.items():
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        f = BatchedImages([Image.load_file(paths[0], device="cuda")])
+        m = BatchedImages([Image.load_file(paths[1], device="cuda")])
+        torch.cuda.synchronize()
+        t_load = time.perf_counter()
+        rigid = RigidRegistration(fixed_images=f, moving_images=m, **cfg)
+        rigid.optimize()
+        init = rigid.get_rigid_matrix()
+        affine = AffineRegistration(fixed_images=f, moving_images=m, init_rigid=init, **cfg)
+        affine.optimize()
+        lps = affine.get_affine_matrix()[0].detach().double().cpu().numpy()
+        with torch.no_grad():
+            moved = affine.evaluate(f, m)
+        torch.cuda.synchronize()
+        t_end = time.perf_counter()
+        found = flip @ lps @ flip
+        err = corner_error(np, n, truth, found)
+        # the check of the matrix's reading: FireANTs' own moved image and the moving image
+        # resampled here through the matrix as read must agree with the fixed one alike
+        # (SimpleITK's arrays, and so FireANTs' tensors, run z, y, x)
+        theirs = moved.detach().float().cpu().numpy().reshape(n[2], n[1], n[0]).transpose(2, 1, 0)
+        ours = ndi.affine_transform(moving, found[:3, :3], offset=found[:3, 3], order=1)
+        ncc_theirs = ncc(theirs.reshape(-1), fixed.reshape(-1))
+        ncc_read = ncc(ours.reshape(-1), fixed.reshape(-1))
+        runs.append({"tool": "fireants", "settings_name": name,
+                     "settings": {k: v for k, v in cfg.items()}, "seconds": t_end - t0,
+                     "load_seconds": t_load - t0, "register_seconds": t_end - t_load,
+                     "corner_error_mm": err, "ncc_fireants_moved": ncc_theirs,
+                     "ncc_matrix_as_read": ncc_read, "matrix_ras": found.tolist()})
+        print(f"fireants {case} rigid, then affine (cc, {name}): {1e3 * (t_end - t0):.1f} ms "
+              f"(load {1e3 * (t_load - t0):.1f}, registration and moved image "
+              f"{1e3 * (t_end - t_load):.1f})  corners off {err:.3f} mm; NCC with fixed: moved "
+              f"{ncc_theirs:.4f}, matrix as read {ncc_read:.4f}, truth {ncc_truth:.4f}",
+              file=sys.stderr)
+    if a.cli:
+        for opt in ("simplex", "gradient"):
+            runs.append(run_neurowarp(np, a.cli, paths, tmp, opt, n, truth, case))
     out = {"bench": "affine_peer_fireants", "fireants": getattr(fireants, "__version__", "1.5.0"),
            "torch": torch.__version__, "gpu": torch.cuda.get_device_name(0),
-           "case": "182x218x182", "registration": "rigid, then affine (cc)",
-           "settings": settings, "seconds": t_end - t0, "load_seconds": t_load - t0,
-           "register_seconds": t_end - t_load, "corner_error_mm": err,
-           "ncc_fireants_moved": ncc_theirs, "ncc_matrix_as_read": ncc_read,
-           "ncc_truth": ncc_truth, "matrix_ras": found.tolist()}
-    print(f"fireants 182x218x182 rigid, then affine (cc): {1e3 * (t_end - t0):.1f} ms "
-          f"(load {1e3 * (t_load - t0):.1f}, registration and moved image "
-          f"{1e3 * (t_end - t_load):.1f})  corners off {err:.3f} mm; NCC with fixed: moved "
-          f"{ncc_theirs:.4f}, matrix as read {ncc_read:.4f}, truth {ncc_truth:.4f}",
-          file=sys.stderr)
+           "case": case, "registration": "rigid, then affine", "ncc_truth": ncc_truth,
+           "runs": runs}
     emit_json(out, a.json)
     return 0
 

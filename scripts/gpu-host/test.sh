@@ -170,11 +170,19 @@ if [ -x "$build/bench/bench_affine" ] && [ "${NW_SKIP_AFFINE_BENCH:-0}" != 1 ]; 
     cat "$OUT/peer_affine_torch.log"
   fi
   # FireANTs on the 3D end-to-end case, where its wheels are carried in .peers
+  # and on a brain pair (the demo's Colin27 at 1 mm and its copy a known affine apart), with
+  # neurowarp-cli on the same files in the same call
   if peers_ready; then
-    PYTHONPATH=/tmp/nwpeers timeout 300 python3 bench/peer_affine_fireants.py \
-      --json "$OUT/peer_affine_fireants.json" >"$OUT/peer_affine_fireants.log" 2>&1
-    record peer_affine_fireants $? "$(grep -E '^fireants' "$OUT/peer_affine_fireants.log")"
-    tail -n 5 "$OUT/peer_affine_fireants.log"
+    cli=$build/app/neurowarp-cli
+    "$cli" demo-data /tmp/nwaffdemo >"$OUT/peer_affine_demo.log" 2>&1
+    for fixed in "" /tmp/nwaffdemo/fixed_1mm.nii.gz; do
+      tag=${fixed:+_brain}
+      PYTHONPATH=/tmp/nwpeers timeout 300 python3 bench/peer_affine_fireants.py \
+        ${fixed:+--fixed "$fixed" --cli "$cli"} --json "$OUT/peer_affine_fireants$tag.json" \
+        >"$OUT/peer_affine_fireants$tag.log" 2>&1
+      record "peer_affine_fireants$tag" $? "$(grep -E '^(fireants|neurowarp)' "$OUT/peer_affine_fireants$tag.log" | cut -c1-150 | tr '\n' ' ')"
+      tail -n 6 "$OUT/peer_affine_fireants$tag.log"
+    done
   fi
 fi
 

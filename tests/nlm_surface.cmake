@@ -1,0 +1,6 @@
+# nlm-surface: level-set non-local-means surface denoising, CPU reference (issue 13):
+# fast-sweeping re-initialisation, mesh -> signed distance, the kernels (exact top-m), the
+# accuracy on phantoms the tests make, and the CLI end to end. CPU only; the accuracy test
+# takes ~10-20 s on a 2-core machine (O(N^2 P) with N ~ 4000-5500), the others ~1 s.
+nw_add_test(test_sdf_reinit SOURCES test_sdf_reinit.c LABELS unit nlm)
+nw_add_test(test_mesh_sdf SOURCES test_mesh_sdf.c LABELS unit nlm mesh)

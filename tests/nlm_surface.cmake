@@ -4,3 +4,6 @@
 # takes ~10-20 s on a 2-core machine (O(N^2 P) with N ~ 4000-5500), the others ~1 s.
 nw_add_test(test_sdf_reinit SOURCES test_sdf_reinit.c LABELS unit nlm)
 nw_add_test(test_mesh_sdf SOURCES test_mesh_sdf.c LABELS unit nlm mesh)
+nw_add_test(test_nlm_kernels SOURCES test_nlm_kernels.c nlm_testutil.c LABELS unit nlm)
+nw_add_test(test_nlm_accuracy SOURCES test_nlm_accuracy.c nlm_testutil.c LABELS accuracy nlm)
+set_tests_properties(test_nlm_accuracy PROPERTIES TIMEOUT 300)

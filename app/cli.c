@@ -1,7 +1,7 @@
 /* cli.c — neurowarp-cli: the headless front end. Dispatches to one subcommand per file
- * (cli_info.c, cli_smooth.c, cli_demo_data.c, cli_demons.c, cli_affine.c, cli_resample.c); the
- * shared option frame, JSON output and job running live in cli_common.c. Main thread; the back end
- * (CPU/CUDA) is picked per method.
+ * (cli_info.c, cli_smooth.c, cli_demo_data.c, cli_demons.c, cli_affine.c, cli_resample.c,
+ * cli_denoise_surface.c); the shared option frame, JSON output and job running live in
+ * cli_common.c. Main thread; the back end (CPU/CUDA) is picked per method.
  *
  * Exit codes: 0 success, 1 runtime failure, 2 usage error, 130 cancelled (cli_common.h). */
 #include <locale.h>
@@ -28,6 +28,8 @@ static const Subcommand subcommands[] = {
     {"affine", nw_cli_affine,
      "Rigid, similarity or affine registration, 2D or 3D (MSE, NCC or mutual information)"},
     {"resample", nw_cli_resample, "Resample an image onto another's grid through a transform"},
+    {"denoise-surface", nw_cli_denoise_surface,
+     "Level-set non-local-means denoising of a surface (mask, labels, SDF or mesh)"},
     {"demo-data", nw_cli_demo_data,
      "Write the demo case: Colin27 (or a phantom), a warped copy and the true field"},
 };
@@ -40,7 +42,7 @@ static void print_help(FILE *out)
           "Subcommands:\n",
           NW_CLI_PROG);
   for (size_t i = 0; i < G_N_ELEMENTS(subcommands); i++)
-    fprintf(out, "  %-10s %s\n", subcommands[i].name, subcommands[i].summary);
+    fprintf(out, "  %-15s %s\n", subcommands[i].name, subcommands[i].summary);
   fprintf(out,
           "\n'%s SUBCOMMAND --help' describes a subcommand and its options.\n"
           "Exit status: 0 success, 1 failure (bad file, device error), 2 usage error,\n"

@@ -339,7 +339,12 @@ static void on_iteration(NwJob *job, const NwIterationReport *r, double ms, gpoi
       fprintf(stderr, "  level %d/%d", r->level + 1, r->n_levels);
     if (r->n_figures > 0)
       fprintf(stderr, "  %s %.4g", r->figure_names[0], r->figures[0]);
-    fprintf(stderr, "  %.1f ms/it   ", m->total_ms / MAX(1, r->iteration));
+    const double ms_per_it = m->total_ms / MAX(1, r->iteration);
+    fprintf(stderr, "  %.1f ms/it", ms_per_it);
+    /* The time left at the mean pace so far (an upper bound for methods that stop early). */
+    if (m->max_iterations > r->iteration)
+      fprintf(stderr, "  ETA %.0f s", ms_per_it * (m->max_iterations - r->iteration) / 1000.0);
+    fprintf(stderr, "   ");
     fflush(stderr);
   }
   if (m->hook != NULL)
@@ -431,7 +436,7 @@ void nw_cli_json_times(JsonBuilder *b, const NwCliTimes *t)
   json_builder_begin_object(b);
   nw_json_member_number(b, "read", t->read);
   nw_json_member_number(b, "device_init", t->device_init);
-  nw_json_member_number(b, "register", t->reg);
+  nw_json_member_number(b, t->job_name != NULL ? t->job_name : "register", t->reg);
   nw_json_member_number(b, "write", t->write);
   nw_json_member_number(b, "total", t->total);
   json_builder_end_object(b);
@@ -533,6 +538,17 @@ char *nw_cli_summary_end(JsonBuilder *b, const NwCliRunLog *run, const NwCliTime
   json_builder_end_object(b);
   g_autofree char *text = nw_json_to_string(b, FALSE);
   return g_strconcat(text, "\n", NULL);
+}
+
+void nw_cli_print_written(const char *const *outputs)
+{
+  guint n = 0;
+  while (outputs[n] != NULL)
+    n++;
+  printf("wrote %u files:", n);
+  for (guint i = 0; i < n; i++)
+    printf("%s %s", i > 0 ? "," : "", outputs[i]);
+  printf("\n");
 }
 
 GPtrArray *nw_cli_output_list(NwOutputs *o, const char *also)

@@ -50,6 +50,7 @@ int nw_cli_demo_data(int argc, char **argv);
 int nw_cli_demons(int argc, char **argv);   /* cli_demons.c */
 int nw_cli_affine(int argc, char **argv);   /* cli_affine.c */
 int nw_cli_resample(int argc, char **argv); /* cli_resample.c */
+int nw_cli_denoise_surface(int argc, char **argv); /* cli_denoise_surface.c */
 
 /* ---- method commands ------------------------------------------------------------------ */
 
@@ -123,12 +124,14 @@ typedef struct {
   double read;        /* reading and checking the inputs, resampling them onto one grid */
   double device_init; /* waiting for CUDA's initialisation (nw_cli_method_pick_device); 0
                          when the job runs on the CPU */
-  double reg;         /* the registration job ("register" in JSON and text) */
+  double reg;         /* the method's job: "register" in JSON and text, or job_name's */
   double write;       /* writing the outputs */
   double total;       /* the command from its start to the end of writing: the parts and
                          the rest (parsing options, checking outputs) */
+  const char *job_name; /* the JSON key of reg; NULL: "register" (e.g. "denoise") */
 } NwCliTimes;
-/* "time_s": {"read":..,"device_init":..,"register":..,"write":..,"total":..} */
+/* "time_s": {"read":..,"device_init":..,"register":..,"write":..,"total":..} ("register"
+ * named job_name when set) */
 void nw_cli_json_times(JsonBuilder *b, const NwCliTimes *t);
 /* Seconds since t0 (g_get_monotonic_time), for the parts above. */
 double nw_cli_seconds_since(gint64 t0);
@@ -145,6 +148,9 @@ char *nw_cli_summary_end(JsonBuilder *b, const NwCliRunLog *run, const NwCliTime
 /* The paths written into o so far and then also (a file about to be written, e.g. the
  * summary that lists them all): a NULL-terminated array whose strings are borrowed. */
 GPtrArray *nw_cli_output_list(NwOutputs *o, const char *also);
+
+/* "wrote 3 files: A, B, C" on stdout, the closing line of a command's report for people. */
+void nw_cli_print_written(const char *const *outputs);
 
 /* With --json: the closing summary object {"summary":true,"command":..,"method":..,
  * "device":..,"iterations":..,"total_ms":..,"param_<name>":..,"outputs":[..]} on stdout, and

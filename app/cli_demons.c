@@ -303,13 +303,7 @@ static void print_report(NwCliMethod *m, const NwCliRunLog *run, const NwCliTime
     printf("Dice %.3f (before %.3f), mean over %u labels\n", mean, before, d->len);
   printf("time: read %.1f s · device %.1f s · register %.1f s · write %.1f s · total %.1f s\n",
          t->read, t->device_init, t->reg, t->write, t->total);
-  guint n = 0;
-  while (outputs[n] != NULL)
-    n++;
-  printf("wrote %u files:", n);
-  for (guint i = 0; i < n; i++)
-    printf("%s %s", i > 0 ? "," : "", outputs[i]);
-  printf("\n");
+  nw_cli_print_written(outputs);
 }
 
 /* Check the outputs, read, check, run, write, each timed. CUDA initialises on its thread

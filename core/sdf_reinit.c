@@ -1,0 +1,270 @@
+/* sdf_reinit.c — fast sweeping re-initialisation of a level-set function to a signed distance
+ * (Zhao 2005, "A fast sweeping method for eikonal equations"), and the signed distance of a
+ * mask. See sdf_reinit.h. CPU; any thread.
+ *
+ * The work is on the unsigned distance d >= 0: the voxels next to the interface are fixed
+ * from the linearly interpolated crossings, every other voxel starts at +inf, and the sweeps
+ * lower d towards the solution of |grad d| = 1; the sign of the input is put back at the end.
+ * Sweeping the same equation on both sides at once is correct because the fixed interface
+ * voxels separate them: information reaches an inside voxel only through inside voxels or
+ * through the interface. */
+#include "sdf_reinit.h"
+
+#include <math.h>
+
+#include "nw_error.h"
+
+#define MAX_ROUNDS 8
+
+/* Distance from voxel value p to the crossing towards a neighbour of the other sign, q, along
+ * an axis with spacing h: the zero of the linear interpolation between them. */
+static double crossing(float p, float q, double h)
+{
+  double a = fabs((double)p), b = fabs((double)q);
+  return a + b > 0.0 ? h * a / (a + b) : 0.0;
+}
+
+static gboolean is_inside(float v)
+{
+  return v <= 0.0f;
+}
+
+/* |grad phi| at voxel c by central differences (one-sided at the border), per mm. */
+static double gradient_norm(const NwVolume *phi, size_t idx, const int c[3])
+{
+  const int n[3] = {phi->nx, phi->ny, phi->nz};
+  const size_t stride[3] = {1, (size_t)phi->nx, (size_t)phi->nx * (size_t)phi->ny};
+  double sum = 0.0;
+  for (int a = 0; a < 3; a++) {
+    if (n[a] < 2)
+      continue;
+    size_t lo = c[a] > 0 ? idx - stride[a] : idx, hi = c[a] < n[a] - 1 ? idx + stride[a] : idx;
+    double g = ((double)phi->data[hi] - phi->data[lo]) /
+               (phi->spacing_mm[a] * (double)((hi - lo) / stride[a]));
+    sum += g * g;
+  }
+  return sqrt(sum);
+}
+
+/* Voxel at idx with coordinates c: the distance to the interface when a neighbour on some
+ * axis lies on the other side, else +inf. Two estimates, the smaller wins: the distance to the
+ * plane through the crossings on the axes (exact for a plane, but an overestimate where the
+ * surface is oblique and crosses an axis beyond the neighbour), and |phi| / |grad phi|
+ * (second-order for a smooth phi, but twice too large on a mask's step, where the central
+ * difference halves the jump). */
+static double interface_distance(const NwVolume *phi, size_t idx, const int c[3])
+{
+  const int n[3] = {phi->nx, phi->ny, phi->nz};
+  const size_t stride[3] = {1, (size_t)phi->nx, (size_t)phi->nx * (size_t)phi->ny};
+  const float p = phi->data[idx];
+  double inv_sum = 0.0;
+  for (int a = 0; a < 3; a++) {
+    double best = INFINITY;
+    for (int s = -1; s <= 1; s += 2) {
+      int nb = c[a] + s;
+      if (nb < 0 || nb >= n[a])
+        continue;
+      float q = s < 0 ? phi->data[idx - stride[a]] : phi->data[idx + stride[a]];
+      if (is_inside(p) != is_inside(q))
+        best = MIN(best, crossing(p, q, phi->spacing_mm[a]));
+    }
+    if (best == 0.0)
+      return 0.0;
+    if (isfinite(best))
+      inv_sum += 1.0 / (best * best);
+  }
+  if (inv_sum == 0.0)
+    return INFINITY;
+  double plane = 1.0 / sqrt(inv_sum), g = gradient_norm(phi, idx, c);
+  return g > 0.0 ? MIN(plane, fabs((double)p) / g) : plane;
+}
+
+/* The upwind solution at one voxel from the smallest neighbour value on each axis, a[axis]
+ * (+inf when none is known), with spacings h: the largest d with sum over the axes used of
+ * ((d - a_i) / h_i)^2 = 1, using the axes in increasing a while d exceeds the next a. */
+static double upwind_solve(const double a_in[3], const double h_in[3])
+{
+  double a[3] = {a_in[0], a_in[1], a_in[2]}, h[3] = {h_in[0], h_in[1], h_in[2]};
+  for (int i = 0; i < 2; i++) /* sort the three by a (insertion, fixed size) */
+    for (int j = 2; j > i; j--)
+      if (a[j] < a[j - 1]) {
+        double t = a[j], u = h[j];
+        a[j] = a[j - 1], h[j] = h[j - 1];
+        a[j - 1] = t, h[j - 1] = u;
+      }
+  if (!isfinite(a[0]))
+    return INFINITY;
+  double d = a[0] + h[0];
+  double sa = 0.0, sb = 0.0, sc = 0.0; /* sums of 1/h^2, a/h^2, a^2/h^2 */
+  for (int k = 0; k < 3; k++) {
+    if (k > 0 && d <= a[k])
+      break; /* the next axis is not upwind of d */
+    double w = 1.0 / (h[k] * h[k]);
+    sa += w, sb += a[k] * w, sc += a[k] * a[k] * w;
+    double disc = sb * sb - sa * (sc - 1.0);
+    if (k > 0 && disc >= 0.0)
+      d = (sb + sqrt(disc)) / sa;
+  }
+  return d;
+}
+
+/* One Gauss-Seidel sweep in the ordering given by the signs dir[3] (+1 ascending); returns
+ * the largest decrease of a value. */
+static double sweep(const NwVolume *phi, double *d, const guint8 *fixed, const int dir[3])
+{
+  const int nx = phi->nx, ny = phi->ny, nz = phi->nz;
+  const double h[3] = {phi->spacing_mm[0], phi->spacing_mm[1], phi->spacing_mm[2]};
+  double biggest = 0.0;
+  for (int kk = 0; kk < nz; kk++) {
+    int k = dir[2] > 0 ? kk : nz - 1 - kk;
+    for (int jj = 0; jj < ny; jj++) {
+      int j = dir[1] > 0 ? jj : ny - 1 - jj;
+      for (int ii = 0; ii < nx; ii++) {
+        int i = dir[0] > 0 ? ii : nx - 1 - ii;
+        size_t idx = nw_volume_index(phi, i, j, k);
+        if (fixed[idx])
+          continue;
+        double a[3] = {INFINITY, INFINITY, INFINITY};
+        if (i > 0)
+          a[0] = d[idx - 1];
+        if (i < nx - 1)
+          a[0] = MIN(a[0], d[idx + 1]);
+        if (j > 0)
+          a[1] = d[idx - (size_t)nx];
+        if (j < ny - 1)
+          a[1] = MIN(a[1], d[idx + (size_t)nx]);
+        if (k > 0)
+          a[2] = d[idx - (size_t)nx * ny];
+        if (k < nz - 1)
+          a[2] = MIN(a[2], d[idx + (size_t)nx * ny]);
+        double v = upwind_solve(a, h);
+        if (v < d[idx]) {
+          if (isfinite(d[idx]))
+            biggest = MAX(biggest, d[idx] - v);
+          else
+            biggest = INFINITY;
+          d[idx] = v;
+        }
+      }
+    }
+  }
+  return biggest;
+}
+
+/* Sweep d (unsigned, +inf where unknown) to the distance solution, fixed voxels kept. */
+static void sweep_to_convergence(const NwVolume *phi, double *d, const guint8 *fixed)
+{
+  const double tol = 1e-4 * MIN(phi->spacing_mm[0], MIN(phi->spacing_mm[1], phi->spacing_mm[2]));
+  for (int round = 0; round < MAX_ROUNDS; round++) {
+    double change = 0.0;
+    for (int o = 0; o < 8; o++) {
+      const int dir[3] = {o & 1 ? -1 : 1, o & 2 ? -1 : 1, o & 4 ? -1 : 1};
+      change = MAX(change, sweep(phi, d, fixed, dir));
+    }
+    if (change <= tol)
+      break;
+  }
+}
+
+static gboolean check_level_set(const NwVolume *phi, const char *name, GError **error)
+{
+  if (phi->nc != 1) {
+    g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "%s: a level set has one component, not %d",
+                name, phi->nc);
+    return FALSE;
+  }
+  return nw_volume_check_finite(phi, name, error);
+}
+
+static gboolean alloc_work(size_t n, double **d, guint8 **fixed, const char *name, GError **error)
+{
+  *d = g_try_new(double, n);
+  *fixed = g_try_new0(guint8, n);
+  if (*d != NULL && *fixed != NULL)
+    return TRUE;
+  g_clear_pointer(d, g_free);
+  g_clear_pointer(fixed, g_free);
+  g_set_error(error, NW_ERROR, NW_ERROR_NOMEM, "%s: out of memory for a distance map", name);
+  return FALSE;
+}
+
+/* Unsigned distances d with their input's signs put back into phi. */
+static void put_signs(NwVolume *phi, const double *d)
+{
+  const size_t n = nw_volume_n_voxels(phi);
+  for (size_t e = 0; e < n; e++)
+    phi->data[e] = is_inside(phi->data[e]) ? -(float)d[e] : (float)d[e];
+}
+
+gboolean nw_sdf_reinit(NwVolume *phi, const char *name, GError **error)
+{
+  g_autofree double *d = NULL;
+  g_autofree guint8 *fixed = NULL;
+  if (!check_level_set(phi, name, error) ||
+      !alloc_work(nw_volume_n_voxels(phi), &d, &fixed, name, error))
+    return FALSE;
+  size_t n_fixed = 0;
+#pragma omp parallel for reduction(+ : n_fixed) schedule(static)
+  for (int k = 0; k < phi->nz; k++)
+    for (int j = 0; j < phi->ny; j++)
+      for (int i = 0; i < phi->nx; i++) {
+        size_t idx = nw_volume_index(phi, i, j, k);
+        d[idx] = interface_distance(phi, idx, (const int[3]){i, j, k});
+        fixed[idx] = isfinite(d[idx]);
+        n_fixed += fixed[idx];
+      }
+  if (n_fixed == 0) {
+    g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
+                "%s: no surface: every voxel is %s (the level set never crosses zero)", name,
+                is_inside(phi->data[0]) ? "inside (<= 0)" : "outside (> 0)");
+    return FALSE;
+  }
+  sweep_to_convergence(phi, d, fixed);
+  put_signs(phi, d);
+  return TRUE;
+}
+
+gboolean nw_sdf_extend(NwVolume *phi, const guint8 *known, const char *name, GError **error)
+{
+  g_autofree double *d = NULL;
+  g_autofree guint8 *fixed = NULL;
+  if (!check_level_set(phi, name, error) ||
+      !alloc_work(nw_volume_n_voxels(phi), &d, &fixed, name, error))
+    return FALSE;
+  const size_t n = nw_volume_n_voxels(phi);
+  size_t n_known = 0;
+  for (size_t e = 0; e < n; e++) {
+    fixed[e] = known[e] != 0;
+    d[e] = fixed[e] ? fabs((double)phi->data[e]) : INFINITY;
+    n_known += fixed[e];
+  }
+  if (n_known == 0) {
+    g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "%s: no known distance to extend", name);
+    return FALSE;
+  }
+  sweep_to_convergence(phi, d, fixed);
+  put_signs(phi, d);
+  return TRUE;
+}
+
+NwVolume *nw_sdf_from_mask(const NwVolume *mask, const char *name, GError **error)
+{
+  g_autoptr(NwVolume) phi = nw_volume_new_like(mask, 1, error);
+  if (phi == NULL)
+    return NULL;
+  const size_t n = nw_volume_n_voxels(mask);
+  size_t n_inside = 0;
+  for (size_t e = 0; e < n; e++) {
+    gboolean in = mask->data[e * mask->nc] >= 0.5f;
+    n_inside += in;
+    phi->data[e] = in ? -0.5f : 0.5f;
+  }
+  if (n_inside == 0 || n_inside == n) {
+    g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "%s: the mask is %s: there is no surface", name,
+                n_inside == 0 ? "empty" : "the whole grid");
+    return NULL;
+  }
+  if (!nw_sdf_reinit(phi, name, error))
+    return NULL;
+  return g_steal_pointer(&phi);
+}

@@ -9,15 +9,19 @@
  * written (atomic_file.h). CUDA is initialised on a thread while the inputs are read
  * (cli_common.h, nw_cli_method_start_device). Pairs on different grids, or with
  * --initial-transform, are registered on the fixed grid after resampling the moving image
- * there once; the written fields, warped image and labels then map to the ORIGINAL moving
- * image (field_affine.h, docs/FIELDS.md). Without --json it ends by saying what was achieved
- * (iterations, time, final figures, Dice, files written) on stdout. Main thread, except the
- * report hook, which runs on the job's worker thread while the main thread waits. */
+ * there once (with the moving mask); the written fields, warped image and labels then map to
+ * the ORIGINAL moving image (field_affine.h, docs/FIELDS.md). --fixed-mask and --moving-mask
+ * are read and checked as the affine command's (cli_inputs.h) and limit where the demons
+ * force acts and the figures are taken (demons_method.h). Without --json it ends by saying
+ * what was achieved (iterations, time, final figures, Dice, files written) on stdout. Main
+ * thread, except the report hook, which runs on the job's worker thread while the main thread
+ * waits. */
 #include <stdio.h>
 #include <string.h>
 
 #include "atomic_file.h"
 #include "cli_common.h"
+#include "cli_inputs.h"
 #include "cli_outputs.h"
 #include "field.h"
 #include "io_nifti.h"
@@ -38,8 +42,12 @@ static const char demons_description[] =
     "and the forward field, warped image and labels then map to the original MOVING: T is\n"
     "composed into the field (no separate transform to apply); the inverse field then lies\n"
     "on the moving grid. With labels, the moving labels are warped nearest-neighbour and\n"
-    "Dice per label against the fixed labels goes into the summary. A level ends after\n"
-    "--iterations or when the relative energy change falls below --tolerance.\n"
+    "Dice per label against the fixed labels goes into the summary. Masks (>= 0.5 inside;\n"
+    "the fixed mask on the fixed grid, the moving mask on the moving grid) limit where the\n"
+    "demons force acts: only where the fixed mask and the moving mask warped by the current\n"
+    "field are inside; elsewhere the update is zero before its smoothing, and the energy, MSE\n"
+    "and NCC are over that region. A level ends after --iterations or when the relative\n"
+    "energy change falls below --tolerance.\n"
     "--outputs picks the files (PREFIX_NAME.nii.gz): warped, forward, inverse, velocity,\n"
     "jacobian, labels, or all; default warped,forward (and labels with --moving-labels).\n"
     "PREFIX_summary.json is always written, with the time spent reading, initialising CUDA,\n"
@@ -50,6 +58,7 @@ static const char demons_description[] =
     "  neurowarp-cli demons f.nii.gz m.nii.gz -o run --similarity lcc --sigma-diff 1.5\n"
     "  neurowarp-cli demons f.nii.gz m.nii.gz -o run --initial-transform reg_affine.txt\n"
     "  neurowarp-cli demons f.nii.gz m.nii.gz -o run --outputs warped,forward,inverse\n"
+    "  neurowarp-cli demons f.nii.gz m.nii.gz -o run --fixed-mask head_mask.nii.gz\n"
     "  neurowarp-cli demons f.nii.gz m.nii.gz -o run --fixed-labels fl.nii.gz \\\n"
     "      --moving-labels ml.nii.gz --json > log.jsonl\n";
 
@@ -61,18 +70,20 @@ enum { OUT_WARPED, OUT_FORWARD, OUT_INVERSE, OUT_VELOCITY, OUT_JACOBIAN, OUT_LAB
 #define OUT_BIT(i) (1u << (i))
 
 typedef struct {
-  const char *fixed, *moving, *fixed_labels, *moving_labels, *initial, *prefix;
+  const char *fixed, *moving, *fixed_labels, *moving_labels, *fixed_mask, *moving_mask;
+  const char *initial, *prefix;
   NwFieldConvention conv;
   guint32 outputs; /* OUT_BIT(OUT_...) */
   gint64 t_start;  /* the command's start (g_get_monotonic_time), for the total time */
 } DemonsArgs;
 
-/* The inputs as read (moving and moving labels on the moving grid), and with regrid the
- * moving image and labels resampled onto the fixed grid through the initial transform
- * (regrid.h), which the job then sees. */
+/* The inputs as read (moving, moving labels and moving mask on the moving grid), and with
+ * regrid the moving image, labels and mask resampled onto the fixed grid through the initial
+ * transform (regrid.h), which the job then sees. Masks NULL when not given. */
 typedef struct {
-  NwVolume *fixed, *moving, *fixed_labels, *moving_labels;
-  NwRegrid g; /* g.t_ras: the identity unless --initial-transform */
+  NwVolume *fixed, *moving, *fixed_labels, *moving_labels, *fixed_mask, *moving_mask;
+  NwRegrid g;                     /* g.t_ras: the identity unless --initial-transform */
+  NwVolume *moving_mask_on_fixed; /* with regrid and a moving mask */
   gboolean regrid;
 } DemonsInputs;
 
@@ -83,6 +94,9 @@ static void inputs_clear(DemonsInputs *in)
   g_clear_pointer(&in->moving, nw_volume_free);
   g_clear_pointer(&in->fixed_labels, nw_volume_free);
   g_clear_pointer(&in->moving_labels, nw_volume_free);
+  g_clear_pointer(&in->fixed_mask, nw_volume_free);
+  g_clear_pointer(&in->moving_mask, nw_volume_free);
+  g_clear_pointer(&in->moving_mask_on_fixed, nw_volume_free);
 }
 
 /* The moving image and labels the job registers: on the fixed grid. */
@@ -96,6 +110,11 @@ static const NwVolume *job_moving_labels(const DemonsInputs *in)
   return in->regrid ? in->g.labels_on_fixed : in->moving_labels;
 }
 
+static const NwVolume *job_moving_mask(const DemonsInputs *in)
+{
+  return in->regrid ? in->moving_mask_on_fixed : in->moving_mask;
+}
+
 /* Pairs that cannot be registered at all: a one-slice image against a volume. The size
  * message of nw_volume_check_same_grid ("... must be on one grid") says why. */
 static gboolean check_dimensionality(const DemonsArgs *a, const DemonsInputs *in, GError **error)
@@ -105,8 +124,8 @@ static gboolean check_dimensionality(const DemonsArgs *a, const DemonsInputs *in
   return nw_volume_check_same_grid(in->fixed, a->fixed, in->moving, a->moving, error);
 }
 
-/* Read every input and check the grids: fixed labels on the fixed grid, moving labels on
- * the moving one. */
+/* Read every input and check the grids: fixed labels and mask on the fixed grid, moving
+ * labels and mask on the moving one. */
 static gboolean read_inputs(const DemonsArgs *a, DemonsInputs *in, GError **error)
 {
   if ((in->fixed = nw_nifti_read(a->fixed, error)) == NULL ||
@@ -126,11 +145,18 @@ static gboolean read_inputs(const DemonsArgs *a, DemonsInputs *in, GError **erro
                                   error) ||
        !nw_volume_check_finite(in->moving_labels, a->moving_labels, error)))
     return FALSE;
-  return TRUE;
+  /* Masks as the affine command reads them (NIfTI or 2D image files, finite, on the grid). */
+  if (a->fixed_mask != NULL &&
+      (in->fixed_mask = nw_cli_read_mask(NW_CLI_FIXED_MASK, a->fixed_mask, in->fixed, a->fixed,
+                                         FALSE, error)) == NULL)
+    return FALSE;
+  return a->moving_mask == NULL ||
+         (in->moving_mask = nw_cli_read_mask(NW_CLI_MOVING_MASK, a->moving_mask, in->moving,
+                                             a->moving, FALSE, error)) != NULL;
 }
 
-/* Moving image (linear) and labels (nearest) onto the fixed grid through the initial
- * transform, once, when the grids differ or a transform was given; else nothing. */
+/* Moving image and mask (linear) and labels (nearest) onto the fixed grid through the
+ * initial transform, once, when the grids differ or a transform was given; else nothing. */
 static gboolean regrid_moving(const DemonsArgs *a, DemonsInputs *in, GError **error)
 {
   double t[16];
@@ -139,8 +165,11 @@ static gboolean regrid_moving(const DemonsArgs *a, DemonsInputs *in, GError **er
   if (a->initial != NULL && !nw_transform_read(a->initial, in->fixed, in->moving, t, error))
     return FALSE;
   in->regrid = a->initial != NULL || !nw_volume_same_grid(in->fixed, in->moving);
-  return !in->regrid ||
-         nw_regrid_init(&in->g, in->fixed, in->moving, in->moving_labels, t, NULL, error);
+  if (!in->regrid)
+    return TRUE;
+  return nw_regrid_init(&in->g, in->fixed, in->moving, in->moving_labels, t, NULL, error) &&
+         (in->moving_mask == NULL || (in->moving_mask_on_fixed = nw_regrid_mask(
+                                          &in->g, in->fixed, in->moving_mask, error)) != NULL);
 }
 
 /* Every output is claimed before the work (atomic_file.h): folder, permissions, existing
@@ -327,7 +356,9 @@ static int demons_run(NwCliMethod *m, const DemonsArgs *a)
   NwMethodInputs inputs = {.fixed = in.fixed,
                            .moving = job_moving(&in),
                            .fixed_labels = in.fixed_labels,
-                           .moving_labels = job_moving_labels(&in)};
+                           .moving_labels = job_moving_labels(&in),
+                           .fixed_mask = in.fixed_mask,
+                           .moving_mask = job_moving_mask(&in)};
   /* An upper bound for the progress line: levels may be capped and levels may end early. */
   const NwParams *p = nw_cli_method_params(m);
   const int max_iterations = nw_params_get_int(p, "levels") * nw_params_get_int(p, "iterations");
@@ -357,7 +388,7 @@ int nw_cli_demons(int argc, char **argv)
   if (m == NULL)
     return nw_cli_fail(error);
   g_autofree char *prefix = NULL, *fixed_labels = NULL, *moving_labels = NULL, *conv = NULL;
-  g_autofree char *initial = NULL, *outputs = NULL;
+  g_autofree char *initial = NULL, *outputs = NULL, *fixed_mask = NULL, *moving_mask = NULL;
   GOptionEntry entries[] = {
       {"output", 'o', 0, G_OPTION_ARG_FILENAME, &prefix,
        "Prefix of the outputs: PREFIX_warped.nii.gz, PREFIX_forward.nii.gz, ...", "PREFIX"},
@@ -369,6 +400,14 @@ int nw_cli_demons(int argc, char **argv)
        "Label map on the fixed grid, for Dice against the warped moving labels", "F"},
       {"moving-labels", 0, 0, G_OPTION_ARG_FILENAME, &moving_labels,
        "Label map on the moving grid, warped nearest-neighbour", "M"},
+      {"fixed-mask", 0, 0, G_OPTION_ARG_FILENAME, &fixed_mask,
+       "Mask on the fixed grid (>= 0.5 inside): the demons force acts, and the energy, MSE and "
+       "NCC are taken, only inside",
+       "F"},
+      {"moving-mask", 0, 0, G_OPTION_ARG_FILENAME, &moving_mask,
+       "Mask on the moving grid (>= 0.5 inside): the force acts only where it, warped by the "
+       "current field, is inside",
+       "M"},
       {"initial-transform", 0, 0, G_OPTION_ARG_FILENAME, &initial,
        "Fixed world -> moving world (ITK .txt/.tfm/.mat or FSL .mat), applied before demons "
        "and composed into the written fields",
@@ -395,6 +434,8 @@ int nw_cli_demons(int argc, char **argv)
                   .moving = argv[2],
                   .fixed_labels = fixed_labels,
                   .moving_labels = moving_labels,
+                  .fixed_mask = fixed_mask,
+                  .moving_mask = moving_mask,
                   .initial = initial,
                   .prefix = prefix,
                   .conv = NW_FIELD_ITK,

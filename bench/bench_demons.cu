@@ -234,7 +234,7 @@ static int time_kernels(int n, KernelTime *kt)
   NW_TEST_CUDA(cudaEventCreate(&t1));
   int nk = 0;
   TIME("update", 4 + 4 + 16,
-       NW_TEST_CUDA(nw_demons_update_cuda(u, F, W, NULL, NULL, 0, 1.0f, lc, g, st)));
+       NW_TEST_CUDA(nw_demons_update_cuda(u, F, W, NULL, NULL, NULL, 0, 1.0f, lc, g, st)));
   TIME("gauss3_sigma1", 3 * 32, NW_TEST_CUDA(nw_gauss3_float4(&u, &tmp, g, k1, NULL, st)));
   TIME("gauss3_sigma1.5", 3 * 32, NW_TEST_CUDA(nw_gauss3_float4(&u, &tmp, g, k15, NULL, st)));
   TIME("gauss3_sigma1.5_max", 3 * 32, NW_TEST_CUDA(nw_gauss3_float4(&u, &tmp, g, k15, d_max, st)));
@@ -244,9 +244,9 @@ static int time_kernels(int n, KernelTime *kt)
   TIME("exp", 32.0 * nsq, NW_TEST_CUDA(nw_exp_cuda(s, tmp, v, 1.0f, nsq, g, st)));
   TIME("warp_ldg", 24, NW_TEST_CUDA(nw_warp_cuda(W, M, s, false, g, st)));
   TIME("sums", 24,
-       NW_TEST_CUDA(nw_demons_sums_cuda(sums, part, F, W, NULL, s, NULL, NULL, lc, g, st)));
+       NW_TEST_CUDA(nw_demons_sums_cuda(sums, part, F, W, NULL, s, NULL, NULL, NULL, lc, g, st)));
   TIME("warp_sums_fused", 28,
-       NW_TEST_CUDA(nw_demons_sums_cuda(sums, part, F, W, M, s, NULL, NULL, lc, g, st)));
+       NW_TEST_CUDA(nw_demons_sums_cuda(sums, part, F, W, M, s, NULL, NULL, NULL, lc, g, st)));
   /* Texture variants. */
   cudaChannelFormatDesc cf = cudaCreateChannelDesc<float>(), cf4 = cudaCreateChannelDesc<float4>();
   cudaArray_t am, av;
@@ -392,10 +392,10 @@ static int validate_kernels(int n)
 
   /* update (ssd, symmetric force, alpha 1) */
   g_autoptr(NwVolume) u_cpu = nw_volume_new_like(vh, 3, NULL);
-  nw_demons_update_cpu(u_cpu, fh, w_gpu, NULL, NULL, NW_DEMONS_FORCE_SYMMETRIC, 1.0,
+  nw_demons_update_cpu(u_cpu, fh, w_gpu, NULL, NULL, NULL, NW_DEMONS_FORCE_SYMMETRIC, 1.0,
                        NW_DEMONS_DEN_MIN * lc.scale2);
   NW_TEST_CUDA(
-      nw_demons_update_cuda(u, F, W, NULL, NULL, NW_DEMONS_FORCE_SYMMETRIC, 1.0f, lc, g, 0));
+      nw_demons_update_cuda(u, F, W, NULL, NULL, NULL, NW_DEMONS_FORCE_SYMMETRIC, 1.0f, lc, g, 0));
   NW_TEST_CUDA(cudaDeviceSynchronize());
   g_snprintf(name, sizeof name, "%d^3 update", n);
   VALIDATED(nw_validate_result(name, (const float *)u, 4, u_cpu->data, 3, 3, nv,
@@ -448,19 +448,19 @@ static int validate_kernels(int n)
             0);
 
   /* sums, W read; then W = M ∘ s fused in (into img) */
-  NW_TEST_CUDA(nw_demons_sums_cuda(sums, part, F, W, NULL, s, NULL, NULL, lc, g, 0));
+  NW_TEST_CUDA(nw_demons_sums_cuda(sums, part, F, W, NULL, s, NULL, NULL, NULL, lc, g, 0));
   NwDemonsSums h;
   NW_TEST_CUDA(cudaMemcpy(&h, sums, sizeof h, cudaMemcpyDeviceToHost));
   g_snprintf(name, sizeof name, "%d^3 sums", n);
-  VALIDATED(nw_validate_demons_sums(name, &h, fh, w_gpu, NULL, NULL, s_gpu, lc, NULL));
+  VALIDATED(nw_validate_demons_sums(name, &h, fh, w_gpu, NULL, NULL, NULL, s_gpu, lc, NULL));
   NW_TEST_CUDA(nw_poison(sums, sizeof(NwDemonsSums)));
-  NW_TEST_CUDA(nw_demons_sums_cuda(sums, part, F, img, M, s, NULL, NULL, lc, g, 0));
+  NW_TEST_CUDA(nw_demons_sums_cuda(sums, part, F, img, M, s, NULL, NULL, NULL, lc, g, 0));
   NW_TEST_CUDA(cudaMemcpy(&h, sums, sizeof h, cudaMemcpyDeviceToHost));
   g_snprintf(name, sizeof name, "%d^3 warp_sums_fused: W", n);
   VALIDATED(nw_validate_result(name, img, 1, w_cpu->data, 1, 1, nv, tol_warp) == 0);
   g_autoptr(NwVolume) w_fused = download(img, n, 1);
   g_snprintf(name, sizeof name, "%d^3 warp_sums_fused", n);
-  VALIDATED(nw_validate_demons_sums(name, &h, fh, w_fused, NULL, NULL, s_gpu, lc, NULL));
+  VALIDATED(nw_validate_demons_sums(name, &h, fh, w_fused, NULL, NULL, NULL, s_gpu, lc, NULL));
 
   /* Texture variants: the moving image and the field in 3D arrays, hardware filtering. */
   cudaChannelFormatDesc cf = cudaCreateChannelDesc<float>(), cf4 = cudaCreateChannelDesc<float4>();

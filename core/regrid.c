@@ -45,6 +45,12 @@ void nw_regrid_clear(NwRegrid *g)
   g_clear_pointer(&g->labels_on_fixed, nw_volume_free);
 }
 
+NwVolume *nw_regrid_mask(const NwRegrid *g, const NwVolume *fixed, const NwVolume *moving_mask,
+                         GError **error)
+{
+  return nw_affine_resample(moving_mask, fixed, g->t_ras, g->dim, NW_SAMPLER_LINEAR, 0.0f, error);
+}
+
 /* det of T's linear part (2D: of its x-y block): the volume change T adds to the field's. */
 static double transform_det(const NwRegrid *g)
 {

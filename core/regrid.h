@@ -33,6 +33,12 @@ gboolean nw_regrid_init(NwRegrid *g, const NwVolume *fixed, const NwVolume *movi
                         NwVolume *moving_on_fixed, GError **error);
 void nw_regrid_clear(NwRegrid *g);
 
+/* A mask on the moving grid (>= 0.5 inside) resampled onto fixed's grid through g->t_ras,
+ * linearly (values in 0..1, 0 outside the moving image; inside stays >= 0.5), for a
+ * deformable method that takes a moving mask on the fixed grid (demons_method.h). */
+NwVolume *nw_regrid_mask(const NwRegrid *g, const NwVolume *fixed, const NwVolume *moving_mask,
+                         GError **error);
+
 /* A deformable result found between fixed and g->moving_on_fixed, made to map to the
  * original moving image: "warped" and "labels" sampled from the originals through T and the
  * forward field u, "inverse" on the moving grid, "forward" composed with T, "jacobian"

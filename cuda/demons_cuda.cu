@@ -11,7 +11,9 @@
  * exp(v) depends on it) and the figures the report needs.
  *
  * Device buffers of the current level (n voxels): F, M, W (float); v, s, u, tmp (float4);
- * with lcc also lcc_f = (μF, σFF) and lcc_w = (μW, σWW, σFW) (float4). */
+ * with lcc also lcc_f = (μF, σFF) and lcc_w = (μW, σWW, σFW) (float4); with masks the level's
+ * fixed_mask and moving_mask as given (float, NULL when not) and region (float, 1 where the
+ * update acts, renewed with s at every evaluation). */
 #include <cuda_runtime.h>
 
 #include "cuda_check.h"
@@ -35,7 +37,7 @@ struct DemonsCuda {
   cudaStream_t stream;
   NwGrid g;
   NwDemonsLevelConst lc;
-  float *F, *M, *W;
+  float *F, *M, *W, *fixed_mask, *moving_mask, *region;
   float4 *v, *s, *u, *tmp, *lcc_f, *lcc_w;
   NwDemonsSums *d_partials, *d_sums;
   float *d_max_u, *d_max_v;
@@ -60,27 +62,31 @@ static gboolean smooth_field(DemonsCuda *st, float4 **field, float4 **scratch, d
 
 static void free_level(DemonsCuda *st)
 {
-  void *bufs[] = {st->F, st->M, st->W, st->v, st->s, st->u, st->tmp, st->lcc_f, st->lcc_w};
+  void *bufs[] = {st->F,   st->M,     st->W,     st->v,          st->s,           st->u,
+                  st->tmp, st->lcc_f, st->lcc_w, st->fixed_mask, st->moving_mask, st->region};
   for (size_t b = 0; b < G_N_ELEMENTS(bufs); b++)
     cudaFree(bufs[b]);
-  st->F = st->M = st->W = NULL;
+  st->F = st->M = st->W = st->fixed_mask = st->moving_mask = st->region = NULL;
   st->v = st->s = st->u = st->tmp = st->lcc_f = st->lcc_w = NULL;
 }
 
-/* Bytes of device memory a level of n voxels needs. */
-static size_t level_bytes(size_t n, gboolean lcc)
+/* Bytes of device memory a level of n voxels needs; masks: how many masks were given. */
+static size_t level_bytes(size_t n, gboolean lcc, int masks)
 {
-  return n * (3 * sizeof(float) + (4 + (lcc ? 2 : 0)) * sizeof(float4));
+  return n *
+         ((3 + (masks > 0 ? masks + 1 : 0)) * sizeof(float) + (4 + (lcc ? 2 : 0)) * sizeof(float4));
 }
 
 /* Before anything is allocated: the full-resolution level must fit, or one clear message. */
-static gboolean check_memory(const NwVolume *full, const NwParams *p, GError **error)
+static gboolean check_memory(const NwMethodInputs *in, const NwParams *p, GError **error)
 {
+  const NwVolume *full = in->fixed;
   const gboolean lcc = (int)nw_params_get(p, "similarity") == NW_DEMONS_SIM_LCC;
+  const int masks = (in->fixed_mask != NULL) + (in->moving_mask != NULL);
   size_t free_b = 0, total_b = 0;
   if (!NW_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b), error))
     return FALSE;
-  const size_t need = level_bytes(nw_volume_n_voxels(full), lcc) + (64u << 20); /* + slack */
+  const size_t need = level_bytes(nw_volume_n_voxels(full), lcc, masks) + (64u << 20); /* slack */
   if (need > free_b) {
     g_set_error(error, NW_ERROR, NW_ERROR_NOMEM,
                 "demons: a %d x %d x %d volume needs %.0f MiB of GPU memory but only %.0f MiB "
@@ -96,7 +102,7 @@ static gboolean check_memory(const NwVolume *full, const NwParams *p, GError **e
 static void set_figures(DemonsCuda *st, gboolean lcc)
 {
   const NwDemonsSums *t = &st->h->sums;
-  nw_demons_set_figures(&st->job.pr, &t->sim, (double)st->g.n(), lcc);
+  nw_demons_set_figures(&st->job.pr, &t->sim, lcc);
   st->job.pr.min_jac = t->jac_min;
   st->job.pr.folds = (size_t)t->folds;
 }
@@ -118,6 +124,12 @@ static gboolean evaluate_state(DemonsCuda *st, gboolean have_max_v, GError **err
   if (!NW_CUDA_CHECK(
           nw_exp_cuda(st->s, st->u, st->v, 1.0f, st->job.pr.squarings, st->g, st->stream), error))
     return FALSE;
+  /* The masks' region for this s: the figures below and the next update use it. */
+  if (st->region != NULL &&
+      !NW_CUDA_CHECK(nw_demons_region_cuda(st->region, st->fixed_mask, st->moving_mask, st->s,
+                                           st->g, st->stream),
+                     error))
+    return FALSE;
   if (lcc && /* the local statistics need all of W before the figures */
       (!NW_CUDA_CHECK(nw_warp_cuda(st->W, st->M, st->s, false, st->g, st->stream), error) ||
        !NW_CUDA_CHECK(nw_lcc_warped_pack(st->lcc_w, st->F, st->W, st->lc.shift, st->g, st->stream),
@@ -129,7 +141,8 @@ static gboolean evaluate_state(DemonsCuda *st, gboolean have_max_v, GError **err
   /* ssd: W = M ∘ s fused into the figures pass. */
   if (!NW_CUDA_CHECK(nw_demons_sums_cuda(st->d_sums, st->d_partials, st->F, st->W,
                                          lcc ? NULL : st->M, st->s, lcc ? st->lcc_f : NULL,
-                                         lcc ? st->lcc_w : NULL, st->lc, st->g, st->stream),
+                                         lcc ? st->lcc_w : NULL, st->region, st->lc, st->g,
+                                         st->stream),
                      error) ||
       !NW_CUDA_CHECK(cudaMemcpyAsync(&st->h->sums, st->d_sums, sizeof(NwDemonsSums),
                                      cudaMemcpyDeviceToHost, st->stream),
@@ -166,8 +179,9 @@ static gboolean iterate(NwDemonsJob *job, GError **error)
   DemonsCuda *st = (DemonsCuda *)job;
   const gboolean lcc = nw_demons_is_lcc(job);
   if (!NW_CUDA_CHECK(nw_demons_update_cuda(st->u, st->F, st->W, lcc ? st->lcc_f : NULL,
-                                           lcc ? st->lcc_w : NULL, (int)param(st, "force"),
-                                           (float)param(st, "max-step"), st->lc, st->g, st->stream),
+                                           lcc ? st->lcc_w : NULL, st->region,
+                                           (int)param(st, "force"), (float)param(st, "max-step"),
+                                           st->lc, st->g, st->stream),
                      error) ||
       !smooth_field(st, &st->u, &st->tmp, param(st, "sigma-fluid"), st->d_max_u, error))
     return FALSE;
@@ -241,8 +255,14 @@ static gboolean setup_level(NwDemonsJob *job, int l, GError **error)
   st->lc.scale2 = job->scale2;
   st->lc.eps = NW_DEMONS_LCC_EPS * job->scale2;
   const size_t n = nw_volume_n_voxels(Fh), f4 = n * sizeof(float4);
+  const NwVolume *fixed_mask = nw_demons_level_mask(job->pyr_fixed_mask, l),
+                 *moving_mask = nw_demons_level_mask(job->pyr_moving_mask, l);
   return upload_image(&st->F, Fh, st->stream, error) &&
          upload_image(&st->M, job->pyr_moving[l], st->stream, error) &&
+         (fixed_mask == NULL || upload_image(&st->fixed_mask, fixed_mask, st->stream, error)) &&
+         (moving_mask == NULL || upload_image(&st->moving_mask, moving_mask, st->stream, error)) &&
+         (!nw_demons_has_masks(job) ||
+          NW_CUDA_CHECK(cudaMalloc(&st->region, n * sizeof(float)), error)) &&
          NW_CUDA_CHECK(cudaMalloc(&st->W, n * sizeof(float)), error) &&
          NW_CUDA_CHECK(cudaMalloc(&st->v, f4), error) &&
          NW_CUDA_CHECK(cudaMalloc(&st->s, f4), error) &&
@@ -295,7 +315,7 @@ static gboolean alloc_job_buffers(DemonsCuda *st, GError **error)
 
 static void *demons_create(const NwMethodInputs *in, const NwParams *p, GError **error)
 {
-  if (!nw_demons_check_inputs(in, error) || !check_memory(in->fixed, p, error))
+  if (!nw_demons_check_inputs(in, error) || !check_memory(in, p, error))
     return NULL;
   DemonsCuda *st = g_new0(DemonsCuda, 1);
   if (!alloc_job_buffers(st, error) ||

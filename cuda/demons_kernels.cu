@@ -23,16 +23,20 @@ __device__ __forceinline__ float3 gradient_x(const float4 *__restrict__ f, const
                      (f[e + dz.hi].x - f[e + dz.lo].x) * dz.inv);
 }
 
-/* demons_cpu.c update_at + demons_step_vec, per voxel. */
+/* demons_cpu.c update_at + demons_step_vec, per voxel; 0 outside the masks' region. */
 __global__ void update_kernel(float4 *__restrict__ u, const float *__restrict__ F,
                               const float *__restrict__ W, const float4 *__restrict__ lcc_f,
-                              const float4 *__restrict__ lcc_w, int force, float alpha,
-                              NwDemonsLevelConst lc, NwGrid g)
+                              const float4 *__restrict__ lcc_w, const float *__restrict__ region,
+                              int force, float alpha, NwDemonsLevelConst lc, NwGrid g)
 {
   int i, j, k;
   long long e;
   if (!voxel_of_thread(g, i, j, k, e))
     return;
+  if (region != NULL && region[e] == 0.0f) {
+    u[e] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    return;
+  }
   float r;
   float3 gf, gw;
   if (lcc_f == NULL) {
@@ -61,11 +65,39 @@ __global__ void update_kernel(float4 *__restrict__ u, const float *__restrict__ 
 }
 
 cudaError_t nw_demons_update_cuda(float4 *u, const float *F, const float *W, const float4 *lcc_f,
-                                  const float4 *lcc_w, int force, float alpha,
+                                  const float4 *lcc_w, const float *region, int force, float alpha,
                                   NwDemonsLevelConst lc, const NwGrid &g, cudaStream_t stream)
 {
-  update_kernel<<<nw_voxel_grid(g), NW_VOXEL_THREADS, 0, stream>>>(u, F, W, lcc_f, lcc_w, force,
-                                                                   alpha, lc, g);
+  update_kernel<<<nw_voxel_grid(g), NW_VOXEL_THREADS, 0, stream>>>(u, F, W, lcc_f, lcc_w, region,
+                                                                   force, alpha, lc, g);
+  return nw_cuda_launched(stream);
+}
+
+/* ---- masks ------------------------------------------------------------------------------- */
+
+/* demons_cpu.c nw_demons_region_cpu, per voxel: the moving mask sampled as warp_kernel does. */
+__global__ void region_kernel(float *__restrict__ region, const float *__restrict__ fixed_mask,
+                              const float *__restrict__ moving_mask, const float4 *__restrict__ s,
+                              NwGrid g)
+{
+  int i, j, k;
+  long long e;
+  if (!voxel_of_thread(g, i, j, k, e))
+    return;
+  bool inside = fixed_mask == NULL || fixed_mask[e] >= 0.5f;
+  if (moving_mask != NULL) {
+    const float4 d = s[e];
+    inside = inside && sample_trilinear(moving_mask, g, (float)i + d.x, (float)j + d.y,
+                                        (float)k + d.z) >= 0.5f;
+  }
+  region[e] = inside ? 1.0f : 0.0f;
+}
+
+cudaError_t nw_demons_region_cuda(float *region, const float *fixed_mask, const float *moving_mask,
+                                  const float4 *s, const NwGrid &g, cudaStream_t stream)
+{
+  region_kernel<<<nw_voxel_grid(g), NW_VOXEL_THREADS, 0, stream>>>(region, fixed_mask, moving_mask,
+                                                                   s, g);
   return nw_cuda_launched(stream);
 }
 
@@ -156,9 +188,9 @@ __device__ void block_reduce_sums(NwDemonsSums &t)
     typename ReduceD::TempStorage d;
     typename ReduceU::TempStorage u;
   } tmp;
-  double *fields[8] = {&t.sim.sf,  &t.sim.sw,  &t.sim.sff,  &t.sim.sww,
-                       &t.sim.sfw, &t.sim.sd2, &t.sim.slcc, &t.sim.n_lcc};
-  for (int q = 0; q < 8; q++) {
+  double *fields[9] = {&t.sim.sf,  &t.sim.sw,   &t.sim.sff,   &t.sim.sww, &t.sim.sfw,
+                       &t.sim.sd2, &t.sim.slcc, &t.sim.n_lcc, &t.sim.n};
+  for (int q = 0; q < 9; q++) {
     const double v = ReduceD(tmp.d).Sum(*fields[q]);
     __syncthreads();
     *fields[q] = v; /* valid in thread 0 only */
@@ -171,25 +203,30 @@ __device__ void block_reduce_sums(NwDemonsSums &t)
   t.folds = folds;
 }
 
-/* Adds one voxel's terms (w: its warped intensity) to t. */
+/* Adds one voxel's terms (w: its warped intensity) to t: the similarity terms when the voxel
+ * is inside the masks' region (region NULL: always), the Jacobian ones always. */
 __device__ __forceinline__ void add_voxel(NwDemonsSums &t, float fv, float wv, int i, int j, int k,
                                           long long e, const float4 *__restrict__ s,
                                           const float4 *__restrict__ lcc_f,
                                           const float4 *__restrict__ lcc_w,
+                                          const float *__restrict__ region,
                                           const NwDemonsLevelConst &lc, const NwGrid &g)
 {
-  const double f = (double)fv - lc.shift, w = (double)wv - lc.shift;
-  t.sim.sf += f;
-  t.sim.sw += w;
-  t.sim.sff += f * f;
-  t.sim.sww += w * w;
-  t.sim.sfw += f * w;
-  t.sim.sd2 += (f - w) * (f - w);
-  /* ρ = σFW / sqrt((σF² + eps)(σW² + eps)), over the fixed image's structured voxels */
-  if (lcc_f != NULL && (double)lcc_f[e].z > lc.eps) {
-    const float4 pw = lcc_w[e];
-    t.sim.slcc += (double)pw.w / sqrt(((double)lcc_f[e].z + lc.eps) * ((double)pw.z + lc.eps));
-    t.sim.n_lcc += 1.0;
+  if (region == NULL || region[e] != 0.0f) {
+    const double f = (double)fv - lc.shift, w = (double)wv - lc.shift;
+    t.sim.n += 1.0;
+    t.sim.sf += f;
+    t.sim.sw += w;
+    t.sim.sff += f * f;
+    t.sim.sww += w * w;
+    t.sim.sfw += f * w;
+    t.sim.sd2 += (f - w) * (f - w);
+    /* ρ = σFW / sqrt((σF² + eps)(σW² + eps)), over the fixed image's structured voxels */
+    if (lcc_f != NULL && (double)lcc_f[e].z > lc.eps) {
+      const float4 pw = lcc_w[e];
+      t.sim.slcc += (double)pw.w / sqrt(((double)lcc_f[e].z + lc.eps) * ((double)pw.z + lc.eps));
+      t.sim.n_lcc += 1.0;
+    }
   }
   const double det = jacobian_det(s, g, i, j, k, e);
   t.jac_min = det < t.jac_min ? det : t.jac_min;
@@ -205,9 +242,9 @@ __global__ void __launch_bounds__(THREADS, 3)
     sums_kernel(NwDemonsSums *__restrict__ partials, const float *__restrict__ F,
                 float *__restrict__ W, const float *__restrict__ M, const float4 *__restrict__ s,
                 const float4 *__restrict__ lcc_f, const float4 *__restrict__ lcc_w,
-                NwDemonsLevelConst lc, NwGrid g)
+                const float *__restrict__ region, NwDemonsLevelConst lc, NwGrid g)
 {
-  NwDemonsSums t = {{0, 0, 0, 0, 0, 0, 0, 0}, DBL_MAX, 0};
+  NwDemonsSums t = {{0, 0, 0, 0, 0, 0, 0, 0, 0}, DBL_MAX, 0};
   const int lane = threadIdx.x & 31;
   const int rows = g.ny * g.nz, n_warps = (gridDim.x * blockDim.x) >> 5;
   for (int row = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; row < rows; row += n_warps) {
@@ -230,9 +267,9 @@ __global__ void __launch_bounds__(THREADS, 3)
         w0 = W[e0];
         w1 = W[e1];
       }
-      add_voxel(t, f0, w0, i0, j, k, e0, s, lcc_f, lcc_w, lc, g);
+      add_voxel(t, f0, w0, i0, j, k, e0, s, lcc_f, lcc_w, region, lc, g);
       if (two)
-        add_voxel(t, f1, w1, i1, j, k, e1, s, lcc_f, lcc_w, lc, g);
+        add_voxel(t, f1, w1, i1, j, k, e1, s, lcc_f, lcc_w, region, lc, g);
     }
   }
   block_reduce_sums(t);
@@ -245,7 +282,7 @@ __global__ void __launch_bounds__(THREADS, 3)
 __global__ void sums_final_kernel(NwDemonsSums *__restrict__ out,
                                   const NwDemonsSums *__restrict__ partials, int n_partials)
 {
-  NwDemonsSums t = {{0, 0, 0, 0, 0, 0, 0, 0}, DBL_MAX, 0};
+  NwDemonsSums t = {{0, 0, 0, 0, 0, 0, 0, 0, 0}, DBL_MAX, 0};
   for (int b = threadIdx.x; b < n_partials; b += blockDim.x) {
     const NwDemonsSums p = partials[b];
     t.sim.sf += p.sim.sf;
@@ -256,6 +293,7 @@ __global__ void sums_final_kernel(NwDemonsSums *__restrict__ out,
     t.sim.sd2 += p.sim.sd2;
     t.sim.slcc += p.sim.slcc;
     t.sim.n_lcc += p.sim.n_lcc;
+    t.sim.n += p.sim.n;
     t.jac_min = p.jac_min < t.jac_min ? p.jac_min : t.jac_min;
     t.folds += p.folds;
   }
@@ -285,16 +323,18 @@ template <bool FUSED> static int one_wave_blocks(void)
 
 cudaError_t nw_demons_sums_cuda(NwDemonsSums *d_sums, NwDemonsSums *d_partials, const float *F,
                                 float *W, const float *M, const float4 *s, const float4 *lcc_f,
-                                const float4 *lcc_w, NwDemonsLevelConst lc, const NwGrid &g,
-                                cudaStream_t stream)
+                                const float4 *lcc_w, const float *region, NwDemonsLevelConst lc,
+                                const NwGrid &g, cudaStream_t stream)
 {
   int blocks;
   if (M != NULL) {
     blocks = one_wave_blocks<true>();
-    sums_kernel<true><<<blocks, THREADS, 0, stream>>>(d_partials, F, W, M, s, lcc_f, lcc_w, lc, g);
+    sums_kernel<true>
+        <<<blocks, THREADS, 0, stream>>>(d_partials, F, W, M, s, lcc_f, lcc_w, region, lc, g);
   } else {
     blocks = one_wave_blocks<false>();
-    sums_kernel<false><<<blocks, THREADS, 0, stream>>>(d_partials, F, W, M, s, lcc_f, lcc_w, lc, g);
+    sums_kernel<false>
+        <<<blocks, THREADS, 0, stream>>>(d_partials, F, W, M, s, lcc_f, lcc_w, region, lc, g);
   }
   cudaError_t e = nw_cuda_launched(stream);
   if (e != cudaSuccess)

@@ -28,10 +28,16 @@ struct NwDemonsLevelConst {
 };
 
 /* u = demons update (before smoothing): ssd on F and W, or (lcc_f, lcc_w not NULL) on the
- * locally normalised images F̂ = lcc_f.x and Ŵ = lcc_w.x. force: NwDemonsForce. */
+ * locally normalised images F̂ = lcc_f.x and Ŵ = lcc_w.x; 0 where region (NULL: no masks) is
+ * 0. force: NwDemonsForce. */
 cudaError_t nw_demons_update_cuda(float4 *u, const float *F, const float *W, const float4 *lcc_f,
-                                  const float4 *lcc_w, int force, float alpha,
+                                  const float4 *lcc_w, const float *region, int force, float alpha,
                                   NwDemonsLevelConst lc, const NwGrid &g, cudaStream_t stream);
+
+/* region = 1 where fixed_mask >= 0.5 and (moving_mask ∘ s, trilinear as nw_warp_cuda) >= 0.5,
+ * else 0; a NULL mask counts as inside everywhere (nw_demons_region_cpu). */
+cudaError_t nw_demons_region_cuda(float *region, const float *fixed_mask, const float *moving_mask,
+                                  const float4 *s, const NwGrid &g, cudaStream_t stream);
 
 /* LCC by local normalisation (demons_cpu.c): Gaussian-window mean μ and variance σ² of each
  * image, Î = (I - μI) / sqrt(σI² + eps).
@@ -49,14 +55,16 @@ cudaError_t nw_lcc_warped_post(float4 *lcc_w, const float4 *lcc_f, const float *
                                NwDemonsLevelConst lc, const NwGrid &g, cudaStream_t stream);
 
 /* Figures of the current W and s into *d_sums (device memory; d_partials holds
- * up to NW_DEMONS_FIG_BLOCKS partial sums). lcc_f/lcc_w NULL for ssd. When M is not NULL the warp
+ * up to NW_DEMONS_FIG_BLOCKS partial sums). lcc_f/lcc_w NULL for ssd. The similarity sums are
+ * over the voxels where region (NULL: all) is not 0, the Jacobian figures over all. When M is
+ * not NULL the warp
  * is fused in: W = M ∘ s is computed, stored and summed in the same pass (ssd: the figures
  * need nothing else of W); with M NULL, W is read. Each warp of the grid walks whole rows
  * (j, k) of the volume, so no voxel index is ever divided. */
 #define NW_DEMONS_FIG_BLOCKS 1024
 cudaError_t nw_demons_sums_cuda(NwDemonsSums *d_sums, NwDemonsSums *d_partials, const float *F,
                                 float *W, const float *M, const float4 *s, const float4 *lcc_f,
-                                const float4 *lcc_w, NwDemonsLevelConst lc, const NwGrid &g,
-                                cudaStream_t stream);
+                                const float4 *lcc_w, const float *region, NwDemonsLevelConst lc,
+                                const NwGrid &g, cudaStream_t stream);
 
 #endif

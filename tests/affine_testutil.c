@@ -4,16 +4,11 @@
 #include <math.h>
 
 #include "ras_affine.h"
+#include "testutil.h"
 
 NwParams *nw_test_affine_params(const char *const *settings)
 {
-  NwParams *p = nw_params_new(nw_affine_param_specs, NW_AFFINE_N_PARAMS);
-  for (; settings != NULL && *settings != NULL; settings++) {
-    g_autoptr(GError) err = NULL;
-    g_assert_true(nw_params_set_string(p, NULL, *settings, &err));
-    g_assert_no_error(err);
-  }
-  return p;
+  return nw_test_params(nw_affine_param_specs, NW_AFFINE_N_PARAMS, settings);
 }
 
 void nw_test_affine_run(const NwMethodInputs *in, const NwParams *p, NwTestAffineRun *out)

@@ -19,19 +19,20 @@ static double max_shifted(const NwVolume *I, float shift)
 
 gboolean nw_validate_demons_sums(const char *what, const NwDemonsSums *gpu, const NwVolume *F,
                                  const NwVolume *W, const NwVolume *lcc_f, const NwVolume *lcc_w,
-                                 const NwVolume *s, const NwDemonsLevelConst &lc, size_t *cpu_folds)
+                                 const NwVolume *region, const NwVolume *s,
+                                 const NwDemonsLevelConst &lc, size_t *cpu_folds)
 {
   NwDemonsSimSums c;
-  nw_demons_similarity_sums_cpu(&c, F, W, lcc_f, lcc_w, lc.shift, lc.eps);
+  nw_demons_similarity_sums_cpu(&c, F, W, lcc_f, lcc_w, region, lc.shift, lc.eps);
   const double n = (double)nw_volume_n_voxels(F), u = n * n * ldexp(1.0, -52);
   const double mf = max_shifted(F, lc.shift), mw = max_shifted(W, lc.shift), md = mf + mw;
-  const double gpu_v[] = {gpu->sim.sf,  gpu->sim.sw,  gpu->sim.sff,  gpu->sim.sww,
-                          gpu->sim.sfw, gpu->sim.sd2, gpu->sim.slcc, gpu->sim.n_lcc};
-  const double cpu_v[] = {c.sf, c.sw, c.sff, c.sww, c.sfw, c.sd2, c.slcc, c.n_lcc};
-  const double max_term[] = {mf, mw, mf * mf, mw * mw, mf * mw, md * md, 1.0, 0.0};
-  const char *names[] = {"sf", "sw", "sff", "sww", "sfw", "sd2", "slcc", "n_lcc"};
+  const double gpu_v[] = {gpu->sim.sf,  gpu->sim.sw,   gpu->sim.sff,   gpu->sim.sww, gpu->sim.sfw,
+                          gpu->sim.sd2, gpu->sim.slcc, gpu->sim.n_lcc, gpu->sim.n};
+  const double cpu_v[] = {c.sf, c.sw, c.sff, c.sww, c.sfw, c.sd2, c.slcc, c.n_lcc, c.n};
+  const double max_term[] = {mf, mw, mf * mf, mw * mw, mf * mw, md * md, 1.0, 0.0, 0.0};
+  const char *names[] = {"sf", "sw", "sff", "sww", "sfw", "sd2", "slcc", "n_lcc", "n"};
   gboolean ok = TRUE;
-  for (int q = 0; q < 8; q++) {
+  for (int q = 0; q < 9; q++) {
     g_autofree char *name = g_strdup_printf("%s: %s", what, names[q]);
     ok &= nw_validate_value(name, gpu_v[q], cpu_v[q], NwTolerance{u * max_term[q], 0.0});
   }

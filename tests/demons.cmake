@@ -2,6 +2,7 @@
 nw_add_test(test_field SOURCES test_field.c LABELS unit demons)
 nw_add_test(test_field_affine SOURCES test_field_affine.c LABELS unit demons)
 nw_add_test(test_demons SOURCES test_demons.c LABELS accuracy demons)
+nw_add_test(test_demons_masks SOURCES test_demons_masks.c LABELS unit demons)
 # `neurowarp-cli demons` end to end, outputs read back with nibabel.
 if(NW_PYTHON3)
   add_test(NAME cli_demons_test

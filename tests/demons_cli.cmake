@@ -12,3 +12,10 @@ if(NW_PYTHON3)
             $<TARGET_FILE:neurowarp-cli>)
   set_tests_properties(demons_outputs PROPERTIES SKIP_RETURN_CODE 77 LABELS "cli;demons" TIMEOUT 300)
 endif()
+# `neurowarp-cli demons --fixed-mask / --moving-mask` (issue 12).
+if(NW_PYTHON3)
+  add_test(NAME demons_masks
+    COMMAND ${NW_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/demons_masks_test.py
+            $<TARGET_FILE:neurowarp-cli>)
+  set_tests_properties(demons_masks PROPERTIES SKIP_RETURN_CODE 77 LABELS "cli;demons" TIMEOUT 300)
+endif()

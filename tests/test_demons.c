@@ -95,22 +95,7 @@ static double mean_error_inside(const NwVolume *a, const NwVolume *b)
 
 static NwParams *params(const char *const *settings)
 {
-  NwParams *p = nw_params_new(nw_demons_param_specs, nw_demons_n_params);
-  for (; settings != NULL && *settings != NULL; settings++) {
-    g_autoptr(GError) err = NULL;
-    g_assert_true(nw_params_set_string(p, NULL, *settings, &err));
-    g_assert_no_error(err);
-  }
-  return p;
-}
-
-static double figure(const NwIterationReport *r, const char *name)
-{
-  for (int f = 0; f < r->n_figures; f++)
-    if (strcmp(r->figure_names[f], name) == 0)
-      return r->figures[f];
-  g_assert_not_reached();
-  return NAN;
+  return nw_test_params(nw_demons_param_specs, nw_demons_n_params, settings);
 }
 
 typedef struct {
@@ -134,7 +119,7 @@ static NwMethodResult *run(const NwMethodInputs *in, const NwParams *p, RunLog *
     g_assert_true(ops->step(st, &r, &err));
     g_assert_no_error(err);
     g_assert_cmpint(r.iteration, ==, it + 1);
-    double e = figure(&r, "energy");
+    double e = nw_test_figure(&r, "energy");
     if (it == 0)
       log->first_energy = e;
     if (r.level == r.n_levels - 1 && isnan(log->finest_first))
@@ -142,7 +127,7 @@ static NwMethodResult *run(const NwMethodInputs *in, const NwParams *p, RunLog *
     log->last_energy = log->finest_last = e;
     log->iterations = r.iteration;
     log->n_levels = r.n_levels;
-    log->last_folds = figure(&r, "folds");
+    log->last_folds = nw_test_figure(&r, "folds");
   }
   g_assert_true(r.finished);
   g_assert_cmpfloat(r.progress, ==, 1.0);
@@ -385,8 +370,8 @@ static void test_live_params_and_frame(void)
   g_assert_cmpint(r.n_levels, ==, 3);
   g_assert_cmpint(r.n_figures, ==, 7);
   g_assert_cmpstr(r.figure_names[0], ==, "energy");
-  g_assert_cmpfloat(figure(&r, "max_u"), <=, 1.0 + 1e-6); /* α = max-step = 1 */
-  g_assert_cmpfloat(figure(&r, "max_u"), >, 0.0);
+  g_assert_cmpfloat(nw_test_figure(&r, "max_u"), <=, 1.0 + 1e-6); /* α = max-step = 1 */
+  g_assert_cmpfloat(nw_test_figure(&r, "max_u"), >, 0.0);
   /* A live change (α and the LCC window) is accepted and obeyed. */
   g_autoptr(NwParams) q = nw_params_copy(p);
   g_assert_true(nw_params_set(q, "max-step", 0.1, &err));
@@ -394,7 +379,7 @@ static void test_live_params_and_frame(void)
   g_assert_true(ops->set_params(st, q, &err));
   g_assert_no_error(err);
   g_assert_true(ops->step(st, &r, &err));
-  g_assert_cmpfloat(figure(&r, "max_u"), <=, 0.1 + 1e-6);
+  g_assert_cmpfloat(nw_test_figure(&r, "max_u"), <=, 0.1 + 1e-6);
   /* A non-live change is refused with its name. */
   g_assert_true(nw_params_set(q, "levels", 2, &err));
   g_assert_false(ops->set_params(st, q, &err));

@@ -23,15 +23,6 @@ typedef struct {
   NwFrame *frame; /* the last frame delivered */
 } Seen;
 
-static double figure(const NwIterationReport *r, const char *name)
-{
-  for (int f = 0; f < r->n_figures; f++)
-    if (strcmp(r->figure_names[f], name) == 0)
-      return r->figures[f];
-  g_error("report has no figure '%s'", name);
-  return NAN;
-}
-
 static void on_iteration(NwJob *job, const NwIterationReport *r, double ms, gpointer data)
 {
   Seen *s = data;
@@ -40,10 +31,10 @@ static void on_iteration(NwJob *job, const NwIterationReport *r, double ms, gpoi
   g_assert_cmpint(s->n, <, MAX_REPORTS);
   s->iteration[s->n] = r->iteration;
   s->finished[s->n] = r->finished;
-  s->rms[s->n] = figure(r, "rms_change");
-  s->mean[s->n] = figure(r, "mean");
-  s->min[s->n] = figure(r, "min");
-  s->max[s->n] = figure(r, "max");
+  s->rms[s->n] = nw_test_figure(r, "rms_change");
+  s->mean[s->n] = nw_test_figure(r, "mean");
+  s->min[s->n] = nw_test_figure(r, "min");
+  s->max[s->n] = nw_test_figure(r, "max");
   s->n++;
   g_cond_broadcast(&s->cond);
   g_mutex_unlock(&s->lock);

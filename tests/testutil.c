@@ -107,3 +107,23 @@ gboolean nw_test_have_cuda(void)
   printf("SKIP: no CUDA device (%s)\n", why);
   return FALSE;
 }
+
+double nw_test_figure(const NwIterationReport *r, const char *name)
+{
+  for (int f = 0; f < r->n_figures; f++)
+    if (g_strcmp0(r->figure_names[f], name) == 0)
+      return r->figures[f];
+  g_error("report has no figure '%s'", name);
+  return NAN;
+}
+
+NwParams *nw_test_params(const NwParamSpec *specs, int n, const char *const *settings)
+{
+  NwParams *p = nw_params_new(specs, n);
+  for (; settings != NULL && *settings != NULL; settings++) {
+    g_autoptr(GError) err = NULL;
+    g_assert_true(nw_params_set_string(p, NULL, *settings, &err));
+    g_assert_no_error(err);
+  }
+  return p;
+}

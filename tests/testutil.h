@@ -4,6 +4,7 @@
 
 #include <glib.h>
 
+#include "method.h"
 #include "volume.h"
 
 G_BEGIN_DECLS
@@ -24,6 +25,12 @@ NwVolume *nw_test_volume(int nx, int ny, int nz, int nc, guint32 seed);
  * width n/width_div around the centre, peak about `peak` voxels, vanishing towards the
  * borders: v = peak g (sin(ky y + 0.5), cos(kz z), sin(0.15 x + 0.1 y)). */
 NwVolume *nw_test_smooth_velocity(int n, double peak, double width_div, double ky, double kz);
+
+/* The figure `name` of an iteration report; aborts the test when the report has none. */
+double nw_test_figure(const NwIterationReport *r, const char *name);
+/* A method's parameters (its table of n specs) with "name=value" settings applied
+ * (NULL-terminated, may be NULL); aborts the test on a setting it refuses. */
+NwParams *nw_test_params(const NwParamSpec *specs, int n, const char *const *settings);
 
 /* max |a - b| over all floats; both must have the same shape. */
 double nw_test_max_abs_diff(const NwVolume *a, const NwVolume *b);

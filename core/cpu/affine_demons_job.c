@@ -32,6 +32,7 @@ typedef struct {
   int stage_now;
   NwMethodResult *affine;      /* the affine stage's result, once it has finished */
   NwRegrid g;                  /* moving and labels through its transform */
+  NwVolume *moving_mask_on_fixed;       /* the moving mask through it, with a moving mask */
   int offset_iterations, offset_levels; /* of the affine stage, added to demons' reports */
   double before[3];
 } AffineDemons;
@@ -57,6 +58,7 @@ void nw_affine_demons_op_destroy(void *state)
   }
   nw_method_result_free(s->affine);
   nw_regrid_clear(&s->g);
+  nw_volume_free(s->moving_mask_on_fixed);
   g_free(s);
 }
 
@@ -84,8 +86,8 @@ void *nw_affine_demons_new(const NwMethodOps *affine, const NwMethodOps *demons,
   return s;
 }
 
-/* The affine stage has finished: its result, the moving image and labels through its
- * transform, and the demons stage on them. */
+/* The affine stage has finished: its result, the moving image, labels and mask through its
+ * transform, and the demons stage on them with the masks (the fixed one as given). */
 static gboolean next_stage(AffineDemons *s, const NwIterationReport *last, GError **error)
 {
   s->affine = s->stage[0]->result(s->state[0], error);
@@ -107,10 +109,15 @@ static gboolean next_stage(AffineDemons *s, const NwIterationReport *last, GErro
       g_strcmp0(interp, "linear") == 0 ? nw_method_result_take(s->affine, "warped") : NULL;
   if (!nw_regrid_init(&s->g, s->in.fixed, s->in.moving, s->in.moving_labels, t, warped, error))
     return FALSE;
+  if (s->in.moving_mask != NULL && (s->moving_mask_on_fixed = nw_regrid_mask(
+                                        &s->g, s->in.fixed, s->in.moving_mask, error)) == NULL)
+    return FALSE;
   const NwMethodInputs din = {.fixed = s->in.fixed,
                               .moving = s->g.moving_on_fixed,
                               .fixed_labels = s->in.fixed_labels,
-                              .moving_labels = s->g.labels_on_fixed};
+                              .moving_labels = s->g.labels_on_fixed,
+                              .fixed_mask = s->in.fixed_mask,
+                              .moving_mask = s->moving_mask_on_fixed};
   s->stage_now = 1;
   return (s->state[1] = s->stage[1]->create(&din, s->p[1], error)) != NULL;
 }

@@ -7,6 +7,9 @@
  *   2. When it finishes, the moving image (linear) and moving labels (nearest) are resampled
  *      onto the fixed grid through the transform T it found (regrid.h), on the worker.
  *   3. "demons" (demons_method.h) between fixed and that image, live as usual.
+ * Masks (NwMethodInputs fixed_mask, moving_mask, each on its image's grid) go to both stages:
+ * the affine stage compares inside them, and demons gets the fixed mask as given and the
+ * moving mask resampled onto the fixed grid through T (regrid.h nw_regrid_mask).
  * The result is the demons result made to map fixed -> ORIGINAL moving (regrid.h: forward
  * composed with T, inverse on the moving grid, warped and labels sampled from the originals),
  * plus the affine stage's numbers "transform" (4x4 fixed world -> moving world, RAS mm),

@@ -25,6 +25,28 @@ const NwParamSpec nw_demons_param_specs[] = {NW_DEMONS_PARAM_ROWS};
 G_STATIC_ASSERT(G_N_ELEMENTS(nw_demons_param_specs) == NW_DEMONS_N_PARAMS);
 const int nw_demons_n_params = NW_DEMONS_N_PARAMS;
 
+/* A mask (may be NULL) on the fixed grid, scalar, finite, with some voxel inside. */
+static gboolean check_mask(const NwVolume *fixed, const NwVolume *mask, const char *what,
+                           GError **error)
+{
+  if (mask == NULL)
+    return TRUE;
+  if (!nw_volume_check_same_grid(fixed, "fixed", mask, what, error) ||
+      !nw_volume_check_finite(mask, what, error))
+    return FALSE;
+  if (mask->nc != 1) {
+    g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
+                "demons: the %s must be a scalar image (got %d components)", what, mask->nc);
+    return FALSE;
+  }
+  for (size_t e = 0; e < nw_volume_n_voxels(mask); e++)
+    if (mask->data[e] >= 0.5f)
+      return TRUE;
+  g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
+              "demons: the %s is empty (no voxel >= 0.5): nothing to register", what);
+  return FALSE;
+}
+
 gboolean nw_demons_check_inputs(const NwMethodInputs *in, GError **error)
 {
   if (in->fixed == NULL || in->moving == NULL) {
@@ -43,7 +65,10 @@ gboolean nw_demons_check_inputs(const NwMethodInputs *in, GError **error)
          (in->fixed_labels == NULL ||
           nw_volume_check_same_grid(in->fixed, "fixed", in->fixed_labels, "fixed labels", error)) &&
          (in->moving_labels == NULL ||
-          nw_volume_check_same_grid(in->fixed, "fixed", in->moving_labels, "moving labels", error));
+          nw_volume_check_same_grid(in->fixed, "fixed", in->moving_labels, "moving labels",
+                                    error)) &&
+         check_mask(in->fixed, in->fixed_mask, "fixed mask", error) &&
+         check_mask(in->fixed, in->moving_mask, "moving mask", error);
 }
 
 double nw_demons_param(const NwDemonsJob *job, const char *name)
@@ -54,6 +79,11 @@ double nw_demons_param(const NwDemonsJob *job, const char *name)
 gboolean nw_demons_is_lcc(const NwDemonsJob *job)
 {
   return nw_demons_param(job, "similarity") == NW_DEMONS_SIM_LCC;
+}
+
+gboolean nw_demons_has_masks(const NwDemonsJob *job)
+{
+  return job->pyr_fixed_mask != NULL || job->pyr_moving_mask != NULL;
 }
 
 /* ---- progress and reports ---------------------------------------------------------------- */
@@ -89,8 +119,14 @@ static void fill_report(const NwDemonsProgress *pr, const NwParams *p, NwIterati
   nw_report_add(r, "squarings", pr->squarings);
 }
 
-void nw_demons_set_figures(NwDemonsProgress *pr, const NwDemonsSimSums *t, double n, gboolean lcc)
+void nw_demons_set_figures(NwDemonsProgress *pr, const NwDemonsSimSums *t, gboolean lcc)
 {
+  const double n = t->n;
+  if (!(n > 0)) { /* the masks leave no voxel: no similarity to speak of */
+    pr->mse = pr->ncc = 0.0;
+    pr->energy = lcc ? 1.0 : 0.0;
+    return;
+  }
   const double cov = t->sfw - t->sf * t->sw / n, vf = t->sff - t->sf * t->sf / n,
                vw = t->sww - t->sw * t->sw / n;
   pr->mse = t->sd2 / n;
@@ -111,8 +147,8 @@ static gboolean check_live_change(const NwParams *current, const NwParams *next,
 }
 
 /* The image pyramids both back ends register (0 = coarsest), built once on the host: the
- * moving image histogram-matched to the fixed first when the parameter asks for it. Both
- * have *n_levels levels (the images share one grid). */
+ * moving image histogram-matched to the fixed first when the parameter asks for it, and the
+ * masks given. All have *n_levels levels (the images and masks share one grid). */
 static gboolean build_pyramids(NwDemonsJob *job, const NwMethodInputs *in, GError **error)
 {
   g_autoptr(NwVolume) matched = NULL;
@@ -125,7 +161,13 @@ static gboolean build_pyramids(NwDemonsJob *job, const NwMethodInputs *in, GErro
   job->pyr_moving = job->pyr_fixed
                         ? nw_pyramid_new(matched ? matched : in->moving, want, &n_moving, error)
                         : NULL;
-  return job->pyr_moving != NULL;
+  if (job->pyr_moving == NULL)
+    return FALSE;
+  if (in->fixed_mask != NULL &&
+      (job->pyr_fixed_mask = nw_pyramid_new(in->fixed_mask, want, &n_moving, error)) == NULL)
+    return FALSE;
+  return in->moving_mask == NULL ||
+         (job->pyr_moving_mask = nw_pyramid_new(in->moving_mask, want, &n_moving, error)) != NULL;
 }
 
 /* The level's fixed LCC statistics (lcc), a fresh level count, the first evaluation. */
@@ -200,7 +242,9 @@ void nw_demons_job_clear(NwDemonsJob *job)
 {
   nw_pyramid_free(job->pyr_fixed, job->pr.n_levels);
   nw_pyramid_free(job->pyr_moving, job->pr.n_levels);
-  job->pyr_fixed = job->pyr_moving = NULL;
+  nw_pyramid_free(job->pyr_fixed_mask, job->pr.n_levels);
+  nw_pyramid_free(job->pyr_moving_mask, job->pr.n_levels);
+  job->pyr_fixed = job->pyr_moving = job->pyr_fixed_mask = job->pyr_moving_mask = NULL;
   g_clear_pointer(&job->params, nw_params_free);
 }
 

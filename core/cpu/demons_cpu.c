@@ -23,6 +23,7 @@ typedef struct {
   NwVolume *W;               /* M ∘ s */
   NwVolume *lcc_f;           /* nc = 3: F̂, μF, σF² (lcc only) */
   NwVolume *lcc_w;           /* nc = 4: Ŵ, μW, σW², σFW (lcc only) */
+  NwVolume *region;          /* nc = 1: 1 where the masks let the update act (masks only) */
 } DemonsState;
 
 static double param(const DemonsState *st, const char *name)
@@ -133,14 +134,17 @@ static inline double lcc_rho(const NwVolume *lcc_f, const NwVolume *lcc_w, doubl
 }
 
 void nw_demons_similarity_sums_cpu(NwDemonsSimSums *t, const NwVolume *F, const NwVolume *W,
-                                   const NwVolume *lcc_f, const NwVolume *lcc_w, double shift,
-                                   double eps)
+                                   const NwVolume *lcc_f, const NwVolume *lcc_w,
+                                   const NwVolume *region, double shift, double eps)
 {
   const gboolean lcc = lcc_f != NULL && lcc_w != NULL;
   const size_t n = nw_volume_n_voxels(F);
-  double sf = 0, sw = 0, sff = 0, sww = 0, sfw = 0, sd2 = 0, slcc = 0, n_lcc = 0;
-#pragma omp parallel for schedule(static) reduction(+ : sf, sw, sff, sww, sfw, sd2, slcc, n_lcc)
+  double sf = 0, sw = 0, sff = 0, sww = 0, sfw = 0, sd2 = 0, slcc = 0, n_lcc = 0, n_in = 0;
+#pragma omp parallel for schedule(static) reduction(+ : sf, sw, sff, sww, sfw, sd2, slcc, n_lcc, n_in)
   for (size_t e = 0; e < n; e++) {
+    if (region != NULL && region->data[e] == 0.0f)
+      continue; /* outside the masks */
+    n_in += 1.0;
     double f = F->data[e] - shift, w = W->data[e] - shift;
     sf += f;
     sw += w;
@@ -153,7 +157,7 @@ void nw_demons_similarity_sums_cpu(NwDemonsSimSums *t, const NwVolume *F, const 
       n_lcc += 1.0;
     }
   }
-  *t = (NwDemonsSimSums){sf, sw, sff, sww, sfw, sd2, slcc, n_lcc};
+  *t = (NwDemonsSimSums){sf, sw, sff, sww, sfw, sd2, slcc, n_lcc, n_in};
 }
 
 /* One demons step for residual r and gradient J: out = r J / (|J|² + r²/K), K = 4 α²,
@@ -198,19 +202,37 @@ static void update_at(const NwVolume *F, const NwVolume *W, const NwVolume *lcc_
 }
 
 void nw_demons_update_cpu(NwVolume *u, const NwVolume *F, const NwVolume *W, const NwVolume *lcc_f,
-                          const NwVolume *lcc_w, int force, double alpha, double den_min)
+                          const NwVolume *lcc_w, const NwVolume *region, int force, double alpha,
+                          double den_min)
 {
   g_return_if_fail(u->nc == 3 && (lcc_f == NULL) == (lcc_w == NULL));
 #pragma omp parallel for schedule(static)
   for (int k = 0; k < F->nz; k++)
     for (int j = 0; j < F->ny; j++)
       for (int i = 0; i < F->nx; i++) {
-        double d[3];
-        update_at(F, W, lcc_f, lcc_w, force, alpha, den_min, i, j, k, d);
-        float *p = u->data + 3 * nw_volume_index(F, i, j, k);
+        const size_t e = nw_volume_index(F, i, j, k);
+        double d[3] = {0.0, 0.0, 0.0}; /* outside the masks: no force */
+        if (region == NULL || region->data[e] != 0.0f)
+          update_at(F, W, lcc_f, lcc_w, force, alpha, den_min, i, j, k, d);
+        float *p = u->data + 3 * e;
         for (int c = 0; c < 3; c++)
           p[c] = (float)d[c];
       }
+}
+
+void nw_demons_region_cpu(NwVolume *region, const NwVolume *fixed_mask, const NwVolume *moving_mask,
+                          const NwVolume *s)
+{
+  g_return_if_fail(region->nc == 1);
+  const size_t n = nw_volume_n_voxels(region);
+  if (moving_mask != NULL)
+    nw_warp(region, moving_mask, s, NW_INTERP_LINEAR); /* M_mask ∘ s */
+#pragma omp parallel for schedule(static)
+  for (size_t e = 0; e < n; e++) {
+    const gboolean in_m = moving_mask == NULL || region->data[e] >= 0.5f;
+    const gboolean in_f = fixed_mask == NULL || fixed_mask->data[e] >= 0.5f;
+    region->data[e] = in_m && in_f ? 1.0f : 0.0f;
+  }
 }
 
 /* ---- the back end of the job (NwDemonsBackend) ------------------------------------------- */
@@ -229,13 +251,16 @@ static gboolean evaluate(NwDemonsJob *job, GError **error)
   const gboolean lcc = nw_demons_is_lcc(job);
   job->pr.squarings = nw_field_exp_scratch(st->s, st->v, 1.0, st->tmp); /* tmp is free here */
   nw_warp(st->W, st->M, st->s, NW_INTERP_LINEAR);
+  if (st->region != NULL)
+    nw_demons_region_cpu(st->region, nw_demons_level_mask(job->pyr_fixed_mask, job->pr.level),
+                         nw_demons_level_mask(job->pyr_moving_mask, job->pr.level), st->s);
   if (lcc && !nw_demons_lcc_warped_cpu(st->lcc_w, st->F, st->W, st->lcc_f, job->shift, lcc_eps(st),
                                        param(st, "lcc-sigma"), error))
     return FALSE;
   NwDemonsSimSums t;
   nw_demons_similarity_sums_cpu(&t, st->F, st->W, lcc ? st->lcc_f : NULL, lcc ? st->lcc_w : NULL,
-                                job->shift, lcc_eps(st));
-  nw_demons_set_figures(&job->pr, &t, (double)nw_volume_n_voxels(st->F), lcc);
+                                st->region, job->shift, lcc_eps(st));
+  nw_demons_set_figures(&job->pr, &t, lcc);
   /* det(I + ∇s) into tmp's first third (tmp is free between iterations). */
   NwVolume det = *st->F;
   det.nc = 1;
@@ -269,7 +294,7 @@ static gboolean iterate(NwDemonsJob *job, GError **error)
   const gboolean lcc = nw_demons_is_lcc(job);
   const double den_min = NW_DEMONS_DEN_MIN * (lcc ? 1.0 : job->scale2); /* demons_method.h */
   nw_demons_update_cpu(st->u, st->F, st->W, lcc ? st->lcc_f : NULL, lcc ? st->lcc_w : NULL,
-                       (int)param(st, "force"), param(st, "max-step"), den_min);
+                       st->region, (int)param(st, "force"), param(st, "max-step"), den_min);
   if (!smooth_iso(st->u, param(st, "sigma-fluid"), error))
     return FALSE;
   job->pr.max_u = nw_field_max_norm(st->u);
@@ -288,6 +313,7 @@ static void free_level(DemonsState *st)
   g_clear_pointer(&st->W, nw_volume_free);
   g_clear_pointer(&st->lcc_f, nw_volume_free);
   g_clear_pointer(&st->lcc_w, nw_volume_free);
+  g_clear_pointer(&st->region, nw_volume_free);
 }
 
 /* Carry v onto level l's grid (zero at the first level) and set up that level's buffers. */
@@ -308,7 +334,8 @@ static gboolean setup_level(NwDemonsJob *job, int l, GError **error)
          (st->tmp = nw_volume_new_like(st->F, 3, error)) != NULL &&
          (st->W = nw_volume_new_like(st->F, 1, error)) != NULL &&
          (!lcc || ((st->lcc_f = nw_volume_new_like(st->F, 3, error)) != NULL &&
-                   (st->lcc_w = nw_volume_new_like(st->F, 4, error)) != NULL));
+                   (st->lcc_w = nw_volume_new_like(st->F, 4, error)) != NULL)) &&
+         (!nw_demons_has_masks(job) || (st->region = nw_volume_new_like(st->F, 1, error)) != NULL);
 }
 
 static const NwDemonsBackend cpu_backend = {

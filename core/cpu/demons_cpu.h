@@ -16,11 +16,18 @@
 G_BEGIN_DECLS
 
 /* u = the demons update before smoothing (step 2): ssd from F and W, or, with lcc_f and
- * lcc_w not NULL, from their normalised images. force: NwDemonsForce; alpha: max-step;
- * den_min: NW_DEMONS_DEN_MIN times the squared intensity scale (range of F² for ssd, 1 for
- * lcc). */
+ * lcc_w not NULL, from their normalised images; 0 where region (nc = 1, may be NULL: no
+ * masks) is 0. force: NwDemonsForce; alpha: max-step; den_min: NW_DEMONS_DEN_MIN times the
+ * squared intensity scale (range of F² for ssd, 1 for lcc). */
 void nw_demons_update_cpu(NwVolume *u, const NwVolume *F, const NwVolume *W, const NwVolume *lcc_f,
-                          const NwVolume *lcc_w, int force, double alpha, double den_min);
+                          const NwVolume *lcc_w, const NwVolume *region, int force, double alpha,
+                          double den_min);
+
+/* The region where the masks let the demons work (demons_method.h), 1 inside, 0 outside:
+ * fixed_mask >= 0.5 and (moving_mask ∘ s, trilinear as nw_warp) >= 0.5, a NULL mask counting
+ * as inside everywhere. Masks nc = 1 and s nc = 3 on region's grid. */
+void nw_demons_region_cpu(NwVolume *region, const NwVolume *fixed_mask, const NwVolume *moving_mask,
+                          const NwVolume *s);
 
 /* lcc_f = (F̂, μF, σF²) with windows of sigma voxels (lcc-sigma). */
 gboolean nw_demons_lcc_fixed_cpu(NwVolume *lcc_f, const NwVolume *F, double shift, double eps,
@@ -30,11 +37,12 @@ gboolean nw_demons_lcc_warped_cpu(NwVolume *lcc_w, const NwVolume *F, const NwVo
                                   const NwVolume *lcc_f, double shift, double eps, double sigma,
                                   GError **error);
 
-/* The similarity sums of F and W; with lcc_f and lcc_w (not NULL) also the sum and count of
- * ρ = σFW / sqrt((σF² + eps)(σW² + eps)) over the voxels with σF² > eps. */
+/* The similarity sums of F and W over the voxels where region (may be NULL: all) is not 0;
+ * with lcc_f and lcc_w (not NULL) also the sum and count of
+ * ρ = σFW / sqrt((σF² + eps)(σW² + eps)) over those voxels with σF² > eps. */
 void nw_demons_similarity_sums_cpu(NwDemonsSimSums *t, const NwVolume *F, const NwVolume *W,
-                                   const NwVolume *lcc_f, const NwVolume *lcc_w, double shift,
-                                   double eps);
+                                   const NwVolume *lcc_f, const NwVolume *lcc_w,
+                                   const NwVolume *region, double shift, double eps);
 
 G_END_DECLS
 

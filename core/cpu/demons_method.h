@@ -44,6 +44,15 @@
  * energy change |E_prev - E| / E_prev falls below `tolerance` (after at least 5 iterations
  * there); the job finishes with the last level.
  *
+ * Masks (NwMethodInputs fixed_mask, moving_mask; both on the fixed grid here, >= 0.5 inside,
+ * as ANTs/ITK demons take them): the update of step 2 is computed only where the fixed mask
+ * is inside and the moving mask warped by the current s (M_mask ∘ s, trilinear) is >= 0.5,
+ * and is zero elsewhere before the smoothing of step 3, which still spreads it; the
+ * similarity sums (energy, mse, ncc, so the stopping rule) are over that same region. The
+ * masks go down the pyramid like the images (nw_downsample2) and are tested >= 0.5 at every
+ * level; local LCC statistics and the Jacobian figures still use every voxel. Without masks
+ * everything is as if both covered the whole volume.
+ *
  * histogram-match maps the moving intensities onto the fixed ones' distribution
  * (histogram_match.h) before the pyramid is built; "warped" still shows the original ones.
  *
@@ -93,12 +102,13 @@ typedef struct {
   int squarings;
 } NwDemonsProgress;
 
-/* The similarity sums of F and W = M ∘ s over the voxels of a level, both intensities
- * shifted by the level's mean of F before squaring (precision), and with lcc the sum of the
- * local correlations ρ over the voxels where the fixed image is not locally flat and their
- * number. The figures mse, ncc and energy follow from them (nw_demons_set_figures). */
+/* The similarity sums of F and W = M ∘ s over the voxels of a level inside the masks (all
+ * without masks) and their number n, both intensities shifted by the level's mean of F
+ * before squaring (precision), and with lcc the sum of the local correlations ρ over those
+ * voxels where the fixed image is not locally flat and their number. The figures mse, ncc and
+ * energy follow from them (nw_demons_set_figures). */
 typedef struct {
-  double sf, sw, sff, sww, sfw, sd2, slcc, n_lcc;
+  double sf, sw, sff, sww, sfw, sd2, slcc, n_lcc, n;
 } NwDemonsSimSums;
 
 /* ---- the job both back ends drive ------------------------------------------------------
@@ -108,8 +118,9 @@ typedef struct {
 typedef struct {
   NwParams *params;                                         /* own copy */
   const NwVolume *fixed_full, *moving_full, *moving_labels; /* borrowed inputs */
-  /* The image pyramids, [pr.n_levels], 0 = coarsest; owned. */
-  NwVolume **pyr_fixed, **pyr_moving;
+  /* The image pyramids, [pr.n_levels], 0 = coarsest; owned. The mask pyramids likewise,
+   * NULL without that mask (values in 0..1, inside where >= 0.5). */
+  NwVolume **pyr_fixed, **pyr_moving, **pyr_fixed_mask, **pyr_moving_mask;
   /* Level, iteration, stopping state and figures. */
   NwDemonsProgress pr;
   /* Of F at the current level: its mean, subtracted before squaring, and its squared
@@ -129,7 +140,8 @@ typedef struct {
   gboolean (*iterate)(NwDemonsJob *job, GError **error);
 } NwDemonsBackend;
 
-/* Fixed and moving present, scalar, on one grid, finite; label maps on the fixed grid. */
+/* Fixed and moving present, scalar, on one grid, finite; label maps and masks on the fixed
+ * grid, masks scalar, finite and not empty (some voxel >= 0.5). */
 gboolean nw_demons_check_inputs(const NwMethodInputs *in, GError **error);
 /* After nw_demons_check_inputs: keep the inputs and a copy of p, build the pyramids and
  * enter the first level. */
@@ -152,8 +164,16 @@ void nw_demons_job_clear(NwDemonsJob *job);
 double nw_demons_param(const NwDemonsJob *job, const char *name);
 gboolean nw_demons_is_lcc(const NwDemonsJob *job);
 
-/* mse, ncc and energy of pr from the sums over n voxels. */
-void nw_demons_set_figures(NwDemonsProgress *pr, const NwDemonsSimSums *t, double n, gboolean lcc);
+/* mse, ncc and energy of pr from the sums over their t->n voxels (all 0 when n is 0: the
+ * masks leave no voxel at this level and state). */
+void nw_demons_set_figures(NwDemonsProgress *pr, const NwDemonsSimSums *t, gboolean lcc);
+/* Whether the job has a mask, i.e. a region to compute (demons_cpu.h nw_demons_region_cpu). */
+gboolean nw_demons_has_masks(const NwDemonsJob *job);
+/* Level l of a mask pyramid (job->pyr_fixed_mask or pyr_moving_mask), NULL without it. */
+static inline const NwVolume *nw_demons_level_mask(NwVolume *const *pyr, int l)
+{
+  return pyr != NULL ? pyr[l] : NULL;
+}
 /* v of the previous level carried onto F's grid (nw_resize, voxel field) with F's affine,
  * or zero when v_prev is NULL (the first level). */
 NwVolume *nw_demons_carry_velocity(const NwVolume *v_prev, const NwVolume *F, GError **error);

@@ -105,6 +105,10 @@ struct NwMethodOps {
    * world to world). Others get the moving image resampled onto the fixed grid first
    * (regrid.h). */
   gboolean any_grid;
+  /* The method's input is a level set (a signed distance, mm), not an image to register or
+   * smooth: the window does not offer it yet (it has no way to make one of what it shows);
+   * the CLI makes one of a mask, labels or a mesh. */
+  gboolean level_set_input;
 
   /* Allocate everything the job needs; validate inputs (sizes, finiteness, memory). */
   void *(*create)(const NwMethodInputs *in, const NwParams *p, GError **error);

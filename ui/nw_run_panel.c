@@ -628,7 +628,9 @@ static void build_pickers(NwRunPanel *p, GtkBox *box)
   g_autoptr(GPtrArray) names = nw_method_names();
   for (guint i = 0; i < names->len; i++) {
     const char *n = g_ptr_array_index(names, i);
-    gtk_combo_box_text_append(p->method_combo, n, n);
+    const NwMethodOps *ops = nw_method_lookup_table(n, NULL);
+    if (ops != NULL && !ops->level_set_input) /* the window has no level sets to give yet */
+      gtk_combo_box_text_append(p->method_combo, n, n);
   }
   labelled(box, "Method", GTK_WIDGET(p->method_combo));
   p->device_combo[0] = device_combo(p);

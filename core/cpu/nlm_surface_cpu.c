@@ -192,6 +192,7 @@ const NwMethodOps nw_nlm_surface_cpu_ops = {
     .n_params = NW_NLM_N_PARAMS,
     .needs_moving = FALSE,
     .plot_figures = nw_nlm_plot_figures,
+    .level_set_input = TRUE,
     .create = nlm_create,
     .step = nlm_step,
     .set_params = nlm_set_params,

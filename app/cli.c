@@ -73,7 +73,7 @@ int main(int argc, char **argv)
       /* GOptionContext names the program in its usage line. */
       g_autofree char *prg = g_strdup_printf("%s %s", NW_CLI_PROG, cmd);
       g_set_prgname(prg);
-      return subcommands[i].run(argc - 1, argv + 1);
+      return nw_cli_exit(subcommands[i].run(argc - 1, argv + 1));
     }
   }
   g_autofree char *msg = cmd[0] == '-' ? g_strdup_printf("unknown option '%s'", cmd)

@@ -80,7 +80,6 @@ struct NwCliMethod {
   NwDevice device;        /* --device as given (after prepare_options) */
   gboolean auto_device;   /* --device auto (or none): say what was picked */
   GThread *device_init;   /* CUDA initialisation under way (nw_cli_method_start_device) */
-  GThread *device_release; /* the CUDA context's destruction (nw_cli_method_release_device) */
   char cuda_name[256];
   /* run state, shared with the worker's callbacks */
   int max_iterations;
@@ -121,8 +120,6 @@ void nw_cli_method_free(NwCliMethod *m)
   g_ptr_array_unref(m->strings);
   if (m->device_init != NULL) /* e.g. a run that failed reading its inputs */
     g_thread_join(m->device_init);
-  if (m->device_release != NULL)
-    g_thread_join(m->device_release);
   g_free(m->device_text);
   g_free(m->params_file);
   g_free(m);
@@ -251,17 +248,19 @@ void nw_cli_method_start_device(NwCliMethod *m)
     m->device_init = g_thread_new("nw-cuda-init", device_init_thread, NULL);
 }
 
-static gpointer device_release_thread(gpointer data)
+static gboolean used_cuda; /* main thread */
+
+gboolean nw_cli_used_cuda(void)
 {
-  (void)data;
-  nw_method_cuda_release();
-  return NULL;
+  return used_cuda;
 }
 
-void nw_cli_method_release_device(NwCliMethod *m)
+int nw_cli_exit(int code)
 {
-  if (m->ops != NULL && m->ops->device == NW_DEVICE_CUDA && m->device_release == NULL)
-    m->device_release = g_thread_new("nw-cuda-release", device_release_thread, NULL);
+  if (!used_cuda)
+    return code;
+  fflush(NULL);
+  _exit(code);
 }
 
 gboolean nw_cli_method_pick_device(NwCliMethod *m, double *waited_s, GError **error)
@@ -276,6 +275,7 @@ gboolean nw_cli_method_pick_device(NwCliMethod *m, double *waited_s, GError **er
     *waited_s = m->ops != NULL && m->ops->device == NW_DEVICE_CUDA ? waited : 0.0;
   if (m->ops == NULL)
     return FALSE;
+  used_cuda |= m->ops->device == NW_DEVICE_CUDA;
   m->auto_device = m->device == NW_DEVICE_AUTO;
   return TRUE;
 }
@@ -495,7 +495,6 @@ NwMethodResult *nw_cli_method_run_logged(NwCliMethod *m, const NwMethodInputs *i
   const gint64 t0 = g_get_monotonic_time();
   NwMethodResult *res = nw_cli_method_run(m, in, max_iterations, error);
   log->seconds = nw_cli_seconds_since(t0);
-  nw_cli_method_release_device(m); /* the job has ended: the context goes while we write */
   return res;
 }
 

@@ -77,12 +77,14 @@ gboolean nw_cli_method_prepare(NwCliMethod *m, int *exit_code, GError **error);
 gboolean nw_cli_method_prepare_options(NwCliMethod *m, int *exit_code, GError **error);
 void nw_cli_method_start_device(NwCliMethod *m);
 gboolean nw_cli_method_pick_device(NwCliMethod *m, double *waited_s, GError **error);
-/* After the method's job has ended (nw_cli_method_run* returned) and before the outputs are
- * written: when the job ran on CUDA, destroy the process's CUDA context on a thread while
- * the caller writes, instead of at the process's exit, where the driver's teardown of it
- * took 0.13-0.14 s after a 2 mm demons command on an H100 (its writing: 0.05 s; 1 mm: 0.29 s).
- * No CUDA call may follow. nw_cli_method_free waits for it. */
-void nw_cli_method_release_device(NwCliMethod *m);
+/* A method of this process has run on CUDA (set by nw_cli_method_pick_device): main then
+ * leaves the CUDA context to the driver at exit (nw_cli_exit). */
+gboolean nw_cli_used_cuda(void);
+/* The process's end after a subcommand: with CUDA used, the streams are flushed and the
+ * process exits without the CUDA runtime's teardown at exit (destroying the context took
+ * 0.13 s on an H100 after a 0.43 s 2 mm demons command; the driver frees it all as the
+ * process ends); else a plain return. Every output is renamed into place before this. */
+int nw_cli_exit(int code);
 gboolean nw_cli_method_json(const NwCliMethod *m);
 /* --overwrite: existing outputs are replaced (and stale ones of the same prefix removed). */
 gboolean nw_cli_method_overwrite(const NwCliMethod *m);
@@ -114,8 +116,7 @@ typedef struct {
   NwCliLevelLog log;
   double seconds;
 } NwCliRunLog;
-/* nw_cli_method_run with the level log's hook, timed; then nw_cli_method_release_device (no
- * CUDA call may follow: the callers write their outputs on the host). */
+/* nw_cli_method_run with the level log's hook, timed. */
 NwMethodResult *nw_cli_method_run_logged(NwCliMethod *m, const NwMethodInputs *in,
                                          int max_iterations, NwCliRunLog *log, GError **error);
 /* Where a command's time went, in seconds of wall time (monotonic clock). */

@@ -159,12 +159,6 @@ gboolean nw_method_cuda_mem_info(size_t *free_bytes, size_t *total_bytes)
   return cuda_probe->mem_info(free_bytes, total_bytes);
 }
 
-void nw_method_cuda_release(void)
-{
-  if (cuda_probe != NULL && cuda_probe->release != NULL)
-    cuda_probe->release();
-}
-
 static const NwMethodOps *find(const char *name, NwDevice device)
 {
   for (guint i = 0; registry != NULL && i < registry->len; i++) {

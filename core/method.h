@@ -147,16 +147,11 @@ GPtrArray *nw_method_names(void);
 typedef struct {
   gboolean (*available)(char *name, size_t name_len);
   gboolean (*mem_info)(size_t *free_bytes, size_t *total_bytes);
-  /* Destroys the process's CUDA context (every job must have ended; a later CUDA call would
-   * make a new one). */
-  void (*release)(void);
 } NwCudaProbe;
 void nw_method_set_cuda_probe(const NwCudaProbe *probe);
 gboolean nw_method_cuda_available(char *name, size_t name_len);
 /* FALSE without a probe, or when the back end cannot tell. */
 gboolean nw_method_cuda_mem_info(size_t *free_bytes, size_t *total_bytes);
-/* The probe's release, where there is one (else nothing). */
-void nw_method_cuda_release(void);
 
 G_END_DECLS
 

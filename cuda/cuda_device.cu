@@ -86,19 +86,12 @@ extern "C" gboolean nw_cuda_mem_info(size_t *free_bytes, size_t *total_bytes)
   return TRUE;
 }
 
-/* The primary context's destruction, at a time the caller picks rather than at exit. */
-extern "C" void nw_cuda_release(void)
-{
-  cudaDeviceReset();
-}
-
 extern "C" void nw_cuda_register_methods(void)
 {
   nw_method_register(&nw_smooth_cuda_ops);
   nw_method_register(&nw_demons_cuda_ops);
   nw_method_register(&nw_affine_cuda_ops);
   nw_method_register(&nw_affine_demons_cuda_ops);
-  static const NwCudaProbe probe = {
-      .available = nw_cuda_probe, .mem_info = nw_cuda_mem_info, .release = nw_cuda_release};
+  static const NwCudaProbe probe = {.available = nw_cuda_probe, .mem_info = nw_cuda_mem_info};
   nw_method_set_cuda_probe(&probe);
 }

@@ -21,8 +21,6 @@ int nw_cuda_device_count(void);
 gboolean nw_cuda_probe(char *name, size_t name_len);
 /* Free and total device memory in bytes of the current device. */
 gboolean nw_cuda_mem_info(size_t *free_bytes, size_t *total_bytes);
-/* Destroys the process's CUDA context (cudaDeviceReset): every job must have ended. */
-void nw_cuda_release(void);
 
 /* Register every CUDA method with core's registry, and the probe. */
 void nw_cuda_register_methods(void);

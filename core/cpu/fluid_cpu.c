@@ -244,6 +244,20 @@ static NwVolume *energy_image(const FluidState *st, const NwVolume *I, GError **
   return g_steal_pointer(&out);
 }
 
+/* lcc: both normalised images divided by the range of the fixed one, so that λ weighs the
+ * sKL term against intensity differences of the same scale as ssd's (there: the range of
+ * the fixed image is 1); the normalised images span several local standard deviations. */
+static void lcc_to_unit_range(NwVolume *R, NwVolume *T)
+{
+  NwVolumeStats rs;
+  nw_volume_stats(R, &rs);
+  const double k = rs.max > rs.min ? 1.0 / ((double)rs.max - rs.min) : 1.0;
+  for (size_t e = 0; e < nw_volume_n_voxels(R); e++) {
+    R->data[e] = (float)(R->data[e] * k);
+    T->data[e] = (float)(T->data[e] * k);
+  }
+}
+
 /* Enter level l: the whole map of the level before carried onto this grid (zero at the
  * first level, 0 on the border), the level's images and buffers, the first evaluation, and a
  * regridding when the carried map's J is already too small. */
@@ -269,6 +283,8 @@ static gboolean enter_level(FluidState *st, int l, GError **error)
       (st->u_tot = nw_volume_new_like(F, 3, error)) == NULL ||
       (st->J_tot = nw_volume_new_like(F, 1, error)) == NULL)
     return FALSE;
+  if (param(st, "similarity") == NW_FLUID_SIM_LCC)
+    lcc_to_unit_range(st->R, st->T0);
   memcpy(st->cur.u->data, carried->data, nw_volume_n_floats(carried) * sizeof(float));
   nw_fluid_zero_border_cpu(st->cur.u);
   evaluate(st, &st->cur);

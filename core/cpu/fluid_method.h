@@ -56,7 +56,8 @@
  * version Î = (I - μI) / sqrt(σI² + ε) (Gaussian windows of lcc-sigma voxels, ε as
  * demons'), on which a smooth multiplicative bias has no effect; the L2 force then compares
  * local structure (|R̂ - T̂|² summed over a window is 2 (1 - ρ) where the map is locally a
- * shift). Those images are in units of local standard deviations, not of the range.
+ * shift). Both are then divided by the range of the fixed one, so that λ means what it
+ * means with ssd.
  *
  * Results: "warped" (the original moving image at x + s(x), s = -u_tot, at full resolution),
  * "forward" (s), "jacobian" (det(I + ∇s), field.h), and with moving labels "labels"

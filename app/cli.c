@@ -1,6 +1,6 @@
 /* cli.c — neurowarp-cli: the headless front end. Dispatches to one subcommand per file
- * (cli_info.c, cli_smooth.c, cli_demo_data.c, cli_demons.c, cli_affine.c, cli_resample.c,
- * cli_denoise_surface.c); the shared option frame, JSON output and job running live in
+ * (cli_info.c, cli_smooth.c, cli_demo_data.c, cli_demons.c, cli_fluid.c, cli_affine.c,
+ * cli_resample.c, cli_denoise_surface.c; demons and fluid over cli_deformable.c); the shared option frame, JSON output and job running live in
  * cli_common.c. Main thread; the back end (CPU/CUDA) is picked per method.
  *
  * Exit codes: 0 success, 1 runtime failure, 2 usage error, 130 cancelled (cli_common.h). */
@@ -25,6 +25,7 @@ static const Subcommand subcommands[] = {
     {"info", nw_cli_info, "Describe NIfTI volumes and 2D images (header, geometry, intensities)"},
     {"smooth", nw_cli_smooth, "Iterated Gaussian smoothing of a volume (CPU or CUDA)"},
     {"demons", nw_cli_demons, "Diffeomorphic log-demons registration (SSD or LCC, CPU or CUDA)"},
+    {"fluid", nw_cli_fluid, "Unbiased viscous-fluid registration (symmetric-KL Jacobian term, CPU)"},
     {"affine", nw_cli_affine,
      "Rigid, similarity or affine registration, 2D or 3D (MSE, NCC or mutual information)"},
     {"resample", nw_cli_resample, "Resample an image onto another's grid through a transform"},

@@ -48,6 +48,7 @@ int nw_cli_info(int argc, char **argv);
 int nw_cli_smooth(int argc, char **argv);
 int nw_cli_demo_data(int argc, char **argv);
 int nw_cli_demons(int argc, char **argv);   /* cli_demons.c */
+int nw_cli_fluid(int argc, char **argv);    /* cli_fluid.c */
 int nw_cli_affine(int argc, char **argv);   /* cli_affine.c */
 int nw_cli_resample(int argc, char **argv); /* cli_resample.c */
 int nw_cli_denoise_surface(int argc, char **argv); /* cli_denoise_surface.c */

@@ -4,6 +4,7 @@
 #include "affine_demons_method.h"
 #include "affine_method.h"
 #include "demons_method.h"
+#include "fluid_method.h"
 #include "method.h"
 #include "nlm_surface_method.h"
 #include "smooth_method.h"
@@ -15,6 +16,7 @@ void nw_methods_register_builtin(void)
 {
   nw_method_register(&nw_smooth_cpu_ops);
   nw_method_register(&nw_demons_cpu_ops);
+  nw_method_register(&nw_fluid_cpu_ops);
   nw_method_register(&nw_affine_cpu_ops);
   nw_method_register(&nw_affine_demons_cpu_ops);
   nw_method_register(&nw_nlm_surface_cpu_ops);

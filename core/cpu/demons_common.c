@@ -3,17 +3,12 @@
  * changes, stopping rule, iteration report, live parameters), the figures from the
  * similarity sums and the result. Called by core/cpu/demons_cpu.c and cuda/demons_cuda.cu
  * on the job's worker thread. */
-#include <float.h>
 #include <math.h>
 
+#include "deformable_common.h"
 #include "demons_method.h"
-#include "histogram_match.h"
 #include "nw_error.h"
 #include "pyramid.h"
-#include "resample.h"
-
-/* Iterations a level runs at least before the tolerance may end it. */
-#define MIN_LEVEL_ITERATIONS 5
 
 const char *const nw_demons_force_choices[] = {"symmetric", "fixed", "moving", NULL};
 const char *const nw_demons_similarity_choices[] = {"ssd", "lcc", NULL};
@@ -25,50 +20,9 @@ const NwParamSpec nw_demons_param_specs[] = {NW_DEMONS_PARAM_ROWS};
 G_STATIC_ASSERT(G_N_ELEMENTS(nw_demons_param_specs) == NW_DEMONS_N_PARAMS);
 const int nw_demons_n_params = NW_DEMONS_N_PARAMS;
 
-/* A mask (may be NULL) on the fixed grid, scalar, finite, with some voxel inside. */
-static gboolean check_mask(const NwVolume *fixed, const NwVolume *mask, const char *what,
-                           GError **error)
-{
-  if (mask == NULL)
-    return TRUE;
-  if (!nw_volume_check_same_grid(fixed, "fixed", mask, what, error) ||
-      !nw_volume_check_finite(mask, what, error))
-    return FALSE;
-  if (mask->nc != 1) {
-    g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
-                "demons: the %s must be a scalar image (got %d components)", what, mask->nc);
-    return FALSE;
-  }
-  for (size_t e = 0; e < nw_volume_n_voxels(mask); e++)
-    if (mask->data[e] >= 0.5f)
-      return TRUE;
-  g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
-              "demons: the %s is empty (no voxel >= 0.5): nothing to register", what);
-  return FALSE;
-}
-
 gboolean nw_demons_check_inputs(const NwMethodInputs *in, GError **error)
 {
-  if (in->fixed == NULL || in->moving == NULL) {
-    g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "demons: needs a fixed and a moving image");
-    return FALSE;
-  }
-  if (in->fixed->nc != 1 || in->moving->nc != 1) {
-    g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
-                "demons: fixed and moving must be scalar images (got %d and %d components)",
-                in->fixed->nc, in->moving->nc);
-    return FALSE;
-  }
-  return nw_volume_check_same_grid(in->fixed, "fixed", in->moving, "moving", error) &&
-         nw_volume_check_finite(in->fixed, "fixed", error) &&
-         nw_volume_check_finite(in->moving, "moving", error) &&
-         (in->fixed_labels == NULL ||
-          nw_volume_check_same_grid(in->fixed, "fixed", in->fixed_labels, "fixed labels", error)) &&
-         (in->moving_labels == NULL ||
-          nw_volume_check_same_grid(in->fixed, "fixed", in->moving_labels, "moving labels",
-                                    error)) &&
-         check_mask(in->fixed, in->fixed_mask, "fixed mask", error) &&
-         check_mask(in->fixed, in->moving_mask, "moving mask", error);
+  return nw_deformable_check_inputs(in, "demons", error);
 }
 
 double nw_demons_param(const NwDemonsJob *job, const char *name)
@@ -94,10 +48,9 @@ static void progress_advance(NwDemonsProgress *pr, const NwParams *p)
 {
   pr->iter_in_level++;
   pr->iteration++;
-  const double rel = fabs(pr->prev_energy - pr->energy) / fmax(fabs(pr->prev_energy), DBL_MIN);
-  if (pr->iter_in_level >= nw_params_get_int(p, "iterations") ||
-      (pr->iter_in_level >= MIN_LEVEL_ITERATIONS && rel < nw_params_get(p, "tolerance")))
-    pr->level_done = TRUE;
+  pr->level_done = nw_deformable_level_done(pr->iter_in_level, nw_params_get_int(p, "iterations"),
+                                            pr->prev_energy, pr->energy,
+                                            nw_params_get(p, "tolerance"));
   pr->finished = pr->level_done && pr->level == pr->n_levels - 1;
 }
 
@@ -136,38 +89,21 @@ void nw_demons_set_figures(NwDemonsProgress *pr, const NwDemonsSimSums *t, gbool
 
 /* ---- the job ----------------------------------------------------------------------------- */
 
-static gboolean check_live_change(const NwParams *current, const NwParams *next, GError **error)
-{
-  const char *fixed_name = nw_params_first_non_live_change(current, next);
-  if (fixed_name == NULL)
-    return TRUE;
-  g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
-              "demons: parameter '%s' cannot change while the job runs", fixed_name);
-  return FALSE;
-}
-
-/* The image pyramids both back ends register (0 = coarsest), built once on the host: the
- * moving image histogram-matched to the fixed first when the parameter asks for it, and the
- * masks given. All have *n_levels levels (the images and masks share one grid). */
+/* The image pyramids both back ends register (0 = coarsest), built once on the host
+ * (deformable_common.h): the moving image histogram-matched to the fixed first when the
+ * parameter asks for it, and the masks given. */
 static gboolean build_pyramids(NwDemonsJob *job, const NwMethodInputs *in, GError **error)
 {
-  g_autoptr(NwVolume) matched = NULL;
-  if (nw_params_get(job->params, "histogram-match") != 0.0 &&
-      (matched = nw_histogram_match(in->moving, in->fixed, 1024, error)) == NULL)
-    return FALSE;
-  const int want = nw_params_get_int(job->params, "levels");
-  int n_moving = 0;
-  job->pyr_fixed = nw_pyramid_new(in->fixed, want, &job->pr.n_levels, error);
-  job->pyr_moving = job->pyr_fixed
-                        ? nw_pyramid_new(matched ? matched : in->moving, want, &n_moving, error)
-                        : NULL;
-  if (job->pyr_moving == NULL)
-    return FALSE;
-  if (in->fixed_mask != NULL &&
-      (job->pyr_fixed_mask = nw_pyramid_new(in->fixed_mask, want, &n_moving, error)) == NULL)
-    return FALSE;
-  return in->moving_mask == NULL ||
-         (job->pyr_moving_mask = nw_pyramid_new(in->moving_mask, want, &n_moving, error)) != NULL;
+  NwPyramidSet s = {0};
+  const gboolean ok =
+      nw_pyramid_set_build(&s, in, nw_params_get_int(job->params, "levels"),
+                           nw_params_get(job->params, "histogram-match") != 0.0, error);
+  job->pyr_fixed = s.fixed;
+  job->pyr_moving = s.moving;
+  job->pyr_fixed_mask = s.fixed_mask;
+  job->pyr_moving_mask = s.moving_mask;
+  job->pr.n_levels = s.n_levels;
+  return ok;
 }
 
 /* The level's fixed LCC statistics (lcc), a fresh level count, the first evaluation. */
@@ -225,7 +161,7 @@ gboolean nw_demons_job_step(NwDemonsJob *job, const NwDemonsBackend *be, NwItera
 gboolean nw_demons_job_set_params(NwDemonsJob *job, const NwDemonsBackend *be, const NwParams *p,
                                   GError **error)
 {
-  if (!check_live_change(job->params, p, error))
+  if (!nw_deformable_check_live_change(job->params, p, "demons", error))
     return FALSE;
   const gboolean new_window = nw_params_get(p, "lcc-sigma") != nw_demons_param(job, "lcc-sigma");
   nw_params_free(job->params);
@@ -250,11 +186,7 @@ void nw_demons_job_clear(NwDemonsJob *job)
 
 NwVolume *nw_demons_carry_velocity(const NwVolume *v_prev, const NwVolume *F, GError **error)
 {
-  NwVolume *v = v_prev == NULL ? nw_volume_new_like(F, 3, error)
-                               : nw_resize(v_prev, F->nx, F->ny, F->nz, TRUE, error);
-  if (v != NULL)
-    nw_volume_set_affine(v, F->vox_to_ras);
-  return v;
+  return nw_deformable_carry_field(v_prev, F, error);
 }
 
 /* ---- results ----------------------------------------------------------------------------- */

@@ -22,6 +22,9 @@ typedef struct {
   GLuint tex;        /* GL_TEXTURE_3D */
   gboolean owns_tex; /* FALSE when wrapped */
   GLuint pbo;        /* pixel-unpack buffer of nw_gl_volume_update, made at its first call */
+  GLuint spare;      /* nw_gl_volume_update's other texture: it fills one while the other is
+                        drawn, then swaps them (tex is always the one to draw); 0 until then */
+  gboolean nearest;  /* GL_NEAREST sampling */
   int nx, ny, nz, nc;
   double vox_to_ras[16]; /* row-major, as NwVolume */
   double ras_to_vox[16];
@@ -33,7 +36,9 @@ typedef struct {
  * out of memory). */
 NwGlVolume *nw_gl_volume_new(const NwVolume *v, gboolean nearest, GError **error);
 /* Replace the voxels (same dims and nc as at creation). Returns once v has been copied; the
- * GPU fills the texture afterwards, in order with later GL commands. */
+ * GPU fills the texture afterwards, in order with later GL commands. A texture of its own
+ * gets a second one at the first update, and tex alternates between them: read tex anew at
+ * every draw. */
 void nw_gl_volume_update(NwGlVolume *g, const NwVolume *v);
 /* A texture of nx x ny x nz voxels with nc components (1: GL_R32F, 4: GL_RGBA32F, a field
  * whose xyz is u in voxels), contents undefined, on the grid vox_to_ras: what CUDA interop

@@ -125,8 +125,13 @@ double nlm_test_surface_distance(const NwVolume *a, const NwVolume *clean)
 
 NwVolume *nlm_test_denoise(const NwVolume *phi, const NwParams *p, int *band)
 {
+  return nlm_test_denoise_ops(&nw_nlm_surface_cpu_ops, phi, p, band, NULL);
+}
+
+NwVolume *nlm_test_denoise_ops(const NwMethodOps *ops, const NwVolume *phi, const NwParams *p,
+                               int *band, NwIterationReport *reports)
+{
   g_autoptr(GError) error = NULL;
-  const NwMethodOps *ops = &nw_nlm_surface_cpu_ops;
   NwMethodInputs in = {.fixed = phi};
   void *state = ops->create(&in, p, &error);
   g_assert_no_error(error);
@@ -137,6 +142,8 @@ NwVolume *nlm_test_denoise(const NwVolume *phi, const NwParams *p, int *band)
     g_assert_no_error(error);
     if (it == 0 && band != NULL)
       *band = (int)r.figures[2];
+    if (reports != NULL)
+      reports[it] = r;
     if (g_getenv("NLM_VERBOSE"))
       g_printerr("  it %d: rms %.4f max %.3f band %.0f dt %.4f wsum %.2f\n", r.iteration,
                  r.figures[0], r.figures[1], r.figures[2], r.figures[3], r.figures[4]);

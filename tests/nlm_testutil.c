@@ -138,8 +138,9 @@ NwVolume *nlm_test_denoise_ops(const NwMethodOps *ops, const NwVolume *phi, cons
   int iterations = nw_params_get_int(p, "iterations");
   for (int it = 0; it < iterations; it++) {
     NwIterationReport r = {0};
-    g_assert_true(ops->step(state, &r, &error));
-    g_assert_no_error(error);
+    gboolean stepped = ops->step(state, &r, &error);
+    g_assert_no_error(error); /* first, so that a failure shows its message */
+    g_assert_true(stepped);
     if (it == 0 && band != NULL)
       *band = (int)r.figures[2];
     if (reports != NULL)

@@ -3,23 +3,20 @@
  *
  *   top-m       the fused distance + top-m kernel against nw_nlm_neighbours_cpu: on random
  *               patches, on the band of a noisy sphere, on quantised patches with many exact
- *               ties, on small and odd sizes (n not a multiple of the 64-row tile, m = n - 1,
- *               patch 3, 7 and 9: one and several chunks per lane group). Asserted: at least
- *               99.9 % of rows keep the CPU's set, and every row that does not differs only by
- *               near-ties (each differing pair's CPU and GPU distances within 1e-5 (|a|^2 +
- *               |b|^2) of the CPU's m-th distance). The kernel is designed to equal the CPU
- *               bit for bit (nlm_topm_kernel.cu), so each case also reports how many rows are
- *               identical in indices, order and distance bits; with ties that must be all.
- *   large       a band of 30000 rows (469 tiles of 64): rows sampled across it (tile edges, the
- *               last rows) against a CPU computation of just those rows.
- *   patches     the device patch matrix (padded layout) equals nw_nlm_patches_cpu bit for bit,
- *               borders included, and the centres phi[band[j]].
- *   weights     weights, row sums, dt and the update equal the CPU's within 1e-6 relative,
- *               with and without the spatial factor.
- *   method      the method through its table: CPU and CUDA on test_nlm_accuracy's noisy sphere
- *               (its parameters, the default 4 iterations; and re-initialising every 2 so the
- *               band is taken again on the GPU path): the result SDFs differ by < 0.01 voxel
- *               (max abs), band sizes are equal and dt / rms_change agree. */
+ *               ties, on small and odd sizes (n not a multiple of the 64-row tile, m = n - 1 and m
+ * = 128, patch 3, 7 and 9: one and several chunks per lane group). Asserted: at least 99.9 % of
+ * rows keep the CPU's set, and every row that does not differs only by near-ties (each differing
+ * pair's CPU and GPU distances within 1e-5 (|a|^2 + |b|^2) of the CPU's m-th distance). The kernel
+ * is designed to equal the CPU bit for bit (nlm_topm_kernel.cu), so each case also reports how many
+ * rows are identical in indices, order and distance bits; with ties that must be all. large       a
+ * band of 30000 rows (469 tiles of 64): rows sampled across it (tile edges, the last rows) against
+ * a CPU computation of just those rows. patches     the device patch matrix (padded layout) equals
+ * nw_nlm_patches_cpu bit for bit, borders included, and the centres phi[band[j]]. weights weights,
+ * row sums, dt and the update equal the CPU's within 1e-6 relative, with and without the spatial
+ * factor. method      the method through its table: CPU and CUDA on test_nlm_accuracy's noisy
+ * sphere (its parameters, the default 4 iterations; and re-initialising every 2 so the band is
+ * taken again on the GPU path): the result SDFs differ by < 0.01 voxel (max abs), band sizes are
+ * equal and dt / rms_change agree. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,14 +194,15 @@ static void test_topm_ties(void)
   check_topm("ties", c, 300, 8, 100, TRUE); /* p = 8: one value per lane */
 }
 
-/* Sizes around the tile (64 rows) and the chunk (16 slots a lane): n = 2, 65, 130; m = n - 1;
+/* Sizes around the tile (64 rows) and the chunk (16 slots a lane): n = 2, 64, 65, 129, 130, 200;
+ * m = n - 1 (every other row) and m = 128 (the most);
  * patch 3 (one padded chunk a lane, 27 of 128 slots used), 7 (343 values: 3 chunks a lane)
  * and 9 (729: 6 chunks a lane). */
 static void test_topm_shapes(void)
 {
   const struct {
     int n, p, m;
-  } cases[] = {{2, 125, 1},     {65, 125, 64}, {130, 27, 129}, {130, 343, 96},
+  } cases[] = {{2, 125, 1},     {65, 125, 64}, {130, 27, 128}, {130, 343, 96},
                {200, 729, 128}, {64, 125, 63}, {129, 125, 128}};
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
     g_autofree float *x = random_patches(cases[i].n, cases[i].p, FALSE, 10 + (guint32)i);

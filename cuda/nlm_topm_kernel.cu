@@ -145,6 +145,10 @@ __device__ __forceinline__ void offer(const float dist[4], bool mine, int jq, in
       }
     }
   }
+  /* Every lane read this query's state at the top; ballots and shuffles synchronise the lanes
+   * but do not order memory, so the write waits for a __syncwarp (compute-sanitizer's racecheck
+   * reports the hazard without it). */
+  __syncwarp();
   if (lane == 0)
     s_cnt[lq] = cnt, s_wd[lq] = wd, s_wl[lq] = wl, s_wp[lq] = wp;
   __syncwarp();

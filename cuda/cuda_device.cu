@@ -4,6 +4,7 @@
 #include "affine_demons_method.h"
 #include "affine_method.h"
 #include "demons_method.h"
+#include "nlm_surface_method.h"
 #include "nw_cuda.h"
 
 #include <cuda_runtime.h>
@@ -92,6 +93,7 @@ extern "C" void nw_cuda_register_methods(void)
   nw_method_register(&nw_demons_cuda_ops);
   nw_method_register(&nw_affine_cuda_ops);
   nw_method_register(&nw_affine_demons_cuda_ops);
+  nw_method_register(&nw_nlm_surface_cuda_ops);
   static const NwCudaProbe probe = {.available = nw_cuda_probe, .mem_info = nw_cuda_mem_info};
   nw_method_set_cuda_probe(&probe);
 }

@@ -125,18 +125,26 @@ double nlm_test_surface_distance(const NwVolume *a, const NwVolume *clean)
 
 NwVolume *nlm_test_denoise(const NwVolume *phi, const NwParams *p, int *band)
 {
+  return nlm_test_denoise_ops(&nw_nlm_surface_cpu_ops, phi, p, band, NULL);
+}
+
+NwVolume *nlm_test_denoise_ops(const NwMethodOps *ops, const NwVolume *phi, const NwParams *p,
+                               int *band, NwIterationReport *reports)
+{
   g_autoptr(GError) error = NULL;
-  const NwMethodOps *ops = &nw_nlm_surface_cpu_ops;
   NwMethodInputs in = {.fixed = phi};
   void *state = ops->create(&in, p, &error);
   g_assert_no_error(error);
   int iterations = nw_params_get_int(p, "iterations");
   for (int it = 0; it < iterations; it++) {
     NwIterationReport r = {0};
-    g_assert_true(ops->step(state, &r, &error));
-    g_assert_no_error(error);
+    gboolean stepped = ops->step(state, &r, &error);
+    g_assert_no_error(error); /* first, so that a failure shows its message */
+    g_assert_true(stepped);
     if (it == 0 && band != NULL)
       *band = (int)r.figures[2];
+    if (reports != NULL)
+      reports[it] = r;
     if (g_getenv("NLM_VERBOSE"))
       g_printerr("  it %d: rms %.4f max %.3f band %.0f dt %.4f wsum %.2f\n", r.iteration,
                  r.figures[0], r.figures[1], r.figures[2], r.figures[3], r.figures[4]);

@@ -34,6 +34,10 @@ double nlm_test_surface_distance(const NwVolume *a, const NwVolume *clean);
 /* Run nlm-surface (CPU) on phi with p through its method table, on this thread; the result's
  * "sdf" (owned). *band: the band size of the first iteration. */
 NwVolume *nlm_test_denoise(const NwVolume *phi, const NwParams *p, int *band);
+/* The same through any back end's table (the CUDA twin's parity test); reports[it] (when not
+ * NULL, room for every iteration) get each iteration's report. */
+NwVolume *nlm_test_denoise_ops(const NwMethodOps *ops, const NwVolume *phi, const NwParams *p,
+                               int *band, NwIterationReport *reports);
 
 G_END_DECLS
 

@@ -61,6 +61,8 @@ void nw_nlm_fill_report(NwIterationReport *r, int done, int iterations, double r
                         double max_change, int band, double dt, double mean_wsum);
 
 extern const NwMethodOps nw_nlm_surface_cpu_ops;
+/* The CUDA twin (cuda/nlm_surface_cuda.cu): at most NW_NLM_CUDA_MAX_M (128) neighbours. */
+extern const NwMethodOps nw_nlm_surface_cuda_ops;
 
 G_END_DECLS
 

@@ -19,7 +19,8 @@
 # NW_LIVE_REFRESH (the display rates bench_live runs at, default "0 60"),
 # NW_LIVE_VARIANTS=0 (no bench_live variants at 60 Hz), NW_LIVE_PATH (interop, host or both), NW_SKIP_GUI=1, NW_SKIP_CTEST=1,
 # NW_SKIP_DEMONS_BENCH=1, NW_SKIP_SWEEP=1, NW_BENCH_SIZES (bench_demons grid edges),
-# NW_SKIP_AFFINE_BENCH=1, NW_FUZZ_SECONDS / NW_FUZZ_JOBS (the long fuzz run beside the rest),
+# NW_SKIP_AFFINE_BENCH=1, NW_SKIP_NLM_BENCH=1, NW_NLM_SIZES (bench_nlm's band sizes),
+# NW_FUZZ_SECONDS / NW_FUZZ_JOBS (the long fuzz run beside the rest),
 # NW_GENERALIZE=1 with NW_GEN_MM, NW_GEN_SEEDS, NW_GEN_CONFIGS, NW_GEN_CHOOSE,
 # NW_GEN_REPORT_ALSO, NW_GEN_TIMEOUT, NW_GEN_PEERS=1, NW_GEN_PEER_TIMEOUT (the demons
 # evaluation on drawn cases and FireANTs beside it; see the step below).
@@ -187,6 +188,16 @@ if [ -x "$build/bench/bench_affine" ] && [ "${NW_SKIP_AFFINE_BENCH:-0}" != 1 ]; 
       tail -n 6 "$OUT/peer_affine_fireants$tag.log"
     done
   fi
+fi
+
+# --- nlm-surface: the fused patch distance + exact top-m (cuda/nlm_topm_kernel.cu) at band
+# sizes 17.5k .. 175k, P = 125, m = 96: ms, TFLOP/s (2 N^2 P), rows checked against the CPU ---
+if [ -x "$build/bench/bench_nlm" ] && [ "${NW_SKIP_NLM_BENCH:-0}" != 1 ]; then
+  echo "== bench_nlm"
+  timeout 240 "$build/bench/bench_nlm" --sizes "${NW_NLM_SIZES:-17500,50000,100000,175000}" \
+    --json "$OUT/bench_nlm.json" >"$OUT/bench_nlm.log" 2>&1
+  record bench_nlm $? "$(grep -E '^N ' "$OUT/bench_nlm.log" | awk '{printf "N=%s %s ms %s TF/s; ", $2, $7, $12}')"
+  cat "$OUT/bench_nlm.log"
 fi
 
 # --- live view while a demons job runs on the same GPU: interop vs host frames, drawn as fast

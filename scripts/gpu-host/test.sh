@@ -14,7 +14,9 @@
 # compute-sanitizer memcheck and racecheck. A summary table comes last (and in
 # $OUT/summary.txt). Knobs: NW_GPU_JOBS (build jobs), NW_CTEST_TIMEOUT (s per test, default
 # 120), NW_SANITIZER_TIMEOUT (s per sanitizer run, default 150), NW_TIME_BUDGET (s, default
-# 540: no sanitizer run starts that could end later), NW_SKIP_SANITIZERS=1,
+# 540: no sanitizer run starts that could end later), NW_SKIP_SANITIZERS=1, NW_SANITIZE_ONLY
+# (a regex: only the CUDA tests it matches), NW_RACECHECK_ARGS (options for the tests under
+# racecheck, e.g. "-s /cuda/nlm/top-m-large" to skip a case too slow there),
 # NW_SKIP_LIVE_BENCH=1, NW_LIVE_SIZE / NW_LIVE_SECONDS (bench_live, default 256 and 8),
 # NW_LIVE_REFRESH (the display rates bench_live runs at, default "0 60"),
 # NW_LIVE_VARIANTS=0 (no bench_live variants at 60 Hz), NW_LIVE_PATH (interop, host or both), NW_SKIP_GUI=1, NW_SKIP_CTEST=1,
@@ -371,6 +373,7 @@ else
   export NW_TEST_DATA=$repo/tests/data G_DEBUG=fatal-criticals
   while IFS=$'\t' read -r name exe; do
     [ -n "$name" ] || continue
+    [[ -z "${NW_SANITIZE_ONLY:-}" || "$name" =~ $NW_SANITIZE_ONLY ]] || continue
     for tool in memcheck racecheck; do
       left=$((budget - SECONDS))
       if [ "$left" -lt 20 ]; then
@@ -378,13 +381,15 @@ else
         continue
       fi
       run_timeout=$((left < san_timeout ? left : san_timeout))
-      extra=()
+      extra=() args=()
       [ "$tool" = memcheck ] && extra=(--leak-check full)
+      # shellcheck disable=SC2206 # GLib test options, e.g. "-s /cuda/nlm/top-m-large"
+      [ "$tool" = racecheck ] && args=(${NW_RACECHECK_ARGS:-})
       log=$OUT/$tool-$name.log
       echo "== $tool $name"
       (cd "$build/tests" 2>/dev/null || cd "$build"
        timeout "$run_timeout" "$sanitizer" --tool "$tool" "${extra[@]}" --error-exitcode 1 \
-         "$exe") >"$log" 2>&1
+         "$exe" "${args[@]}") >"$log" 2>&1
       rc=$?
       record "$tool $name" "$rc" "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1)"
       [ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] || tail -n 30 "$log"

@@ -20,7 +20,8 @@
 # NW_SKIP_LIVE_BENCH=1, NW_LIVE_SIZE / NW_LIVE_SECONDS (bench_live, default 256 and 8),
 # NW_LIVE_REFRESH (the display rates bench_live runs at, default "0 60"),
 # NW_LIVE_VARIANTS=0 (no bench_live variants at 60 Hz), NW_LIVE_PATH (interop, host or both), NW_SKIP_GUI=1, NW_SKIP_CTEST=1,
-# NW_SKIP_DEMONS_BENCH=1, NW_SKIP_SWEEP=1, NW_BENCH_SIZES (bench_demons grid edges),
+# NW_BUILD_TARGETS (build only these), NW_CTEST_REGEX (ctest -R), NW_SKIP_SMOOTH_BENCH=1,
+# NW_SKIP_CLI=1 (a quick check of a few tests), NW_SKIP_DEMONS_BENCH=1, NW_SKIP_SWEEP=1, NW_BENCH_SIZES (bench_demons grid edges),
 # NW_SKIP_AFFINE_BENCH=1, NW_SKIP_NLM_BENCH=1, NW_NLM_SIZES (bench_nlm's band sizes),
 # NW_FUZZ_SECONDS / NW_FUZZ_JOBS (the long fuzz run beside the rest),
 # NW_GENERALIZE=1 with NW_GEN_MM, NW_GEN_SEEDS, NW_GEN_CONFIGS, NW_GEN_CHOOSE,
@@ -117,7 +118,9 @@ step configure cmake -S "$repo" -B "$build" -G Ninja -DNW_GUI=AUTO -DNW_CUDA=ON 
 configured=$?
 if [ "$configured" -eq 0 ]; then
   # -k 0: keep going, so one broken target does not keep every other test from running
-  step build cmake --build "$build" -j "$jobs" -- -k 0
+  targets=()
+  for t in ${NW_BUILD_TARGETS:-}; do targets+=(--target "$t"); done
+  step build cmake --build "$build" -j "$jobs" "${targets[@]}" -- -k 0
 else
   record build 1 "not run: configure failed"
 fi
@@ -144,14 +147,15 @@ if [ "${NW_SKIP_CTEST:-0}" != 1 ]; then
   # four tests at a time, each with a quarter of the cores: OpenMP tests that each took every
   # core (16 threads x 4 tests) ran slower than alone on 2 cores, past the timeout
   OMP_NUM_THREADS=$(($(nproc) / 4 > 0 ? $(nproc) / 4 : 1)) \
-    ctest --test-dir "$build" --output-on-failure --timeout "$ctest_timeout" -j 4 2>&1 |
+    ctest --test-dir "$build" --output-on-failure --timeout "$ctest_timeout" -j 4 \
+    ${NW_CTEST_REGEX:+-R "$NW_CTEST_REGEX"} 2>&1 |
     tee "$OUT/ctest.log"
   record ctest "${PIPESTATUS[0]}" "ctest.log: $(grep -E 'tests passed|tests failed' "$OUT/ctest.log" | tail -1)"
   cp "$build/Testing/Temporary/LastTest.log" "$OUT/LastTest.log" 2>/dev/null
 fi
 
 # --- benchmarks (JSON, packed with the logs) -----------------------------------------------
-if [ -x "$build/bench/bench_smooth" ]; then
+if [ -x "$build/bench/bench_smooth" ] && [ "${NW_SKIP_SMOOTH_BENCH:-0}" != 1 ]; then
   echo "== bench_smooth"
   timeout 120 "$build/bench/bench_smooth" --size 192 --iterations 10 >"$OUT/bench_smooth.json" \
     2>"$OUT/bench_smooth.log"
@@ -278,7 +282,8 @@ if [ -x "$build/bench/bench_demons" ] && [ "${NW_SKIP_DEMONS_BENCH:-0}" != 1 ]; 
 fi
 
 # --- neurowarp-cli demons on the demo pair, on the GPU, with every output -------------------
-if [ -x "$build/app/neurowarp-cli" ] && [ -d "$repo/.gpu-scripts/templates" ]; then
+if [ -x "$build/app/neurowarp-cli" ] && [ -d "$repo/.gpu-scripts/templates" ] &&
+  [ "${NW_SKIP_CLI:-0}" != 1 ]; then
   echo "== cli demons"
   cli=$build/app/neurowarp-cli
   demo=$OUT/demo

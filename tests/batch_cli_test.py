@@ -29,13 +29,16 @@ import cli_demons_test as cdt  # noqa: E402 (exits 77 without nibabel)
 
 MPIRUN = None
 FAST = "[demons]\nlevels=1\niterations=3\n[affine]\nlevels=1\niterations=30\n"
-# ~1-2 s a pair on two cores: long enough to stop a batch between pairs
-SLOW = "[demons]\nlevels=1\niterations=600\ntolerance=0\n"
+# ~1 s a pair on one core: long enough to stop a batch between pairs
+SLOW = "[demons]\nlevels=1\niterations=400\ntolerance=0\n"
+# One OpenMP thread per process: the tests run beside others (ctest -j), where OpenMP teams
+# that spin on shared cores made a 1 s pair take a minute.
+ENV = dict(os.environ, OMP_NUM_THREADS="1")
 
 
 def run(*args, timeout=120, cmd=None):
     p = subprocess.run((cmd or [cdt.CLI]) + list(args), capture_output=True, text=True,
-                       timeout=timeout)
+                       timeout=timeout, env=ENV)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -162,15 +165,21 @@ class Batch(BatchBase):
         self.params(SLOW)
         proc = subprocess.Popen([cdt.CLI, "batch", self.three(), "--out", self.out, "--params",
                                  self.path("p.ini"), "--device", "cpu"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                env=ENV)
         first = os.path.join(self.out, "p0", "demons_summary.json")
-        deadline = time.monotonic() + 60
-        while not os.path.exists(first) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        self.assertTrue(os.path.exists(first))
-        done = self.summary_mtimes()
-        proc.send_signal(sig)
-        _, err = proc.communicate(timeout=60)
+        deadline = time.monotonic() + 120
+        try:
+            while not os.path.exists(first) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            self.assertTrue(os.path.exists(first), "the first pair did not finish in 120 s")
+            done = self.summary_mtimes()
+            proc.send_signal(sig)
+            _, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
         self.assertNotIn("p2", self.summary_mtimes(), "the batch ended before it was stopped")
         self.assert_no_partial_files()
         return proc.returncode, err, done
@@ -296,7 +305,7 @@ if __name__ == "__main__":
     cdt.CLI = sys.argv[1]
     if len(sys.argv) > 2:
         MPIRUN = sys.argv[2]
-        os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")  # CI containers run as root
-        os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        ENV.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")  # CI containers run as root
+        ENV.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     # without mpirun the single-process tests; with it (a test of its own) the MPI ones
     unittest.main(argv=sys.argv[:1] + (["BatchMpi"] if MPIRUN else ["Batch"]))

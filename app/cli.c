@@ -1,6 +1,6 @@
 /* cli.c — neurowarp-cli: the headless front end. Dispatches to one subcommand per file
  * (cli_info.c, cli_smooth.c, cli_demo_data.c, cli_demons.c, cli_fluid.c, cli_affine.c,
- * cli_resample.c, cli_denoise_surface.c; demons and fluid over cli_deformable.c); the shared option frame, JSON output and job running live in
+ * cli_resample.c, cli_denoise_surface.c, cli_batch.c; demons and fluid over cli_deformable.c); the shared option frame, JSON output and job running live in
  * cli_common.c. Main thread; the back end (CPU/CUDA) is picked per method.
  *
  * Exit codes: 0 success, 1 runtime failure, 2 usage error, 130 cancelled (cli_common.h). */
@@ -31,6 +31,8 @@ static const Subcommand subcommands[] = {
     {"resample", nw_cli_resample, "Resample an image onto another's grid through a transform"},
     {"denoise-surface", nw_cli_denoise_surface,
      "Level-set non-local-means denoising of a surface (mask, labels, SDF or mesh)"},
+    {"batch", nw_cli_batch,
+     "Register every pair of a CSV list (any method or chain), resuming an earlier run"},
     {"demo-data", nw_cli_demo_data,
      "Write the demo case: Colin27 (or a phantom), a warped copy and the true field"},
 };

@@ -2,13 +2,15 @@
  * registration (core/cpu/affine_method.h) run as a job. Writes, each atomically and all
  * named together when all are written (atomic_file.h): PREFIX_warped.nii.gz (the moving
  * image on the fixed grid), PREFIX_affine.txt and PREFIX_affine.mat (ITK text and binary),
- * PREFIX_fsl.mat (FSL FLIRT, -in MOVING -ref FIXED) and PREFIX_summary.json. Main thread,
- * except the report hook (the job's worker thread). */
+ * PREFIX_fsl.mat (FSL FLIRT, -in MOVING -ref FIXED) and PREFIX_summary.json (with the time
+ * split: read, device init, register, write). Main thread, except the report hook (the job's
+ * worker thread); a pair of a batch (cli_affine.h) runs on the batch's worker thread. */
 #include <math.h>
 #include <string.h>
 
 #include "affine_method.h"
 #include "atomic_file.h"
+#include "cli_affine.h"
 #include "cli_common.h"
 #include "cli_inputs.h"
 #include "io_nifti.h"
@@ -34,6 +36,7 @@ static const char affine_description[] =
 typedef struct {
   const char *fixed, *moving, *fixed_mask, *moving_mask, *initial, *prefix;
   gboolean ignore_spacing;
+  gint64 t_start; /* the command's start (g_get_monotonic_time), for the total time */
 } AffineArgs;
 
 /* The outputs in the order they are written. */
@@ -86,7 +89,8 @@ static void json_transform(JsonBuilder *b, const NwMethodResult *res, int dim, N
 }
 
 static char *summary_json(const AffineArgs *a, NwCliMethod *m, const NwCliRunLog *run,
-                          const NwMethodResult *res, int dim, const char *const *outputs)
+                          const NwCliTimes *times, const NwMethodResult *res, int dim,
+                          const char *const *outputs)
 {
   const NwParams *p = nw_cli_method_params(m);
   const int ki = nw_params_find(p, "transform");
@@ -102,13 +106,16 @@ static char *summary_json(const AffineArgs *a, NwCliMethod *m, const NwCliRunLog
   nw_json_member_number(b, "metric_value", cost[1]);
   nw_json_member_number(b, "overlap", cost[2]);
   nw_json_member_number(b, "evaluations", nw_method_result_get_values(res, "evaluations", NULL)[0]);
-  return nw_cli_summary_end(b, run, NULL, outputs);
+  return nw_cli_summary_end(b, run, times, outputs);
 }
 
+/* The volumes and transforms, then the summary (with times->write and ->total, which end
+ * before it, as the deformable commands' do), then all named together. */
 static gboolean write_outputs(NwOutputs *o, const AffineArgs *a, NwCliMethod *m,
-                              const NwCliRunLog *run, const NwMethodInputs *in,
-                              const NwMethodResult *res, GError **error)
+                              const NwCliRunLog *run, NwCliTimes *times,
+                              const NwMethodInputs *in, const NwMethodResult *res, GError **error)
 {
+  const gint64 t0 = g_get_monotonic_time();
   const NwVolume *warped = nw_method_result_get(res, "warped");
   if (warped == NULL || nw_method_result_get_values(res, "transform", NULL) == NULL ||
       nw_method_result_get_values(res, "centre", NULL) == NULL) {
@@ -120,25 +127,34 @@ static gboolean write_outputs(NwOutputs *o, const AffineArgs *a, NwCliMethod *m,
   if (!nw_nifti_write_to(o, pw, warped, NW_DT_FLOAT32, FALSE, error) ||
       !nw_result_write_transform(o, res, a->prefix, in->fixed, in->moving, error))
     return FALSE;
+  times->write = nw_cli_seconds_since(t0);
+  times->total = nw_cli_seconds_since(a->t_start);
   g_autoptr(GPtrArray) names = nw_cli_output_list(o, pj);
-  g_autofree char *json = summary_json(a, m, run, res, dim, (const char *const *)names->pdata);
+  g_autofree char *json =
+      summary_json(a, m, run, times, res, dim, (const char *const *)names->pdata);
   return nw_outputs_write_buffer(o, pj, json, -1, error) && nw_outputs_commit(o, error);
 }
 
-/* Check the outputs, read, run, write. Exit code. */
-static int affine_run(NwCliMethod *m, const AffineArgs *a)
+/* Check the outputs, read, run, write, each timed; CUDA initialises on its thread while the
+ * inputs are read (as the deformable commands do). */
+static gboolean affine_pair(NwCliMethod *m, const AffineArgs *a, GError **error)
 {
-  g_autoptr(GError) error = NULL;
   g_autoptr(NwOutputs) outputs = nw_outputs_new(nw_cli_method_overwrite(m));
   NwCliInputs in = {0};
+  NwCliTimes times = {0};
   const char *paths[NW_CLI_N_INPUTS] = {a->fixed, a->moving, a->fixed_mask, a->moving_mask};
   double initial[16];
-  if (!claim_outputs(outputs, a, &error) ||
-      !nw_cli_inputs_read(&in, paths, a->ignore_spacing, &error) ||
-      (a->initial != NULL &&
-       !nw_transform_read(a->initial, in.v[NW_CLI_FIXED], in.v[NW_CLI_MOVING], initial, &error))) {
+  nw_cli_method_start_device(m);
+  if (!claim_outputs(outputs, a, error))
+    return FALSE;
+  gint64 t0 = g_get_monotonic_time();
+  gboolean ok = nw_cli_inputs_read(&in, paths, a->ignore_spacing, error) &&
+                (a->initial == NULL || nw_transform_read(a->initial, in.v[NW_CLI_FIXED],
+                                                         in.v[NW_CLI_MOVING], initial, error));
+  times.read = nw_cli_seconds_since(t0);
+  if (!ok || !nw_cli_method_pick_device(m, &times.device_init, error)) {
     nw_cli_inputs_clear(&in);
-    return nw_cli_fail(error);
+    return FALSE;
   }
   NwMethodInputs inputs = {.fixed = in.v[NW_CLI_FIXED],
                            .moving = in.v[NW_CLI_MOVING],
@@ -146,17 +162,31 @@ static int affine_run(NwCliMethod *m, const AffineArgs *a)
                            .moving_mask = in.v[NW_CLI_MOVING_MASK],
                            .initial_transform = a->initial != NULL ? initial : NULL};
   NwCliRunLog run;
-  g_autoptr(NwMethodResult) res = nw_cli_method_run_logged(m, &inputs, 0, &run, &error);
-  gboolean ok = res != NULL && write_outputs(outputs, a, m, &run, &inputs, res, &error);
+  t0 = g_get_monotonic_time();
+  g_autoptr(NwMethodResult) res = nw_cli_method_run_logged(m, &inputs, 0, &run, error);
+  times.reg = nw_cli_seconds_since(t0);
+  ok = res != NULL && write_outputs(outputs, a, m, &run, &times, &inputs, res, error);
   nw_cli_inputs_clear(&in);
-  if (!ok)
-    return nw_cli_fail(error);
-  nw_cli_method_print_summary(m, NULL, nw_outputs_paths(outputs));
-  return NW_CLI_EXIT_OK;
+  if (ok)
+    nw_cli_method_print_summary(m, &times, nw_outputs_paths(outputs));
+  return ok;
+}
+
+gboolean nw_cli_affine_run_pair(NwCliMethod *m, const NwCliPair *pair, GError **error)
+{
+  AffineArgs a = {.fixed = pair->fixed,
+                  .moving = pair->moving,
+                  .fixed_mask = pair->fixed_mask,
+                  .moving_mask = pair->moving_mask,
+                  .initial = pair->initial,
+                  .prefix = pair->prefix,
+                  .t_start = g_get_monotonic_time()};
+  return affine_pair(m, &a, error);
 }
 
 int nw_cli_affine(int argc, char **argv)
 {
+  const gint64 t_start = g_get_monotonic_time();
   g_autoptr(GError) error = NULL;
   g_autoptr(NwCliMethod) m = nw_cli_method_new("affine", "affine", &error);
   if (m == NULL)
@@ -193,7 +223,8 @@ int nw_cli_affine(int argc, char **argv)
     return nw_cli_usage("affine", "more than two input images");
   if (prefix == NULL)
     return nw_cli_usage("affine", "missing -o PREFIX");
-  if (!nw_cli_method_prepare(m, &code, &error))
+  /* The device is picked after reading (affine_pair), while CUDA initialises meanwhile. */
+  if (!nw_cli_method_prepare_options(m, &code, &error))
     return code == NW_CLI_EXIT_USAGE ? nw_cli_usage("affine", error->message) : nw_cli_fail(error);
   AffineArgs a = {.fixed = argv[1],
                   .moving = argv[2],
@@ -201,6 +232,7 @@ int nw_cli_affine(int argc, char **argv)
                   .moving_mask = moving_mask,
                   .initial = initial,
                   .prefix = prefix,
-                  .ignore_spacing = ignore_spacing};
-  return affine_run(m, &a);
+                  .ignore_spacing = ignore_spacing,
+                  .t_start = t_start};
+  return affine_pair(m, &a, &error) ? NW_CLI_EXIT_OK : nw_cli_fail(error);
 }

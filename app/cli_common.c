@@ -90,6 +90,7 @@ struct NwCliMethod {
   GMainLoop *loop;
   NwCliReportHook hook; /* optional, nw_cli_method_set_report_hook */
   gpointer hook_data;
+  NwCliCancel *batch; /* in a batch (nw_cli_method_set_batch): cancels the job; borrowed */
 };
 
 NwCliMethod *nw_cli_method_new(const char *command, const char *method, GError **error)
@@ -248,16 +249,16 @@ void nw_cli_method_start_device(NwCliMethod *m)
     m->device_init = g_thread_new("nw-cuda-init", device_init_thread, NULL);
 }
 
-static gboolean used_cuda; /* main thread */
+static gint used_cuda; /* atomic: a batch's workers pick devices too */
 
 gboolean nw_cli_used_cuda(void)
 {
-  return used_cuda;
+  return g_atomic_int_get(&used_cuda);
 }
 
 int nw_cli_exit(int code)
 {
-  if (!used_cuda)
+  if (!nw_cli_used_cuda())
     return code;
   fflush(NULL);
   _exit(code);
@@ -275,7 +276,8 @@ gboolean nw_cli_method_pick_device(NwCliMethod *m, double *waited_s, GError **er
     *waited_s = m->ops != NULL && m->ops->device == NW_DEVICE_CUDA ? waited : 0.0;
   if (m->ops == NULL)
     return FALSE;
-  used_cuda |= m->ops->device == NW_DEVICE_CUDA;
+  if (m->ops->device == NW_DEVICE_CUDA)
+    g_atomic_int_set(&used_cuda, TRUE);
   m->auto_device = m->device == NW_DEVICE_AUTO;
   return TRUE;
 }
@@ -289,6 +291,26 @@ gboolean nw_cli_method_prepare(NwCliMethod *m, int *exit_code, GError **error)
     return FALSE;
   *exit_code = NW_CLI_EXIT_OK;
   return TRUE;
+}
+
+void nw_cli_method_set_options(NwCliMethod *m, const char *device, const char *params_file,
+                               gboolean overwrite)
+{
+  g_free(m->device_text);
+  g_free(m->params_file);
+  m->device_text = g_strdup(device);
+  m->params_file = g_strdup(params_file);
+  m->overwrite = overwrite;
+}
+
+void nw_cli_method_set_batch(NwCliMethod *m, NwCliCancel *cancel)
+{
+  m->batch = cancel;
+}
+
+gboolean nw_cli_method_in_batch(const NwCliMethod *m)
+{
+  return m->batch != NULL;
 }
 
 gboolean nw_cli_method_json(const NwCliMethod *m)
@@ -369,7 +391,8 @@ static void on_done(NwJob *job, NwJobState state, const GError *error, gpointer 
 {
   NwCliMethod *m = data;
   (void)job, (void)state, (void)error;
-  g_idle_add(quit_loop, m->loop);
+  if (m->loop != NULL) /* in a batch the caller waits on the job instead */
+    g_idle_add(quit_loop, m->loop);
 }
 
 /* First Ctrl-C: cancel at the next iteration boundary. A second one, for an iteration that
@@ -386,12 +409,26 @@ static gboolean on_signal(gpointer data)
   return G_SOURCE_CONTINUE;
 }
 
+/* The single command's wait: a main loop on this (the main) thread that turns SIGINT and
+ * SIGTERM into a cancel. */
+static void wait_in_main_loop(NwCliMethod *m, NwJob *job)
+{
+  m->loop = g_main_loop_new(NULL, FALSE);
+  guint sigint = g_unix_signal_add(SIGINT, on_signal, job);
+  guint sigterm = g_unix_signal_add(SIGTERM, on_signal, job);
+  nw_job_start(job, FALSE);
+  g_main_loop_run(m->loop);
+  g_source_remove(sigint);
+  g_source_remove(sigterm);
+  g_clear_pointer(&m->loop, g_main_loop_unref);
+}
+
 NwMethodResult *nw_cli_method_run(NwCliMethod *m, const NwMethodInputs *in, int max_iterations,
                                   GError **error)
 {
   g_return_val_if_fail(m->ops != NULL, NULL);
   m->max_iterations = max_iterations;
-  if (m->auto_device) {
+  if (m->auto_device && m->batch == NULL) {
     /* Said when the job starts, so that failures before it keep stderr to one line. */
     gboolean cuda = m->ops->device == NW_DEVICE_CUDA;
     char why[256] = "";
@@ -400,29 +437,87 @@ NwMethodResult *nw_cli_method_run(NwCliMethod *m, const NwMethodInputs *in, int 
     fprintf(stderr, "%s %s: --device auto picked %s%s%s%s\n", NW_CLI_PROG, m->command,
             nw_device_name(m->ops->device), cuda ? " (" : "", cuda ? why : "", cuda ? ")" : "");
   }
-  m->progress_line = isatty(STDERR_FILENO);
+  m->progress_line = m->batch == NULL && isatty(STDERR_FILENO);
   m->iterations = 0;
   m->total_ms = 0.0;
   m->t_start = g_get_monotonic_time();
-  m->loop = g_main_loop_new(NULL, FALSE);
   NwJobCallbacks cb = {.on_iteration = on_iteration, .on_done = on_done};
   NwJob *job = nw_job_new(m->ops, in, m->params, max_iterations, &cb, m);
-  guint sigint = g_unix_signal_add(SIGINT, on_signal, job);
-  guint sigterm = g_unix_signal_add(SIGTERM, on_signal, job);
-  nw_job_start(job, FALSE);
-  g_main_loop_run(m->loop);
-  g_source_remove(sigint);
-  g_source_remove(sigterm);
-  g_clear_pointer(&m->loop, g_main_loop_unref);
+  if (m->batch != NULL) {
+    nw_job_start(job, FALSE);
+    nw_cli_cancel_add(m->batch, job); /* nw_job_wait below blocks this worker thread */
+  } else {
+    wait_in_main_loop(m, job);
+  }
   if (m->progress_line && m->iterations > 0)
     fputc('\n', stderr);
 
   NwMethodResult *result = NULL;
   if (nw_job_wait(job, error))
     result = nw_job_take_result(job, error);
+  if (m->batch != NULL)
+    nw_cli_cancel_remove(m->batch, job);
   nw_job_free(job);
   m->total_ms = (double)(g_get_monotonic_time() - m->t_start) / 1000.0;
   return result;
+}
+
+/* ---- cancelling a batch's jobs ----------------------------------------------------------- */
+
+struct NwCliCancel {
+  GMutex lock;
+  gboolean requested;
+  GPtrArray *jobs; /* running, borrowed */
+};
+
+NwCliCancel *nw_cli_cancel_new(void)
+{
+  NwCliCancel *c = g_new0(NwCliCancel, 1);
+  g_mutex_init(&c->lock);
+  c->jobs = g_ptr_array_new();
+  return c;
+}
+
+void nw_cli_cancel_free(NwCliCancel *c)
+{
+  if (c == NULL)
+    return;
+  g_ptr_array_unref(c->jobs);
+  g_mutex_clear(&c->lock);
+  g_free(c);
+}
+
+void nw_cli_cancel_trigger(NwCliCancel *c)
+{
+  g_mutex_lock(&c->lock);
+  c->requested = TRUE;
+  for (guint i = 0; i < c->jobs->len; i++)
+    nw_job_cancel(c->jobs->pdata[i]);
+  g_mutex_unlock(&c->lock);
+}
+
+gboolean nw_cli_cancel_requested(NwCliCancel *c)
+{
+  g_mutex_lock(&c->lock);
+  const gboolean r = c->requested;
+  g_mutex_unlock(&c->lock);
+  return r;
+}
+
+void nw_cli_cancel_add(NwCliCancel *c, NwJob *job)
+{
+  g_mutex_lock(&c->lock);
+  g_ptr_array_add(c->jobs, job);
+  if (c->requested) /* asked before this job started */
+    nw_job_cancel(job);
+  g_mutex_unlock(&c->lock);
+}
+
+void nw_cli_cancel_remove(NwCliCancel *c, NwJob *job)
+{
+  g_mutex_lock(&c->lock);
+  g_ptr_array_remove_fast(c->jobs, job);
+  g_mutex_unlock(&c->lock);
 }
 
 double nw_cli_seconds_since(gint64 t0)

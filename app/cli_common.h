@@ -14,6 +14,7 @@
 #include <json-glib/json-glib.h>
 
 #include "atomic_file.h"
+#include "job.h"
 #include "method.h"
 
 G_BEGIN_DECLS
@@ -52,6 +53,7 @@ int nw_cli_fluid(int argc, char **argv);    /* cli_fluid.c */
 int nw_cli_affine(int argc, char **argv);   /* cli_affine.c */
 int nw_cli_resample(int argc, char **argv); /* cli_resample.c */
 int nw_cli_denoise_surface(int argc, char **argv); /* cli_denoise_surface.c */
+int nw_cli_batch(int argc, char **argv);           /* cli_batch.c */
 
 /* ---- method commands ------------------------------------------------------------------ */
 
@@ -86,6 +88,28 @@ gboolean nw_cli_used_cuda(void);
  * 0.13 s on an H100 after a 0.43 s 2 mm demons command; the driver frees it all as the
  * process ends); else a plain return. Every output is renamed into place before this. */
 int nw_cli_exit(int code);
+/* What the options --device, --params and --overwrite set, for a method run without parsing
+ * its options (a stage of `neurowarp-cli batch`); then nw_cli_method_prepare_options. */
+void nw_cli_method_set_options(NwCliMethod *m, const char *device, const char *params_file,
+                               gboolean overwrite);
+
+/* A batch's jobs (cli_batch.c): a flag and the jobs running now, under a lock; trigger (any
+ * thread, e.g. the main thread on Ctrl-C) sets the flag and cancels every job running and
+ * any added later. */
+typedef struct NwCliCancel NwCliCancel;
+NwCliCancel *nw_cli_cancel_new(void);
+void nw_cli_cancel_free(NwCliCancel *c);
+void nw_cli_cancel_trigger(NwCliCancel *c);
+gboolean nw_cli_cancel_requested(NwCliCancel *c);
+void nw_cli_cancel_add(NwCliCancel *c, NwJob *job);
+void nw_cli_cancel_remove(NwCliCancel *c, NwJob *job);
+/* m runs in a batch: nw_cli_method_run may then be called from any thread; it waits on the
+ * job without a main loop or signal handlers of its own (cancel cancels it), and prints no
+ * progress line and no "--device auto picked" line; the commands print no closing report.
+ * cancel is borrowed and must outlive the runs. */
+void nw_cli_method_set_batch(NwCliMethod *m, NwCliCancel *cancel);
+gboolean nw_cli_method_in_batch(const NwCliMethod *m);
+
 gboolean nw_cli_method_json(const NwCliMethod *m);
 /* --overwrite: existing outputs are replaced (and stale ones of the same prefix removed). */
 gboolean nw_cli_method_overwrite(const NwCliMethod *m);
@@ -93,7 +117,7 @@ const NwParams *nw_cli_method_params(const NwCliMethod *m);
 const NwMethodOps *nw_cli_method_ops(const NwCliMethod *m);
 
 /* Run the job on its worker thread while the main thread waits in a main loop that turns
- * SIGINT/SIGTERM into nw_job_cancel. Progress line on a terminal stderr, JSON lines on
+ * SIGINT/SIGTERM into nw_job_cancel (in a batch: see nw_cli_method_set_batch). Progress line on a terminal stderr, JSON lines on
  * stdout with --json. max_iterations <= 0: the method's own rule. Returns the result, or
  * NULL with the error (NW_ERROR_CANCELLED when the user interrupted). */
 NwMethodResult *nw_cli_method_run(NwCliMethod *m, const NwMethodInputs *in, int max_iterations,

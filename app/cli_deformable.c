@@ -316,22 +316,22 @@ static void print_report(const DeformArgs *a, NwCliMethod *m, const NwCliRunLog 
 }
 
 /* Check the outputs, read, check, run, write, each timed. CUDA initialises on its thread
- * meanwhile from the start to the device pick after reading. Exit code. */
-static int deform_run(NwCliMethod *m, const DeformArgs *a)
+ * meanwhile from the start to the device pick after reading. The closing report on stdout
+ * unless --json or in a batch. */
+static gboolean deform_pair(NwCliMethod *m, const DeformArgs *a, GError **error)
 {
-  g_autoptr(GError) error = NULL;
   g_autoptr(NwOutputs) outputs = nw_outputs_new(nw_cli_method_overwrite(m));
   DeformInputs in = {0};
   NwCliTimes times = {0};
   nw_cli_method_start_device(m);
-  if (!claim_outputs(outputs, a, &error))
-    return nw_cli_fail(error);
+  if (!claim_outputs(outputs, a, error))
+    return FALSE;
   gint64 t0 = g_get_monotonic_time();
-  gboolean ok = read_inputs(a, &in, &error) && regrid_moving(a, &in, &error);
+  gboolean ok = read_inputs(a, &in, error) && regrid_moving(a, &in, error);
   times.read = nw_cli_seconds_since(t0);
-  if (!ok || !nw_cli_method_pick_device(m, &times.device_init, &error)) {
+  if (!ok || !nw_cli_method_pick_device(m, &times.device_init, error)) {
     inputs_clear(&in);
-    return nw_cli_fail(error);
+    return FALSE;
   }
   NwMethodInputs inputs = {.fixed = in.fixed,
                            .moving = job_moving(&in),
@@ -345,19 +345,35 @@ static int deform_run(NwCliMethod *m, const DeformArgs *a)
   NwCliRunLog run;
   t0 = g_get_monotonic_time();
   g_autoptr(NwMethodResult) res =
-      nw_cli_method_run_logged(m, &inputs, max_iterations, &run, &error);
+      nw_cli_method_run_logged(m, &inputs, max_iterations, &run, error);
   if (res != NULL)
     drop_unasked(res, a);
-  ok = res != NULL && (!in.regrid || nw_regrid_compose_result(&in.g, res, &error));
+  ok = res != NULL && (!in.regrid || nw_regrid_compose_result(&in.g, res, error));
   times.reg = nw_cli_seconds_since(t0); /* with the composition: the fields are the job's result */
-  ok = ok && write_outputs(outputs, a, m, &run, &times, &in, res, &error);
-  if (ok && !nw_cli_method_json(m))
+  ok = ok && write_outputs(outputs, a, m, &run, &times, &in, res, error);
+  if (ok && !nw_cli_method_json(m) && !nw_cli_method_in_batch(m))
     print_report(a, m, &run, &times, &in, res, nw_outputs_paths(outputs));
   inputs_clear(&in);
-  if (!ok)
-    return nw_cli_fail(error);
-  nw_cli_method_print_summary(m, &times, nw_outputs_paths(outputs));
-  return NW_CLI_EXIT_OK;
+  if (ok)
+    nw_cli_method_print_summary(m, &times, nw_outputs_paths(outputs));
+  return ok;
+}
+
+gboolean nw_cli_deformable_run_pair(const NwCliDeformable *c, NwCliMethod *m,
+                                    const NwCliPair *pair, GError **error)
+{
+  DeformArgs a = {.fixed = pair->fixed,
+                  .moving = pair->moving,
+                  .fixed_labels = pair->fixed_labels,
+                  .moving_labels = pair->moving_labels,
+                  .fixed_mask = pair->fixed_mask,
+                  .moving_mask = pair->moving_mask,
+                  .initial = pair->initial,
+                  .prefix = pair->prefix,
+                  .conv = NW_FIELD_ITK,
+                  .cmd = c,
+                  .t_start = g_get_monotonic_time()};
+  return parse_outputs(&a, NULL, error) && deform_pair(m, &a, error);
 }
 
 int nw_cli_deformable(const NwCliDeformable *c, int argc, char **argv)
@@ -435,5 +451,5 @@ int nw_cli_deformable(const NwCliDeformable *c, int argc, char **argv)
   /* The device is picked after reading (deform_run), while CUDA initialises meanwhile. */
   if (!nw_cli_method_prepare_options(m, &code, &error))
     return code == NW_CLI_EXIT_USAGE ? nw_cli_usage(c->command, error->message) : nw_cli_fail(error);
-  return deform_run(m, &a);
+  return deform_pair(m, &a, &error) ? NW_CLI_EXIT_OK : nw_cli_fail(error);
 }

@@ -8,6 +8,9 @@
 
 #include <glib.h>
 
+#include "cli_common.h"
+#include "cli_pair.h"
+
 G_BEGIN_DECLS
 
 /* A figure of the closing report: "final: LABEL VALUE · ..." */
@@ -29,6 +32,16 @@ typedef struct {
 
 /* Runs the command (argv[0] its name); the exit status. */
 int nw_cli_deformable(const NwCliDeformable *c, int argc, char **argv);
+/* One pair as the command runs it with default --outputs and fields in the ITK convention,
+ * m prepared (nw_cli_method_prepare_options) for c->method: what `neurowarp-cli batch` runs
+ * per pair. FALSE with the error (the message names the file) on failure, when nothing of
+ * the pair's outputs is left. */
+gboolean nw_cli_deformable_run_pair(const NwCliDeformable *c, NwCliMethod *m,
+                                    const NwCliPair *pair, GError **error);
+
+/* The commands' tables (cli_demons.c, cli_fluid.c). */
+extern const NwCliDeformable nw_cli_demons_command;
+extern const NwCliDeformable nw_cli_fluid_command;
 
 G_END_DECLS
 

@@ -42,7 +42,7 @@ static const char *const demons_outputs[] = {"warped",   "forward", "inverse", "
 static const NwCliShownFigure demons_shown[] = {
     {"energy", "energy"}, {"ncc", "NCC"}, {"min_jac", "smallest det J"}, {NULL, NULL}};
 
-static const NwCliDeformable demons_command = {
+const NwCliDeformable nw_cli_demons_command = {
     .command = "demons",
     .method = "demons",
     .summary = "Diffeomorphic log-demons registration of MOVING onto FIXED.",
@@ -53,5 +53,5 @@ static const NwCliDeformable demons_command = {
 
 int nw_cli_demons(int argc, char **argv)
 {
-  return nw_cli_deformable(&demons_command, argc, argv);
+  return nw_cli_deformable(&nw_cli_demons_command, argc, argv);
 }

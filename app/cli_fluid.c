@@ -41,7 +41,7 @@ static const NwCliShownFigure fluid_shown[] = {{"l2", "L2"},
                                                {"mean_log_jac", "mean log det J"},
                                                {NULL, NULL}};
 
-static const NwCliDeformable fluid_command = {
+const NwCliDeformable nw_cli_fluid_command = {
     .command = "fluid",
     .method = "fluid",
     .summary = "Unbiased viscous-fluid registration of MOVING onto FIXED.",
@@ -52,5 +52,5 @@ static const NwCliDeformable fluid_command = {
 
 int nw_cli_fluid(int argc, char **argv)
 {
-  return nw_cli_deformable(&fluid_command, argc, argv);
+  return nw_cli_deformable(&nw_cli_fluid_command, argc, argv);
 }

@@ -17,6 +17,8 @@ pkgs=(
   libgif-dev
   # headless GUI tests: Xvfb with Mesa's software GL
   xvfb xauth libgl1-mesa-dri libegl-mesa0
+  # `neurowarp-cli batch` under mpirun (NW_MPI) and its test with 2 and 4 ranks
+  libopenmpi-dev openmpi-bin
   # tests and the demo case: independent NIfTI reader, Colin27 (ch2bet) with AAL labels,
   # elastix's transformix for field interoperability, dipy for the SyN comparison
   python3 python3-numpy python3-nibabel mricron-data elastix python3-dipy

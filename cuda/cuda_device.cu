@@ -4,6 +4,7 @@
 #include "affine_demons_method.h"
 #include "affine_method.h"
 #include "demons_method.h"
+#include "fluid_method.h"
 #include "nlm_surface_method.h"
 #include "nw_cuda.h"
 
@@ -91,6 +92,7 @@ extern "C" void nw_cuda_register_methods(void)
 {
   nw_method_register(&nw_smooth_cuda_ops);
   nw_method_register(&nw_demons_cuda_ops);
+  nw_method_register(&nw_fluid_cuda_ops);
   nw_method_register(&nw_affine_cuda_ops);
   nw_method_register(&nw_affine_demons_cuda_ops);
   nw_method_register(&nw_nlm_surface_cuda_ops);

@@ -1,8 +1,8 @@
 /* fluid_method.h — "fluid": unbiased viscous-fluid registration (Yanovsky, Thompson, Osher,
  * Leow 2007, "Topology preserving log-unbiased nonlinear image registration", MMBIA; on GPUs
  * Lee et al. 2010), issue 14. The parameter table, the figures and the names below are shared
- * by the CPU reference (core/cpu/fluid_cpu.c over the kernels of fluid_kernels.h) and a
- * future CUDA twin; fluid_common.c holds them.
+ * by the CPU reference (core/cpu/fluid_cpu.c over the kernels of fluid_kernels.h) and its
+ * CUDA twin (cuda/fluid_cuda.cu over cuda/fluid_kernels.cuh); fluid_common.c holds them.
  *
  * Notation (the paper's): R the reference (fixed) image, T the template (moving) image,
  * u the displacement in the paper's sign: the template is deformed as T(x - u(x)), i.e. the
@@ -85,6 +85,8 @@ extern const NwParamSpec nw_fluid_param_specs[NW_FLUID_N_PARAMS];
 /* The live plot's panels: l2, skl, max_u, min_jac, max_jac, mean_log_jac. */
 extern const char *const nw_fluid_plot_figures[];
 extern const NwMethodOps nw_fluid_cpu_ops;
+/* The CUDA twin (cuda/fluid_cuda.cu), registered by nw_cuda_register_methods. */
+extern const NwMethodOps nw_fluid_cuda_ops;
 
 typedef enum {
   NW_FLUID_SIM_SSD,

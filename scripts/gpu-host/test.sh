@@ -23,6 +23,7 @@
 # NW_BUILD_TARGETS (build only these), NW_CTEST_REGEX (ctest -R), NW_SKIP_SMOOTH_BENCH=1,
 # NW_SKIP_CLI=1 (a quick check of a few tests), NW_SKIP_DEMONS_BENCH=1, NW_SKIP_SWEEP=1, NW_BENCH_SIZES (bench_demons grid edges),
 # NW_SKIP_AFFINE_BENCH=1, NW_SKIP_NLM_BENCH=1, NW_NLM_SIZES (bench_nlm's band sizes),
+# NW_SKIP_FLUID_BENCH=1 (bench_fluid),
 # NW_FUZZ_SECONDS / NW_FUZZ_JOBS (the long fuzz run beside the rest),
 # NW_GENERALIZE=1 with NW_GEN_MM, NW_GEN_SEEDS, NW_GEN_CONFIGS, NW_GEN_CHOOSE,
 # NW_GEN_REPORT_ALSO, NW_GEN_TIMEOUT, NW_GEN_PEERS=1, NW_GEN_PEER_TIMEOUT (the demons
@@ -204,6 +205,16 @@ if [ -x "$build/bench/bench_nlm" ] && [ "${NW_SKIP_NLM_BENCH:-0}" != 1 ]; then
     --json "$OUT/bench_nlm.json" >"$OUT/bench_nlm.log" 2>&1
   record bench_nlm $? "$(grep -E '^N ' "$OUT/bench_nlm.log" | awk '{printf "N=%s %s ms %s TF/s; ", $2, $7, $12}')"
   cat "$OUT/bench_nlm.log"
+fi
+
+# --- fluid (issue 14): per-iteration time at 128^3, 192x128x192, 240^3 for both force variants,
+# the force kernel's GFLOP/s and GB/s against the peaks, a full 240^3 registration, the CPU at
+# 128^3; the variants checked against the CPU force first (exit 1 when they differ) -----------
+if [ -x "$build/bench/bench_fluid" ] && [ "${NW_SKIP_FLUID_BENCH:-0}" != 1 ]; then
+  echo "== bench_fluid"
+  timeout 420 "$build/bench/bench_fluid" --json "$OUT/bench_fluid.json" >"$OUT/bench_fluid.log" 2>&1
+  record bench_fluid $? "$(grep -E '^(iteration|full|cpu) ' "$OUT/bench_fluid.log" | cut -c1-80 | tr '\n' ';')"
+  cat "$OUT/bench_fluid.log"
 fi
 
 # --- live view while a demons job runs on the same GPU: interop vs host frames, drawn as fast

@@ -1,6 +1,6 @@
 /* cli_denoise_surface.c — `neurowarp-cli denoise-surface INPUT -o PREFIX`: the "nlm-surface"
  * method (core/cpu/nlm_surface_method.h) run as a job on a level set read from a mask, a
- * label, a signed distance or a mesh (cli_surface_input.h). Writes, each atomically and all
+ * label, a signed distance or a mesh (core/surface_input.h). Writes, each atomically and all
  * named together at the end (atomic_file.h): PREFIX_sdf.nii.gz (the denoised signed distance,
  * float32 mm, negative inside), PREFIX_surface.gii|.ply|.vtk (its zero level set with each
  * vertex's signed displacement from the input surface as the per-vertex scalar) and
@@ -11,13 +11,12 @@
 
 #include "atomic_file.h"
 #include "cli_common.h"
-#include "cli_surface_input.h"
 #include "io_mesh.h"
-#include "io_nifti.h"
 #include "json_out.h"
-#include "level_set.h"
+#include "level_set_result.h"
 #include "nlm_surface_method.h"
 #include "nw_error.h"
+#include "surface_input.h"
 
 static const char denoise_description[] =
     "Denoises the surface given by INPUT with level-set non-local means: INPUT becomes a\n"
@@ -57,16 +56,14 @@ typedef struct {
 /* What the run made, for the summary and the report. */
 typedef struct {
   NwSurfaceInputKind kind;
-  NwVolume *phi;      /* the input level set */
-  NwSurface *surface; /* the denoised zero level set, displacement as scalars */
-  int in_inside, in_outside, out_inside, out_outside; /* components */
-  double disp_mean, disp_mean_abs, disp_max_abs;      /* mm over vertices */
+  NwVolume *phi;       /* the input level set */
+  NwLevelSetMeasure m; /* the denoised zero level set and its figures (level_set_result.h) */
 } DenoiseRun;
 
 static void run_clear(DenoiseRun *r)
 {
   g_clear_pointer(&r->phi, nw_volume_free);
-  g_clear_pointer(&r->surface, nw_surface_free);
+  nw_level_set_measure_clear(&r->m);
 }
 
 static char *output_path(const DenoiseArgs *a, const char *suffix)
@@ -87,33 +84,6 @@ static gboolean claim_outputs(NwOutputs *o, const DenoiseArgs *a, GError **error
                                                    : nw_outputs_claim_stale(o, mesh, error);
   }
   return ok && nw_outputs_claim(o, json, error);
-}
-
-/* The zero level set of the result with displacements, and the figures of both level sets. */
-static gboolean measure(DenoiseRun *r, const NwMethodResult *res, GError **error)
-{
-  const NwVolume *sdf = nw_method_result_get(res, "sdf");
-  const NwVolume *input = nw_method_result_get(res, "input_sdf");
-  if (sdf == NULL || input == NULL) {
-    g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
-                "denoise-surface: the job returned no level set");
-    return FALSE;
-  }
-  if ((r->surface = nw_level_set_mesh(sdf, input, error)) == NULL) {
-    g_prefix_error(error, "denoise-surface: the denoised ");
-    return FALSE;
-  }
-  double sum = 0.0, sum_abs = 0.0, most = 0.0;
-  for (int v = 0; v < r->surface->n_vertices; v++) {
-    double d = r->surface->scalars[v];
-    sum += d, sum_abs += fabs(d), most = MAX(most, fabs(d));
-  }
-  r->disp_mean = sum / r->surface->n_vertices;
-  r->disp_mean_abs = sum_abs / r->surface->n_vertices;
-  r->disp_max_abs = most;
-  nw_level_set_components(input, &r->in_inside, &r->in_outside, NULL, NULL);
-  nw_level_set_components(sdf, &r->out_inside, &r->out_outside, NULL, NULL);
-  return TRUE;
 }
 
 static void json_components(JsonBuilder *b, const char *key, int inside, int outside)
@@ -147,15 +117,16 @@ static char *summary_json(const DenoiseArgs *a, NwCliMethod *m, const NwCliRunLo
   json_builder_end_object(b);
   json_builder_set_member_name(b, "parameters");
   nw_json_add_params(b, nw_cli_method_params(m));
-  json_components(b, "input_components", r->in_inside, r->in_outside);
-  json_components(b, "output_components", r->out_inside, r->out_outside);
+  const NwLevelSetMeasure *lm = &r->m;
+  json_components(b, "input_components", lm->in_inside, lm->in_outside);
+  json_components(b, "output_components", lm->out_inside, lm->out_outside);
   json_builder_set_member_name(b, "surface");
   json_builder_begin_object(b);
-  nw_json_member_number(b, "vertices", r->surface->n_vertices);
-  nw_json_member_number(b, "triangles", r->surface->n_triangles);
-  nw_json_member_number(b, "displacement_mean_mm", r->disp_mean);
-  nw_json_member_number(b, "displacement_mean_abs_mm", r->disp_mean_abs);
-  nw_json_member_number(b, "displacement_max_abs_mm", r->disp_max_abs);
+  nw_json_member_number(b, "vertices", lm->surface->n_vertices);
+  nw_json_member_number(b, "triangles", lm->surface->n_triangles);
+  nw_json_member_number(b, "displacement_mean_mm", lm->disp_mean);
+  nw_json_member_number(b, "displacement_mean_abs_mm", lm->disp_mean_abs);
+  nw_json_member_number(b, "displacement_max_abs_mm", lm->disp_max_abs);
   json_builder_end_object(b);
   return nw_cli_summary_end(b, run, times, outputs);
 }
@@ -167,11 +138,7 @@ static gboolean write_outputs(NwOutputs *o, const DenoiseArgs *a, NwCliMethod *m
                               const NwMethodResult *res, GError **error)
 {
   const gint64 t0 = g_get_monotonic_time();
-  g_autofree char *sdf = output_path(a, "sdf.nii.gz");
-  g_autofree char *suffix = g_strdup_printf("surface.%s", a->mesh_ext);
-  g_autofree char *mesh = output_path(a, suffix);
-  if (!nw_nifti_write_to(o, sdf, nw_method_result_get(res, "sdf"), NW_DT_FLOAT32, FALSE, error) ||
-      !nw_mesh_write_to(o, mesh, r->surface, NW_MESH_AUTO, error))
+  if (!nw_level_set_write(o, a->prefix, a->mesh_ext, res, &r->m, error))
     return FALSE;
   times->write = nw_cli_seconds_since(t0);
   times->total = nw_cli_seconds_since(a->t_start);
@@ -197,9 +164,9 @@ static void print_report(const NwCliRunLog *run, const NwCliTimes *t, NwCliMetho
          last->n_figures > 2 ? last->figures[2] : 0.0);
   printf("surface: %d vertices, displacement from the input mean %.3f mm (|d| %.3f mm), "
          "largest %.2f mm\n",
-         r->surface->n_vertices, r->disp_mean, r->disp_mean_abs, r->disp_max_abs);
-  printf("components inside/outside: %d/%d before, %d/%d after\n", r->in_inside, r->in_outside,
-         r->out_inside, r->out_outside);
+         r->m.surface->n_vertices, r->m.disp_mean, r->m.disp_mean_abs, r->m.disp_max_abs);
+  printf("components inside/outside: %d/%d before, %d/%d after\n", r->m.in_inside, r->m.in_outside,
+         r->m.out_inside, r->m.out_outside);
   printf("time: read %.1f s · denoise %.1f s · write %.1f s · total %.1f s\n", t->read, t->reg,
          t->write, t->total);
   nw_cli_print_written(outputs);
@@ -226,7 +193,7 @@ static int denoise_run(NwCliMethod *m, const DenoiseArgs *a)
   t0 = g_get_monotonic_time();
   g_autoptr(NwMethodResult) res = nw_cli_method_run_logged(
       m, &inputs, nw_params_get_int(nw_cli_method_params(m), "iterations"), &run, &error);
-  gboolean ok = res != NULL && measure(&r, res, &error);
+  gboolean ok = res != NULL && nw_level_set_measure(&r.m, res, "denoise-surface", &error);
   times.reg = nw_cli_seconds_since(t0);
   ok = ok && write_outputs(outputs, a, m, &run, &times, &r, res, &error);
   if (ok && !nw_cli_method_json(m))

@@ -106,8 +106,9 @@ struct NwMethodOps {
    * (regrid.h). */
   gboolean any_grid;
   /* The method's input is a level set (a signed distance, mm), not an image to register or
-   * smooth: the window does not offer it yet (it has no way to make one of what it shows);
-   * the CLI makes one of a mask, labels or a mesh. */
+   * smooth: the CLI and the window make one of a mask, labels or a distance (the CLI also of
+   * a mesh) with surface_input.h; the window's runs show its zero level set
+   * (scene/nw_run_level_set.h). */
   gboolean level_set_input;
 
   /* Allocate everything the job needs; validate inputs (sizes, finiteness, memory). */

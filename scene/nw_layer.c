@@ -4,6 +4,7 @@
 #include "nw_layer.h"
 
 #include <math.h>
+#include <string.h>
 #include <stdlib.h>
 
 #include "field.h"
@@ -340,6 +341,14 @@ void nw_layer_set_auto_window(NwLayer *l, float lo, float hi)
 const float *nw_layer_get_color(NwLayer *l)
 {
   return l->color;
+}
+
+void nw_layer_set_color(NwLayer *l, const float rgb[3])
+{
+  if (memcmp(l->color, rgb, sizeof l->color) == 0)
+    return;
+  memcpy(l->color, rgb, sizeof l->color);
+  changed(l);
 }
 
 /* Half the symmetric log-Jacobian range of a field: holds its log det J, a round number in

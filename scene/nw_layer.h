@@ -87,6 +87,8 @@ void nw_layer_get_auto_window(NwLayer *l, float *lo, float *hi);
 void nw_layer_set_auto_window(NwLayer *l, float lo, float hi);
 /* Surfaces without scalars, field grid and arrows: RGB, 0..1. */
 const float *nw_layer_get_color(NwLayer *l);
+/* Another colour for them (e.g. a second surface told apart from the first); emits "changed". */
+void nw_layer_set_color(NwLayer *l, const float rgb[3]);
 
 /* An image of det J (log_scale FALSE: neutral at 1) or of log det J (TRUE: neutral at 0),
  * the way Jacobian maps are read: a diverging overlay, red where the transformation expands,

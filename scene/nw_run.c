@@ -5,7 +5,7 @@
  * views at the display's pace through the run's NwLiveSource (render/live_source.h): by
  * CUDA–GL interop when the method runs on CUDA and the views' GL context can take them,
  * else as host frames. Iso-surfaces of host frames and of the result are made on a worker
- * (GTask), never on the job's thread or the main thread. */
+ * (GTask), never on the job's thread or the main thread. Save results: nw_run_save.c. */
 #include "nw_run.h"
 
 #include <gio/gio.h>
@@ -14,56 +14,13 @@
 
 #include "field.h"
 #include "io_mesh.h"
+#include "level_set.h"
 #include "live_source.h"
 #include "marching_cubes.h"
 #include "nw_error.h"
-#include "nw_run_inputs.h"
+#include "nw_run_private.h"
 #include "nw_timeline.h"
 #include "result_io.h"
-
-#define MS_WINDOW 10 /* ms/iteration: mean of the last MS_WINDOW reports (of each kind) */
-
-/* Mean of the last MS_WINDOW values added. */
-typedef struct {
-  double ms[MS_WINDOW];
-  int n;
-} MsWindow;
-
-struct _NwRun {
-  GObject parent;
-  NwScene *scene;
-  char *label;
-  const NwMethodOps *ops;
-  NwJob *job;
-  guint serial;         /* bumped per start: messages of an older job are dropped */
-  NwVolume *inputs[4];  /* fixed, moving, fixed and moving labels (copies: the job borrows
-                           them) */
-  NwRunRegrid *regrid;  /* the job's moving image onto the fixed grid (NULL: not needed) */
-  NwLiveSource *live;   /* the job's frames for the views, while it runs */
-  NwLivePath path;
-  gboolean started;     /* a job was started (the frame path is known) */
-  gboolean live_view;   /* the views pull frames (the user may turn it off) */
-  gint redraw_queued;   /* atomic: a redraw message is on its way */
-  float iso;            /* iso level of the surface: nw_layer_surface_iso of fixed */
-  NwLayer *warped, *field, *surface; /* in the scene while shown; owned refs */
-  NwJobState state;
-  int iteration, shown;
-  MsWindow ms_all, ms_shown, ms_alone; /* all; while the display pulled frames; while not */
-  NwIterationReport last;
-  gboolean have_report;
-  double work_ms; /* the job's time: the sum of its iterations' (no pauses) */
-  int level_iterations[NW_RUN_MAX_LEVELS]; /* iterations per level, as reported */
-  int n_levels;
-  double before_mse, before_ncc; /* of the pair as given (NAN: no moving image) */
-  NwLiveStats live_stats; /* of the last job, kept when its source is freed */
-  guint64 frames_made;    /* live frames the last job published, kept when it is freed */
-  gboolean surface_busy;  /* an iso-surface task is running */
-  gboolean surface_is_result; /* the surface layer holds the result's iso-surface */
-  NwMethodResult *result; /* of the ended job, for saving */
-  GError *error;          /* of a FAILED job */
-  NwTimeline *timeline;   /* the frames the layers were given, with their iterations */
-  int scrub;              /* iteration of the timeline frame the layers show; -1: live */
-};
 
 G_DEFINE_TYPE(NwRun, nw_run, G_TYPE_OBJECT)
 
@@ -129,6 +86,7 @@ static void nw_run_dispose(GObject *obj)
     remove_layer(r, &r->warped);
     remove_layer(r, &r->field);
     remove_layer(r, &r->surface);
+    remove_layer(r, &r->input_surface);
   }
   g_clear_object(&r->scene);
   G_OBJECT_CLASS(nw_run_parent_class)->dispose(obj);
@@ -140,6 +98,7 @@ static void nw_run_finalize(GObject *obj)
   for (int i = 0; i < 4; i++)
     g_clear_pointer(&r->inputs[i], nw_volume_free);
   g_clear_pointer(&r->result, nw_method_result_free);
+  g_clear_pointer(&r->level_set, nw_run_level_set_free);
   g_clear_error(&r->error);
   nw_timeline_free(r->timeline);
   g_free(r->label);
@@ -165,6 +124,7 @@ static void nw_run_init(NwRun *r)
   r->live_stats.shown = -1;
   r->timeline = nw_timeline_new(0);
   r->scrub = -1;
+  r->surface_label = NW_RUN_LABEL_AUTO;
 }
 
 NwRun *nw_run_new(NwScene *scene, const char *label)
@@ -250,6 +210,10 @@ static void layer_take_surface(NwRun *r, NwSurface *s)
     r->surface = nw_layer_new_surface(name, s);
     nw_layer_set_live(r->surface, r->live, r->iso);
     nw_scene_add_layer(r->scene, r->surface);
+    /* under the faint input surface: translucent meshes blend over what is drawn before */
+    if (r->input_surface != NULL)
+      nw_scene_move_layer(r->scene, r->surface,
+                          (guint)nw_scene_layer_index(r->scene, r->input_surface));
     return;
   }
   nw_layer_take_surface(r->surface, s);
@@ -260,7 +224,7 @@ static void layer_take_surface(NwRun *r, NwSurface *s)
 /* Whether the run makes an iso-surface of its image at all: not of a single slice (a 2D
  * pair), where marching cubes finds no cube (it needs two slices) and a surface would mean
  * nothing; the window shows such a scene in the axial view alone. */
-static gboolean wants_surface(const NwVolume *image)
+gboolean nw_run_wants_surface(const NwVolume *image)
 {
   return image != NULL && image->nz > 1;
 }
@@ -268,6 +232,7 @@ static gboolean wants_surface(const NwVolume *image)
 typedef struct {
   NwVolume *image; /* owned copy */
   float iso;
+  gboolean level_set; /* image is phi (negative inside): its zero level set, facing out */
   guint serial;
   gboolean final; /* of the result */
 } SurfaceTask;
@@ -283,7 +248,8 @@ static void surface_thread(GTask *task, gpointer source, gpointer data, GCancell
 {
   SurfaceTask *t = data;
   GError *error = NULL;
-  NwSurface *s = nw_marching_cubes(t->image, t->iso, &error);
+  NwSurface *s = t->level_set ? nw_level_set_mesh(t->image, NULL, &error)
+                              : nw_marching_cubes(t->image, t->iso, &error);
   if (s != NULL)
     g_task_return_pointer(task, s, (GDestroyNotify)nw_surface_free);
   else
@@ -315,11 +281,12 @@ static void surface_done(GObject *source, GAsyncResult *res, gpointer data)
  * which always gets one. */
 static void start_surface(NwRun *r, const NwVolume *image, gboolean final)
 {
-  if (!wants_surface(image) || (r->surface_busy && !final))
+  if (!nw_run_wants_surface(image) || (r->surface_busy && !final))
     return;
   SurfaceTask *t = g_new0(SurfaceTask, 1);
   t->image = nw_volume_copy(image);
   t->iso = r->iso;
+  t->level_set = r->level_set != NULL;
   t->serial = r->serial;
   t->final = final;
   r->surface_busy = TRUE;
@@ -373,11 +340,17 @@ static void on_frame(NwJob *job, NwFrame *frame, gpointer data)
   nw_live_source_push(((NwRun *)data)->live, frame);
 }
 
+/* The image of a result that the run's image layer shows: a level-set method's is phi. */
+static const NwVolume *result_image(NwRun *r)
+{
+  return nw_method_result_get(r->result, r->level_set != NULL ? "sdf" : "warped");
+}
+
 /* The full-resolution results replace the coarse live data (main thread); the surface of
  * the result is made on a worker. */
 static void show_result(NwRun *r)
 {
-  const NwVolume *w = nw_method_result_get(r->result, "warped");
+  const NwVolume *w = result_image(r);
   const NwVolume *u = nw_method_result_get(r->result, "forward");
   if (w != NULL && r->warped != NULL)
     nw_timeline_add(r->timeline, r->iteration, w, u);
@@ -434,7 +407,53 @@ static void on_done(NwJob *job, NwJobState state, const GError *error, gpointer 
   post(m, done_main);
 }
 
+/* The input's surface of a level-set run (main thread): faint and bluish over the live one,
+ * so that what the denoising removed shows where the two part. */
+static gboolean input_surface_main(gpointer data)
+{
+  RunMsg *m = data;
+  NwRun *r = m->run;
+  NwSurface *s = m->serial == r->serial && r->level_set != NULL
+                     ? nw_run_level_set_take_input_mesh(r->level_set)
+                     : NULL;
+  if (s == NULL)
+    return G_SOURCE_REMOVE;
+  remove_layer(r, &r->input_surface);
+  g_autofree char *name = g_strdup_printf("input surface · %s", r->label);
+  static const float blue[3] = {0.45f, 0.65f, 1.0f};
+  r->input_surface = nw_layer_new_surface(name, s);
+  nw_layer_set_color(r->input_surface, blue);
+  nw_layer_set_opacity(r->input_surface, 0.3f);
+  nw_scene_add_layer(r->scene, r->input_surface); /* on top: drawn last, over the live one */
+  return G_SOURCE_REMOVE;
+}
+
+/* Worker (the level set's prepare hook): the input's mesh is made. */
+static void on_input_surface(gpointer data)
+{
+  post(msg_new(data), input_surface_main);
+}
+
 /* ---- control (main thread) ---- */
+
+/* A level-set method's layers: "level set · L", phi itself (the input volume until the first
+ * frame; hidden: the surfaces say what it means), whose zero level set becomes "surface · L"
+ * (made from each frame as a registration's iso-surface is, at phi = 0); the input's own
+ * surface "input surface · L" follows when the worker has made it (input_surface_main). */
+static void make_level_set_layers(NwRun *r)
+{
+  g_autofree char *name = g_strdup_printf("level set · %s", r->label);
+  r->warped = nw_layer_new_volume(NW_LAYER_IMAGE, name, nw_volume_copy(r->inputs[0]));
+  nw_layer_set_colormap(r->warped, NW_COLORMAP_DIVERGING);
+  nw_layer_set_range(r->warped, -5.0f, 5.0f); /* mm about the surface */
+  nw_layer_set_visible(r->warped, FALSE);
+  r->iso = 0.0f;
+  set_live(r, r->live);
+  nw_scene_add_layer(r->scene, r->warped);
+  /* phi is no image to compare the input with (the scene pairs the first two images) */
+  if (nw_scene_get_compare_b(r->scene) == r->warped)
+    nw_scene_set_compare_pair(r->scene, nw_scene_get_compare_a(r->scene), NULL);
+}
 
 /* "warped · L" (moving until the first frame, styled like fixed so that comparisons are
  * like with like) and "deformation · L" (zero field on the fixed grid, drawn as a grid). */
@@ -443,6 +462,11 @@ static gboolean make_layers(NwRun *r, NwLayer *fixed, GError **error)
   remove_layer(r, &r->warped);
   remove_layer(r, &r->field);
   remove_layer(r, &r->surface);
+  remove_layer(r, &r->input_surface);
+  if (r->level_set != NULL) {
+    make_level_set_layers(r);
+    return TRUE;
+  }
   NwVolume *u = nw_volume_new_like(r->inputs[0], 3, error);
   if (u == NULL)
     return FALSE;
@@ -457,7 +481,7 @@ static gboolean make_layers(NwRun *r, NwLayer *fixed, GError **error)
   nw_layer_set_field_show(r->field, NW_FIELD_SHOW_GRID);
   r->iso = nw_layer_surface_iso(fixed);
   /* the 3D view draws the live mesh of this layer (made on the GPU every other frame) */
-  if (r->path == NW_LIVE_PATH_INTEROP && wants_surface(r->inputs[0])) {
+  if (r->path == NW_LIVE_PATH_INTEROP && nw_run_wants_surface(r->inputs[0])) {
     g_autofree char *sname = g_strdup_printf("surface · %s", r->label);
     NwSurface *empty = nw_surface_new(0, 0, error);
     if (empty == NULL)
@@ -516,10 +540,18 @@ gboolean nw_run_start(NwRun *r, const NwMethodOps *ops, const NwParams *params,
     return FALSE;
   }
   NwLayer *fixed = NULL;
-  if (!nw_run_inputs_take(r->scene, r->label, r->inputs, &fixed, error))
+  NwRunLevelSet *ls = NULL;
+  if (ops->level_set_input) {
+    if ((ls = nw_run_level_set_new(r->scene, r->label, r->surface_label, r->inputs, &fixed,
+                                   error)) == NULL)
+      return FALSE;
+  } else if (!nw_run_inputs_take(r->scene, r->label, r->inputs, &fixed, error)) {
     return FALSE;
+  }
   r->serial++;
   drop_job(r);
+  nw_run_level_set_free(r->level_set);
+  r->level_set = ls;
   reset_counters(r);
   r->frames_made = 0;
   make_source(r, ops);
@@ -539,7 +571,9 @@ gboolean nw_run_start(NwRun *r, const NwMethodOps *ops, const NwParams *params,
   r->ops = ops;
   r->started = TRUE;
   r->job = nw_job_new(ops, &in, params, 0, &cb, r);
-  if ((r->regrid = nw_run_regrid_new(ops, r->inputs)) != NULL)
+  if (r->level_set != NULL)
+    nw_run_level_set_attach(r->level_set, r->job, on_input_surface, r);
+  else if ((r->regrid = nw_run_regrid_new(ops, r->inputs)) != NULL)
     nw_run_regrid_attach(r->regrid, r->job);
   nw_job_set_live(r->job, nw_live_source_front(r->live));
   nw_live_source_set_job(r->live, r->job);
@@ -714,6 +748,26 @@ NwLayer *nw_run_get_surface(NwRun *r)
   return r->surface;
 }
 
+NwLayer *nw_run_get_input_surface(NwRun *r)
+{
+  return r->input_surface;
+}
+
+void nw_run_set_surface_label(NwRun *r, int label)
+{
+  r->surface_label = label < 0 ? NW_RUN_LABEL_AUTO : label;
+}
+
+int nw_run_get_surface_label(NwRun *r)
+{
+  return r->surface_label;
+}
+
+const NwRunLevelSet *nw_run_get_level_set(NwRun *r)
+{
+  return r->level_set;
+}
+
 double nw_run_get_work_seconds(NwRun *r)
 {
   return r->work_ms / 1000.0;
@@ -744,44 +798,6 @@ const NwMethodResult *nw_run_get_result(NwRun *r)
 const GError *nw_run_get_error(NwRun *r)
 {
   return r->error;
-}
-
-gboolean nw_run_save_results(NwRun *r, const char *prefix, GPtrArray *written, GError **error)
-{
-  if (r->result == NULL) {
-    g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
-                "save results %s: run %s has no results (it has not ended, or it failed)",
-                prefix, r->label);
-    return FALSE;
-  }
-  /* One output set for the run (atomic_file.h): the volumes and the surface are named
-   * together or not at all. Replacing existing files was agreed by the caller (the run
-   * panel asks first). */
-  g_autoptr(NwOutputs) out = nw_outputs_new(TRUE);
-  static const char *const required[] = {"warped", NULL};
-  const char *method = r->ops != NULL ? r->ops->name : "method";
-  if (!nw_result_write(out, r->result, method, prefix, required, NW_FIELD_ITK, error) ||
-      !nw_result_write_transform(out, r->result, prefix, r->inputs[NW_RUN_FIXED],
-                                 r->inputs[NW_RUN_MOVING], error))
-    return FALSE;
-  /* the surface layer holds the result's iso-surface once its task is done (show_result);
-   * until then, or when it could not be made, it is made here. 2D results have none. */
-  const NwVolume *warped = nw_method_result_get(r->result, "warped");
-  g_autoptr(NwSurface) made = NULL;
-  const NwSurface *s =
-      r->surface != NULL && r->surface_is_result ? nw_layer_get_surface(r->surface) : NULL;
-  if (wants_surface(warped)) {
-    if (s == NULL && (s = made = nw_marching_cubes(warped, r->iso, error)) == NULL)
-      return FALSE;
-    g_autofree char *path = g_strdup_printf("%s_surface.gii", prefix);
-    if (!nw_mesh_write_to(out, path, s, NW_MESH_AUTO, error))
-      return FALSE;
-  }
-  if (!nw_outputs_commit(out, error))
-    return FALSE;
-  for (const char *const *p = nw_outputs_paths(out); written != NULL && *p != NULL; p++)
-    g_ptr_array_add(written, g_strdup(*p));
-  return TRUE;
 }
 
 /* ---- the timeline ---- */

@@ -21,6 +21,13 @@
  * When the job ends, the layers get the full-resolution results (warped, forward) from the
  * host result (the surface again on a worker), and the frame source is dropped.
  *
+ * A method whose input is a level set (NwMethodOps.level_set_input: "nlm-surface") takes one
+ * volume of the scene made a level set phi (nw_run_level_set.h) and has no moving image and
+ * no field: its image layer "level set · LABEL" (hidden) gets phi's frames, and "surface ·
+ * LABEL" is their zero level set (iso 0 of phi, made on a worker like the iso-surface above),
+ * drawn in the 3D view and as contours in the slice views; "input surface · LABEL" (faint)
+ * shows the input's surface beside it.
+ *
  * Signals (main thread):
  *   "iteration" (gpointer report: const NwIterationReport*, gdouble ms)
  *   "state-changed" (gint NwJobState)
@@ -33,6 +40,7 @@
 
 #include "job.h"
 #include "live_source.h"
+#include "nw_run_level_set.h"
 #include "nw_scene.h"
 #include "nw_timeline.h"
 
@@ -106,13 +114,22 @@ const NwMethodOps *nw_run_get_ops(NwRun *r);
 NwLayer *nw_run_get_warped(NwRun *r);
 NwLayer *nw_run_get_field(NwRun *r);
 NwLayer *nw_run_get_surface(NwRun *r);
+/* Level-set methods: the input's surface (NULL until the worker made it, and for others). */
+NwLayer *nw_run_get_input_surface(NwRun *r);
+/* The label a level set is made of at the next start (nw_run_level_set.h): >= 0, or
+ * NW_RUN_LABEL_AUTO (the default) for what the volume itself says. */
+void nw_run_set_surface_label(NwRun *r, int label);
+int nw_run_get_surface_label(NwRun *r);
+/* The level set of the last start of a level-set method (NULL otherwise). */
+const NwRunLevelSet *nw_run_get_level_set(NwRun *r);
 
 /* The results of the ended job, as the CLI writes them: PREFIX_warped.nii.gz,
  * PREFIX_forward.nii.gz, ... (core/result_io.h; after a regrid or an affine stage the fields
  * map fixed -> ORIGINAL moving, regrid.h), with an affine stage ("affine",
  * "affine-demons") PREFIX_affine.txt, PREFIX_affine.mat and PREFIX_fsl.mat, and
  * PREFIX_surface.gii (the iso-surface of the warped image; not for single-slice images) —
- * atomically each. FALSE with a message when no ended job has results.
+ * atomically each. A level-set method's: PREFIX_sdf.nii.gz and PREFIX_surface.gii as
+ * neurowarp-cli denoise-surface writes them (core/level_set_result.h). FALSE with a message when no ended job has results.
  * written: the paths written are appended (may be NULL). */
 gboolean nw_run_save_results(NwRun *r, const char *prefix, GPtrArray *written, GError **error);
 

@@ -104,6 +104,25 @@ static void append_dice(GString *s, NwRun *r)
                          d->len);
 }
 
+/* A level-set method's result, in the words of neurowarp-cli denoise-surface's report:
+ * "Surface of sphere.nii.gz as a mask: 2452 vertices, displacement from the input mean
+ * -0.012 mm (|d| 0.310 mm), largest 1.24 mm
+ *  Components inside/outside: 5/2 before, 1/1 after" */
+static void append_surface(GString *s, NwRun *r)
+{
+  const NwRunLevelSet *ls = nw_run_get_level_set(r);
+  const NwLevelSetMeasure *m = ls != NULL ? nw_run_level_set_measure(ls) : NULL;
+  if (m == NULL)
+    return;
+  g_string_append_printf(s,
+                         "\nSurface of %s: %d vertices, displacement from the input mean %.3f mm "
+                         "(|d| %.3f mm), largest %.2f mm\nComponents inside/outside: %d/%d "
+                         "before, %d/%d after",
+                         nw_run_level_set_describe(ls), m->surface->n_vertices, m->disp_mean,
+                         m->disp_mean_abs, m->disp_max_abs, m->in_inside, m->in_outside,
+                         m->out_inside, m->out_outside);
+}
+
 char *nw_run_summary_text(NwRun *r)
 {
   if (ending(nw_run_get_state(r)) == NULL)
@@ -117,5 +136,6 @@ char *nw_run_summary_text(NwRun *r)
   g_string_append_c(s, '\n');
   append_figures(s, r);
   append_dice(s, r);
+  append_surface(s, r);
   return g_string_free(s, FALSE);
 }

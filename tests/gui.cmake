@@ -68,3 +68,9 @@ endif()
 if(NW_HAVE_GUI AND TARGET neurowarp)
   nw_add_gui_test(test_gui_2d test_gui_2d.c pair-2d layout-2d)
 endif()
+
+# Issue 13: nlm-surface in the window, the denoised level set's mesh live in the 3D view.
+if(NW_HAVE_GUI AND TARGET neurowarp)
+  nw_add_gui_test(test_gui_surface test_gui_surface.c denoise labels grey-refused)
+  target_link_libraries(test_gui_surface PRIVATE nw_mesh)
+endif()

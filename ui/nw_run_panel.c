@@ -200,6 +200,7 @@ gboolean nw_run_panel_set_method(NwRunPanel *p, const char *name, GError **error
   make_param_panels(p);
   fill_presets(p);
   make_plot(p);
+  nw_run_panel_sync_surface_label(p);
   return TRUE;
 }
 
@@ -445,6 +446,7 @@ static gboolean start_job(NwRunPanel *p, int j, gboolean paused, GError **error)
     return FALSE;
   g_autoptr(NwParams) params = nw_param_panel_get_params(p->params[j]);
   NwRun *r = ensure_run(p, j);
+  nw_run_set_surface_label(r, p->surface_label);
   nw_run_panel_restore_pair(p);
   if (!nw_run_start(r, ops, params, paused, error))
     return FALSE;
@@ -466,7 +468,7 @@ static void name_jobs(NwRunPanel *p, int n_jobs)
   }
 }
 
-gboolean nw_run_panel_start(NwRunPanel *p, gboolean paused, GError **error)
+static gboolean start_jobs(NwRunPanel *p, gboolean paused, GError **error)
 {
   if (p->method == NULL) {
     g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "run: no method chosen");
@@ -496,8 +498,9 @@ gboolean nw_run_panel_start(NwRunPanel *p, gboolean paused, GError **error)
   nw_run_get_before(p->runs[0], &mse, &ncc);
   nw_plot_set_before(p->plot, "ncc", ncc);
   nw_plot_set_before(p->plot, "mse", mse);
-  if (n_jobs == 2) {
-    /* Teaching mode: the two results literally side by side in every view. */
+  if (n_jobs == 2 && !nw_run_get_ops(p->runs[0])->level_set_input) {
+    /* Teaching mode: the two results literally side by side in every view (two denoised
+     * surfaces are side by side in the 3D view already). */
     nw_scene_set_compare_pair(p->scene, nw_run_get_warped(p->runs[0]),
                               nw_run_get_warped(p->runs[1]));
     nw_scene_set_compare_mode(p->scene, NW_COMPARE_CURTAIN);
@@ -505,6 +508,22 @@ gboolean nw_run_panel_start(NwRunPanel *p, gboolean paused, GError **error)
   nw_run_panel_sync_actions(p);
   nw_run_panel_update_readouts(p);
   return TRUE;
+}
+
+/* A start that failed says why where the run's summary goes, too: the error bar may be
+ * gone by the time the user looks at the Run page (e.g. a volume that is no level set). */
+gboolean nw_run_panel_start(NwRunPanel *p, gboolean paused, GError **error)
+{
+  GError *err = NULL;
+  if (start_jobs(p, paused, &err)) {
+    show_summary(p);
+    return TRUE;
+  }
+  g_autofree char *text = g_strdup_printf("Not started: %s", err->message);
+  gtk_label_set_text(p->summary, text);
+  gtk_widget_set_visible(GTK_WIDGET(p->summary), TRUE);
+  g_propagate_error(error, err);
+  return FALSE;
 }
 
 /* Each control goes to both jobs; an NwRun ignores it when its job is not running or paused. */
@@ -628,11 +647,10 @@ static void build_pickers(NwRunPanel *p, GtkBox *box)
   g_autoptr(GPtrArray) names = nw_method_names();
   for (guint i = 0; i < names->len; i++) {
     const char *n = g_ptr_array_index(names, i);
-    const NwMethodOps *ops = nw_method_lookup_table(n, NULL);
-    if (ops != NULL && !ops->level_set_input) /* the window has no level sets to give yet */
-      gtk_combo_box_text_append(p->method_combo, n, n);
+    gtk_combo_box_text_append(p->method_combo, n, n);
   }
   labelled(box, "Method", GTK_WIDGET(p->method_combo));
+  nw_run_panel_build_surface_label(p, box);
   p->device_combo[0] = device_combo(p);
   labelled(box, "Device", GTK_WIDGET(p->device_combo[0]));
   p->preset_combo = GTK_COMBO_BOX_TEXT(gtk_combo_box_text_new());
@@ -661,7 +679,12 @@ static void on_method_tooltip(GtkComboBox *c, gpointer data)
 {
   const char *id = gtk_combo_box_get_active_id(c);
   const NwMethodOps *ops = id != NULL ? nw_method_lookup(id, NW_DEVICE_AUTO, NULL) : NULL;
-  gtk_widget_set_tooltip_text(GTK_WIDGET(c), ops != NULL ? ops->description : NULL);
+  g_autofree char *tip = NULL;
+  if (ops != NULL && ops->level_set_input) /* what it takes of the window, and how */
+    tip = g_strdup_printf("%s. %s", ops->description, nw_run_panel_level_set_tip());
+  else if (ops != NULL)
+    tip = g_strdup(ops->description);
+  gtk_widget_set_tooltip_text(GTK_WIDGET(c), tip);
 }
 
 NwRunPanel *nw_run_panel_new(NwScene *scene)

@@ -49,6 +49,9 @@ gboolean nw_run_panel_set_param(NwRunPanel *p, int job, const char *name, const 
 /* A shipped preset by display name or file name, or a path to a preset file. */
 gboolean nw_run_panel_apply_preset(NwRunPanel *p, const char *name_or_path, GError **error);
 void nw_run_panel_set_second_job(NwRunPanel *p, gboolean on);
+/* Methods whose input is a level set ("nlm-surface"): the label of a label volume that is
+ * the surface, or < 0 for auto (scene/nw_run_level_set.h); used by the next start. */
+gboolean nw_run_panel_set_surface_label(NwRunPanel *p, int label, GError **error);
 
 /* Start the job(s) on the scene's compared pair (the pair of the first start while runs
  * replace it). */

@@ -258,12 +258,12 @@ static void act_open_session(GSimpleAction *a, GVariant *v, gpointer data)
 /* ---- results and sessions ---- */
 
 /* What a save under prefix may write, for one run's prefix: every result name a method has
- * today (demons, smooth, affine), the transform files of an affine result
+ * today (demons, smooth, affine, nlm-surface's sdf), the transform files of an affine result
  * (nw_result_write_transform) and the surface. */
 static void add_candidates(GPtrArray *out, const char *prefix)
 {
-  static const char *const names[] = {"warped",   "forward", "inverse",  "velocity",
-                                      "jacobian", "labels",  "smoothed", NULL};
+  static const char *const names[] = {"warped", "forward",  "inverse", "velocity", "jacobian",
+                                      "labels", "smoothed", "sdf",     NULL};
   static const char *const others[] = {"_affine.txt", "_affine.mat", "_fsl.mat", "_surface.gii",
                                        NULL};
   for (int i = 0; names[i] != NULL; i++)

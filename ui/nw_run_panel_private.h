@@ -45,6 +45,9 @@ struct _NwRunPanel {
   int last_level[2];
   gboolean updating; /* programmatic widget changes: no feedback */
   char *cuda_name;   /* NULL without a CUDA device */
+  GtkWidget *label_row;      /* level-set methods: which label (nw_run_panel_surface.c) */
+  GtkEntry *label_entry;     /* a label, or empty for auto */
+  int surface_label;         /* NW_RUN_LABEL_AUTO or a label */
 };
 
 gboolean nw_run_panel_second_on(NwRunPanel *p);
@@ -60,5 +63,12 @@ void nw_run_panel_request_open(NwRunPanel *p, const char *path);
 /* The timeline's slider and readout under the run controls (nw_run_panel_timeline.c). */
 void nw_run_panel_build_timeline(NwRunPanel *p, GtkBox *box);
 void nw_run_panel_update_timeline(NwRunPanel *p);
+
+/* The Label row of level-set methods (nw_run_panel_surface.c): built hidden, shown while
+ * such a method is picked (sync, after each method change). */
+void nw_run_panel_build_surface_label(NwRunPanel *p, GtkBox *box);
+void nw_run_panel_sync_surface_label(NwRunPanel *p);
+/* The picker's tooltip's addition for level-set methods. */
+const char *nw_run_panel_level_set_tip(void);
 
 #endif

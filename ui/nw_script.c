@@ -183,6 +183,31 @@ static gboolean run_save_layer(NwWindow *w, char **t, int n, const char *line, G
   return l != NULL && nw_layer_save(l, t[1 + overwrite], overwrite, error);
 }
 
+/* mesh LAYER: "mesh: LAYER: V vertices, T triangles, x X0..X1 y Y0..Y1 z Z0..Z1 mm". */
+static gboolean run_mesh(NwWindow *w, char **t, int n, const char *line, GError **error)
+{
+  NwLayer *l = n >= 2 ? named_layer(w, t, 1, line, error) : NULL;
+  if (n < 2)
+    return nw_script_bad(error, line, "expected: mesh LAYER");
+  const NwSurface *s = l != NULL ? nw_layer_get_surface(l) : NULL;
+  if (l != NULL && s == NULL)
+    return nw_script_bad(error, line, "not a surface layer");
+  if (s == NULL)
+    return FALSE;
+  double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+  for (int v = 0; v < s->n_vertices; v++)
+    for (int a = 0; a < 3; a++) {
+      const double x = s->vertices[3 * v + a];
+      lo[a] = v == 0 ? x : MIN(lo[a], x);
+      hi[a] = v == 0 ? x : MAX(hi[a], x);
+    }
+  printf("mesh: %s: %d vertices, %d triangles, x %.2f..%.2f y %.2f..%.2f z %.2f..%.2f mm\n",
+         nw_layer_get_name(l), s->n_vertices, s->n_triangles, lo[0], hi[0], lo[1], hi[1], lo[2],
+         hi[2]);
+  fflush(stdout);
+  return TRUE;
+}
+
 static gboolean run_compare_setting(NwWindow *w, char **t, int n, const char *line, GError **error)
 {
   double x;
@@ -352,6 +377,14 @@ static int run_job_command(NwWindow *w, char **t, int n, const char *line, GErro
                                        g_variant_new_boolean(strcmp(t[1], "on") == 0));
     return TRUE;
   }
+  if (strcmp(cmd, "surface-label") == 0) {
+    char *end = NULL;
+    const long label = n == 2 ? strtol(t[1], &end, 10) : -1;
+    const gboolean is_auto = n == 2 && strcmp(t[1], "auto") == 0;
+    if (!is_auto && (n != 2 || end == t[1] || *end != '\0' || label < 0 || label > G_MAXINT))
+      return nw_script_bad(error, line, "expected: surface-label N|auto");
+    return nw_run_panel_set_surface_label(p, is_auto ? -1 : (int)label, error);
+  }
   if (strcmp(cmd, "second-job") == 0) {
     if (n != 2 || (strcmp(t[1], "on") != 0 && strcmp(t[1], "off") != 0))
       return nw_script_bad(error, line, "expected: second-job on|off");
@@ -400,12 +433,13 @@ static int run_job_command(NwWindow *w, char **t, int n, const char *line, GErro
     fflush(stdout);
     return TRUE;
   }
-  if (g_str_has_prefix(cmd, "wait-") && n == 2)
+  if (g_str_has_prefix(cmd, "wait-") && n >= 2)
     return TRUE; /* the runner waits for these (script_wait) */
   return -1;
 }
 
-/* wait-window TYPE: a window of that GTK type is on screen; wait-iteration N: run 1 (and the
+/* wait-layer NAME: the scene has a layer of that name (a run's surface, made on a worker);
+ * wait-window TYPE: a window of that GTK type is on screen; wait-iteration N: run 1 (and the
  * second job, when there is one) has completed N iterations and the views show them;
  * wait-state S:
  * run 1 (and the second job, when there is one) is in state S. 1: met (or not a wait line), 0: not
@@ -424,6 +458,10 @@ static int script_wait(NwWindow *w, const char *line, GError **error)
     NwRun *r2 = nw_run_panel_get_run(nw_window_get_run_panel(w), 1);
     return r != NULL && nw_run_get_iteration(r) >= it && nw_run_get_shown_iteration(r) >= it &&
            (r2 == NULL || (nw_run_get_iteration(r2) >= it && nw_run_get_shown_iteration(r2) >= it));
+  }
+  if (strcmp(t[0], "wait-layer") == 0 && t[1] != NULL) {
+    g_autofree char *name = g_strjoinv(" ", t + 1);
+    return nw_scene_find_layer(nw_window_get_scene(w), name) != NULL;
   }
   if (strcmp(t[0], "wait-window") == 0 && t[1] != NULL)
     return nw_script_find_window(t[1]) != NULL;
@@ -505,6 +543,8 @@ gboolean nw_script_run_line(NwWindow *w, const char *line, int cell, GError **er
     return run_visibility(w, t, n, line, error);
   } else if (strcmp(cmd, "label-table") == 0) {
     return run_label_table(w, t, n, line, error);
+  } else if (strcmp(cmd, "mesh") == 0) {
+    return run_mesh(w, t, n, line, error);
   } else if (strcmp(cmd, "save-layer") == 0) {
     return run_save_layer(w, t, n, line, error);
   } else if (strcmp(cmd, "status") == 0) {

@@ -14,6 +14,8 @@
  *   show LAYER | hide LAYER | active LAYER
  *   raise LAYER | lower LAYER          one place up / down the drawing order
  *   layers               print "layers: TOP | ... | BOTTOM", the layer list's rows
+ *   mesh LAYER           print "mesh: LAYER: V vertices, T triangles, x X0..X1 y Y0..Y1 z
+ *                        Z0..Z1 mm" of a surface layer (its bounds in world RAS mm)
  *   key ACCEL            a key press on the window ("F1", "<Primary>question"), handled by GTK
  *   action app.NAME|win.NAME [STRING]  activate an action, as a menu item does
  *   windows              print "window: TYPE "TITLE"" per window on screen
@@ -61,11 +63,15 @@
  *                        is reported in the error bar and on stderr and the script goes on
  *   preset NAME|PATH     a parameter preset (a name that is not a window preset above)
  *   second-job on|off    a second job side by side
+ *   surface-label N|auto methods whose input is a level set (nlm-surface): the label of a
+ *                        label volume that is the surface, or auto (the Run page's Label)
  *   run | run-paused     start the job(s) (run also resumes paused ones); run-paused waits
  *                        for step / run before the first iteration
  *   pause | step | stop
  *   wait-iteration N     wait until run 1 (and the second job, when there is one) has
  *                        completed N iterations and the views show them
+ *   wait-layer NAME      wait until the scene has a layer of that name (e.g. "surface · 1",
+ *                        which a run makes on a worker from its first frame)
  *   wait-state STATE     idle | running | paused | finished | cancelled | failed (run 1,
  *                        and the second job too when there is one)
  *   save-results [--overwrite] PREFIX

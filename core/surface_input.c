@@ -1,7 +1,6 @@
-/* cli_surface_input.c — reading the input of denoise-surface as a level set
- * (cli_surface_input.h): NIfTI masks, labels and signed distances, and meshes through
- * core/mesh_sdf.h. Main thread. */
-#include "cli_surface_input.h"
+/* surface_input.c — the input of nlm-surface as a level set (surface_input.h): NIfTI masks,
+ * labels and signed distances, and meshes through mesh_sdf.h. Any thread. */
+#include "surface_input.h"
 
 #include <math.h>
 
@@ -59,10 +58,10 @@ static gboolean label_present(const NwVolume *v, int label)
   return FALSE;
 }
 
-/* Which kind of NIfTI image v is by its values: a signed distance (both signs) or a mask (0
- * and one other value); otherwise an error. */
-static gboolean classify(const NwVolume *v, const char *path, NwSurfaceInputKind *kind,
-                         GError **error)
+/* Which kind of image v is by its values: a signed distance (both signs) or a mask (0 and
+ * one other value); otherwise an error. */
+static gboolean classify(const NwVolume *v, const char *path, const char *label_hint,
+                         NwSurfaceInputKind *kind, GError **error)
 {
   const size_t n = nw_volume_n_voxels(v);
   float lo = INFINITY, hi = -INFINITY, other = 0.0f;
@@ -85,32 +84,71 @@ static gboolean classify(const NwVolume *v, const char *path, NwSurfaceInputKind
   }
   g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
               "%s: neither a mask (0 and one other value) nor a signed distance (negative inside, "
-              "positive outside): values %g..%g; for a label volume choose the label with "
-              "--label N",
-              path, lo, hi);
+              "positive outside): values %g..%g; for a label volume choose the label %s",
+              path, lo, hi, label_hint);
   return FALSE;
+}
+
+gboolean nw_surface_input_classify(const NwVolume *v, const char *name, gboolean has_label,
+                                   int label, const char *label_hint, NwSurfaceInputKind *kind,
+                                   GError **error)
+{
+  if (!nw_volume_check_finite(v, name, error))
+    return FALSE;
+  if (!has_label)
+    return classify(v, name, label_hint, kind, error);
+  *kind = NW_SURFACE_INPUT_LABELS;
+  if (label_present(v, label))
+    return TRUE;
+  g_autofree char *found = some_labels(v);
+  g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
+              "%s: label %d is not in the volume (labels there: %s)", name, label, found);
+  return FALSE;
+}
+
+NwVolume *nw_surface_input_convert(const NwVolume *v, const char *name, NwSurfaceInputKind kind,
+                                   int label, GError **error)
+{
+  if (kind == NW_SURFACE_INPUT_SDF)
+    return nw_volume_try_copy(v, error);
+  g_autoptr(NwVolume) mask = binary(v, kind == NW_SURFACE_INPUT_LABELS, label, error);
+  return mask != NULL ? nw_sdf_from_mask(mask, name, error) : NULL;
+}
+
+gboolean nw_surface_input_largest_label(const NwVolume *v, int *label)
+{
+  g_autoptr(GHashTable) counts = g_hash_table_new(g_direct_hash, g_direct_equal);
+  const size_t n = nw_volume_n_voxels(v);
+  for (size_t e = 0; e < n; e++) {
+    const float x = v->data[e];
+    if (x == 0.0f || x != floorf(x) || fabsf(x) > (float)G_MAXINT / 2)
+      continue;
+    gpointer key = GINT_TO_POINTER((int)x);
+    g_hash_table_insert(counts, key,
+                        GSIZE_TO_POINTER(GPOINTER_TO_SIZE(g_hash_table_lookup(counts, key)) + 1));
+  }
+  gsize most = 0;
+  GHashTableIter it;
+  gpointer key, value;
+  g_hash_table_iter_init(&it, counts);
+  while (g_hash_table_iter_next(&it, &key, &value)) {
+    const gsize c = GPOINTER_TO_SIZE(value);
+    const int l = GPOINTER_TO_INT(key);
+    if (c > most || (c == most && l < *label))
+      most = c, *label = l;
+  }
+  return most > 0;
 }
 
 static NwVolume *read_nifti(const NwSurfaceInputArgs *a, NwSurfaceInputKind *kind, GError **error)
 {
   g_autoptr(NwVolume) v = nw_nifti_read(a->path, error);
-  if (v == NULL || !nw_volume_check_finite(v, a->path, error))
+  if (v == NULL ||
+      !nw_surface_input_classify(v, a->path, a->has_label, a->label, "with --label N", kind, error))
     return NULL;
-  if (a->has_label) {
-    *kind = NW_SURFACE_INPUT_LABELS;
-    if (!label_present(v, a->label)) {
-      g_autofree char *found = some_labels(v);
-      g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
-                  "%s: label %d is not in the volume (labels there: %s)", a->path, a->label, found);
-      return NULL;
-    }
-  } else if (!classify(v, a->path, kind, error)) {
-    return NULL;
-  }
   if (*kind == NW_SURFACE_INPUT_SDF)
     return g_steal_pointer(&v);
-  g_autoptr(NwVolume) mask = binary(v, *kind == NW_SURFACE_INPUT_LABELS, a->label, error);
-  return mask != NULL ? nw_sdf_from_mask(mask, a->path, error) : NULL;
+  return nw_surface_input_convert(v, a->path, *kind, a->label, error);
 }
 
 /* The mesh's grid: like's geometry, or one around the mesh. */

@@ -29,9 +29,18 @@ gboolean nw_device_parse(const char *text, NwDevice *out, GError **error)
       *out = all[i];
       return TRUE;
     }
-  g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
-              "unknown device '%s': expected auto, cpu or cuda", text ? text : "");
+  g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "unknown device '%s': expected auto, cpu or cuda",
+              text ? text : "");
   return FALSE;
+}
+
+void nw_report_single_level(NwIterationReport *r, int done, int iterations)
+{
+  r->iteration = done;
+  r->level = 0;
+  r->n_levels = 1;
+  r->progress = iterations > 0 ? MIN(1.0, (double)done / iterations) : 0.0;
+  r->finished = done >= iterations;
 }
 
 void nw_report_add(NwIterationReport *r, const char *name, double value)

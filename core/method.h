@@ -54,6 +54,9 @@ typedef struct {
 } NwIterationReport;
 
 void nw_report_add(NwIterationReport *r, const char *name, double value);
+/* Where a one-level run of `iterations` stands after `done` (level 0 of 1, its progress, and
+ * finished at the last): the start of smooth's and nlm-surface's reports. */
+void nw_report_single_level(NwIterationReport *r, int done, int iterations);
 
 /* A frame for display or for tests: host copies of what is displayable now, on the grid of
  * the current level (its dims and affine: coarse levels are smaller). A CUDA method in a

@@ -5,5 +5,5 @@
 if(NW_HAVE_CUDA)
   nw_add_test(test_cuda_fluid_kernels SOURCES test_cuda_fluid_kernels.cu
               LIBS nw_cuda_validate nw_cuda CUDA LABELS kernels fluid)
-  nw_add_test(test_cuda_fluid SOURCES test_cuda_fluid.c CUDA LABELS cuda fluid)
+  nw_add_test(test_cuda_fluid SOURCES test_cuda_fluid.c fluid_testutil.c CUDA LABELS cuda fluid)
 endif()

@@ -1,5 +1,5 @@
 # Unbiased viscous-fluid registration (CPU reference; issue 14). Owner: fluid.
-nw_add_test(test_fluid SOURCES test_fluid.c LABELS accuracy fluid)
+nw_add_test(test_fluid SOURCES test_fluid.c fluid_testutil.c LABELS accuracy fluid)
 # `neurowarp-cli fluid` end to end, outputs read back with nibabel.
 if(NW_PYTHON3)
   add_test(NAME fluid_cli

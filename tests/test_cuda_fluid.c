@@ -15,32 +15,12 @@
 #include "fluid_method.h"
 #include "method.h"
 #include "nw_error.h"
+#include "fluid_testutil.h"
 #include "testutil.h"
 
-#define N 32
+#define N NW_FLUID_TEST_N
 
 /* ---- test_fluid.c's pair ------------------------------------------------------------------ */
-
-static double blob_r(double x, double y, double z, double size)
-{
-  const double c = (N - 1) / 2.0;
-  x = (x - c) / (10.0 * size);
-  y = (y - c) / (9.0 * size);
-  z = (z - c) / (8.0 * size);
-  return sqrt(x * x + y * y + z * z);
-}
-
-static double phantom_at(double x, double y, double z, double size)
-{
-  const double r = blob_r(x, y, z, size), c = (N - 1) / 2.0;
-  const double body = 1.0 / (1.0 + exp((r - 1.0) * 8.0));
-  const double core = 0.4 / (1.0 + exp((r - 0.45) * 12.0));
-  x = (x - c) / size;
-  y = (y - c) / size;
-  z = (z - c) / size;
-  const double tex = 1.0 + 0.3 * sin(0.5 * x + 0.2 * z) * cos(0.4 * y);
-  return 100.0 * body * tex - 40.0 * core + 10.0;
-}
 
 /* moving = the phantom, fixed(x) = phantom(x + s(x)) for s = exp(v) of peak about 2 voxels. */
 static void make_pair(NwVolume **fixed, NwVolume **moving)
@@ -54,8 +34,8 @@ static void make_pair(NwVolume **fixed, NwVolume **moving)
       for (int i = 0; i < N; i++) {
         const size_t e = nw_volume_index(f, i, j, k);
         const float *s = truth->data + 3 * e;
-        m->data[e] = (float)phantom_at(i, j, k, 1.0);
-        f->data[e] = (float)phantom_at(i + s[0], j + s[1], k + s[2], 1.0);
+        m->data[e] = (float)nw_fluid_test_phantom_at(i, j, k, 1.0);
+        f->data[e] = (float)nw_fluid_test_phantom_at(i + s[0], j + s[1], k + s[2], 1.0);
       }
   *fixed = f;
   *moving = m;

@@ -12,35 +12,12 @@
 #include "fluid_kernels.h"
 #include "fluid_method.h"
 #include "nw_error.h"
+#include "fluid_testutil.h"
 #include "testutil.h"
 
-#define N 32
+#define N NW_FLUID_TEST_N
 
 /* ---- the phantom ------------------------------------------------------------------------ */
-
-/* Ellipsoid "radius" of (x, y, z) around the centre, semi-axes scaled by `size`. */
-static double blob_r(double x, double y, double z, double size)
-{
-  const double c = (N - 1) / 2.0;
-  x = (x - c) / (10.0 * size);
-  y = (y - c) / (9.0 * size);
-  z = (z - c) / (8.0 * size);
-  return sqrt(x * x + y * y + z * z);
-}
-
-/* A textured ellipsoid with a darker core, smooth edges, intensities about 10..150; the
- * object of size s is the one of size 1 scaled by s about the centre, texture included. */
-static double phantom_at(double x, double y, double z, double size)
-{
-  const double r = blob_r(x, y, z, size), c = (N - 1) / 2.0;
-  const double body = 1.0 / (1.0 + exp((r - 1.0) * 8.0));
-  const double core = 0.4 / (1.0 + exp((r - 0.45) * 12.0));
-  x = (x - c) / size;
-  y = (y - c) / size;
-  z = (z - c) / size;
-  const double tex = 1.0 + 0.3 * sin(0.5 * x + 0.2 * z) * cos(0.4 * y);
-  return 100.0 * body * tex - 40.0 * core + 10.0;
-}
 
 static NwVolume *phantom(double size)
 {
@@ -48,7 +25,7 @@ static NwVolume *phantom(double size)
   for (int k = 0; k < N; k++)
     for (int j = 0; j < N; j++)
       for (int i = 0; i < N; i++)
-        v->data[nw_volume_index(v, i, j, k)] = (float)phantom_at(i, j, k, size);
+        v->data[nw_volume_index(v, i, j, k)] = (float)nw_fluid_test_phantom_at(i, j, k, size);
   return v;
 }
 
@@ -200,7 +177,7 @@ static double mean_error_inside(const NwVolume *a, const NwVolume *b)
   for (int k = 0; k < N; k++)
     for (int j = 0; j < N; j++)
       for (int i = 0; i < N; i++)
-        if (blob_r(i, j, k, 1.0) < 0.85) {
+        if (nw_fluid_test_blob_r(i, j, k, 1.0) < 0.85) {
           const size_t e = nw_volume_index(a, i, j, k);
           double d2 = 0;
           for (int c = 0; c < 3; c++)
@@ -226,7 +203,7 @@ static void recover_known(const char *const *settings, RunLog *log, double *afte
       for (int i = 0; i < N; i++) {
         const size_t e = nw_volume_index(fixed, i, j, k);
         const float *s = truth->data + 3 * e;
-        fixed->data[e] = (float)phantom_at(i + s[0], j + s[1], k + s[2], 1.0);
+        fixed->data[e] = (float)nw_fluid_test_phantom_at(i + s[0], j + s[1], k + s[2], 1.0);
       }
   const NwMethodInputs in = {.fixed = fixed, .moving = moving};
   g_autoptr(NwParams) p = params(settings);
@@ -286,7 +263,7 @@ static double mean_log_jac(const NwVolume *fixed, const NwVolume *moving, double
   for (int k = 0; k < N; k++)
     for (int j = 0; j < N; j++)
       for (int i = 0; i < N; i++)
-        if (size == 0.0 || blob_r(i, j, k, size) < 1.0) {
+        if (size == 0.0 || nw_fluid_test_blob_r(i, j, k, size) < 1.0) {
           const float J = jac->data[nw_volume_index(jac, i, j, k)];
           g_assert_cmpfloat(J, >, 0.0f);
           sum += log(J);

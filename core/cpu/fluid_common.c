@@ -2,10 +2,12 @@
  * with the CPU reference: the parameter table and the live plot's figures. Host code. */
 #include "fluid_method.h"
 
+#include <math.h>
+
 static const char *const fluid_similarity_choices[] = {"ssd", "lcc", NULL};
 
-const char *const nw_fluid_plot_figures[] = {"l2",      "skl",     "max_u",
-                                             "min_jac", "max_jac", "mean_log_jac", NULL};
+const char *const nw_fluid_plot_figures[] = {"l2",      "skl",          "max_u", "min_jac",
+                                             "max_jac", "mean_log_jac", NULL};
 
 const NwParamSpec nw_fluid_param_specs[] = {
     {"levels", NW_PARAM_INT, 3, 1, 8, "",
@@ -37,3 +39,46 @@ const NwParamSpec nw_fluid_param_specs[] = {
      "A level ends when the relative energy change per iteration falls below this", TRUE, NULL},
 };
 G_STATIC_ASSERT(G_N_ELEMENTS(nw_fluid_param_specs) == NW_FLUID_N_PARAMS);
+
+void nw_fluid_figures(NwFluidFigures *f, const NwFluidSums *s, double lambda, double max_u)
+{
+  const double n = s->n;
+  f->l2 = s->l2 / n;
+  f->skl = s->n_folds > 0 ? INFINITY : s->skl / n;
+  f->energy = f->l2 + lambda * f->skl;
+  f->max_u = max_u;
+  f->min_jac = s->min_jac;
+  f->max_jac = s->max_jac;
+  f->mean_log_jac = s->n_folds > 0 ? -INFINITY : s->sum_log / n;
+  f->folds = s->n_folds;
+}
+
+void nw_fluid_fill_report(NwIterationReport *r, const NwParams *p, int iteration, int level,
+                          int iter_in_level, int n_levels, gboolean finished,
+                          const NwFluidFigures *f, double step, int regrids)
+{
+  const double iters = nw_params_get_int(p, "iterations");
+  r->iteration = iteration;
+  r->level = level;
+  r->n_levels = n_levels;
+  r->finished = finished;
+  r->progress = finished ? 1.0 : (level + iter_in_level / iters) / n_levels;
+  r->n_figures = 0;
+  nw_report_add(r, "energy", f->energy);
+  nw_report_add(r, "l2", f->l2);
+  nw_report_add(r, "skl", f->skl);
+  nw_report_add(r, "max_u", f->max_u);
+  nw_report_add(r, "min_jac", f->min_jac);
+  nw_report_add(r, "max_jac", f->max_jac);
+  nw_report_add(r, "mean_log_jac", f->mean_log_jac);
+  nw_report_add(r, "folds", f->folds);
+  nw_report_add(r, "step", step);
+  nw_report_add(r, "regrids", regrids);
+}
+
+double nw_fluid_intensity_scale(const NwVolume *fixed)
+{
+  NwVolumeStats fs;
+  nw_volume_stats(fixed, &fs);
+  return fs.max > fs.min ? 1.0 / ((double)fs.max - fs.min) : 1.0;
+}

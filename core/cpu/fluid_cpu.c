@@ -49,8 +49,7 @@ typedef struct {
   NwVolume *u_tot, *J_tot;  /* the whole map and its J, for the figures after a regridding */
 
   /* Figures of the whole map (fluid_method.h). */
-  double fig_energy, fig_l2, fig_skl, fig_max_u, fig_min_jac, fig_max_jac, fig_mean_log_jac,
-      fig_folds;
+  NwFluidFigures fig;
 } FluidState;
 
 static double param(const FluidState *st, const char *name)
@@ -114,15 +113,7 @@ static void set_figures(FluidState *st)
     nw_fluid_sums_cpu(&s, st->R, st->cur.Tw, st->J_tot, st->cur.region);
     u = st->u_tot;
   }
-  const double n = s.n, lambda = param(st, "lambda");
-  st->fig_l2 = s.l2 / n;
-  st->fig_skl = s.n_folds > 0 ? INFINITY : s.skl / n;
-  st->fig_energy = st->fig_l2 + lambda * st->fig_skl;
-  st->fig_max_u = nw_field_max_norm(u);
-  st->fig_min_jac = s.min_jac;
-  st->fig_max_jac = s.max_jac;
-  st->fig_mean_log_jac = s.n_folds > 0 ? -INFINITY : s.sum_log / n;
-  st->fig_folds = s.n_folds;
+  nw_fluid_figures(&st->fig, &s, param(st, "lambda"), nw_field_max_norm(u));
 }
 
 /* The whole map so far into a new field: u_prev ∘ cur.u, or a copy of cur.u. */
@@ -320,9 +311,7 @@ static void *fluid_create(const NwMethodInputs *in, const NwParams *p, GError **
   st->fixed_full = in->fixed;
   st->moving_full = in->moving;
   st->moving_labels = in->moving_labels;
-  NwVolumeStats fs;
-  nw_volume_stats(in->fixed, &fs);
-  st->scale = fs.max > fs.min ? 1.0 / ((double)fs.max - fs.min) : 1.0;
+  st->scale = nw_fluid_intensity_scale(in->fixed);
   if (!nw_pyramid_set_build(&st->pyr, in, nw_params_get_int(p, "levels"),
                             nw_params_get(p, "histogram-match") != 0.0, error) ||
       !enter_level(st, 0, error)) {
@@ -334,23 +323,8 @@ static void *fluid_create(const NwMethodInputs *in, const NwParams *p, GError **
 
 static void fill_report(const FluidState *st, NwIterationReport *r)
 {
-  const double iters = nw_params_get_int(st->params, "iterations");
-  r->iteration = st->iteration;
-  r->level = st->level;
-  r->n_levels = st->pyr.n_levels;
-  r->finished = st->finished;
-  r->progress = st->finished ? 1.0 : (st->level + st->iter_in_level / iters) / st->pyr.n_levels;
-  r->n_figures = 0;
-  nw_report_add(r, "energy", st->fig_energy);
-  nw_report_add(r, "l2", st->fig_l2);
-  nw_report_add(r, "skl", st->fig_skl);
-  nw_report_add(r, "max_u", st->fig_max_u);
-  nw_report_add(r, "min_jac", st->fig_min_jac);
-  nw_report_add(r, "max_jac", st->fig_max_jac);
-  nw_report_add(r, "mean_log_jac", st->fig_mean_log_jac);
-  nw_report_add(r, "folds", st->fig_folds);
-  nw_report_add(r, "step", st->last_step);
-  nw_report_add(r, "regrids", st->regrids);
+  nw_fluid_fill_report(r, st->params, st->iteration, st->level, st->iter_in_level,
+                       st->pyr.n_levels, st->finished, &st->fig, st->last_step, st->regrids);
 }
 
 static gboolean fluid_step(void *state, NwIterationReport *report, GError **error)

@@ -65,6 +65,7 @@
 #ifndef NW_FLUID_METHOD_H
 #define NW_FLUID_METHOD_H
 
+#include "fluid_kernels.h"
 #include "method.h"
 
 G_BEGIN_DECLS
@@ -92,6 +93,21 @@ typedef enum {
   NW_FLUID_SIM_SSD,
   NW_FLUID_SIM_LCC,
 } NwFluidSimilarity;
+
+/* The figures of a map, as both back ends report and plot them. */
+typedef struct {
+  double energy, l2, skl, max_u, min_jac, max_jac, mean_log_jac, folds;
+} NwFluidFigures;
+/* From the map's sums (per voxel of s->n; a fold makes skl +inf and mean_log_jac -inf), λ and
+ * its largest |u| in voxels. */
+void nw_fluid_figures(NwFluidFigures *f, const NwFluidSums *s, double lambda, double max_u);
+/* A step's report: where the run stands (progress over levels of p's iterations), the
+ * figures, the last accepted step δ and the regriddings so far. */
+void nw_fluid_fill_report(NwIterationReport *r, const NwParams *p, int iteration, int level,
+                          int iter_in_level, int n_levels, gboolean finished,
+                          const NwFluidFigures *f, double step, int regrids);
+/* ssd's intensity scale: 1 / the fixed image's range (1 for a flat image). */
+double nw_fluid_intensity_scale(const NwVolume *fixed);
 
 /* Halvings of δ an iteration tries before the level counts as converged. */
 #define NW_FLUID_MAX_HALVINGS 8

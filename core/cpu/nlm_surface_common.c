@@ -80,11 +80,7 @@ gboolean nw_nlm_check_band(int n, double band_mm, GError **error)
 void nw_nlm_fill_report(NwIterationReport *r, int done, int iterations, double rms_change,
                         double max_change, int band, double dt, double mean_wsum)
 {
-  r->iteration = done;
-  r->level = 0;
-  r->n_levels = 1;
-  r->progress = iterations > 0 ? MIN(1.0, (double)done / iterations) : 0.0;
-  r->finished = done >= iterations;
+  nw_report_single_level(r, done, iterations);
   nw_report_add(r, "rms_change", rms_change);
   nw_report_add(r, "max_change", max_change);
   nw_report_add(r, "band", band);

@@ -28,11 +28,7 @@ gboolean nw_smooth_check_input(const NwMethodInputs *in, GError **error)
 void nw_smooth_fill_report(NwIterationReport *r, int done, int iterations, double rms_change,
                            double mean, double min, double max)
 {
-  r->iteration = done;
-  r->level = 0;
-  r->n_levels = 1;
-  r->progress = iterations > 0 ? MIN(1.0, (double)done / iterations) : 0.0;
-  r->finished = done >= iterations;
+  nw_report_single_level(r, done, iterations);
   nw_report_add(r, "rms_change", rms_change);
   nw_report_add(r, "mean", mean);
   nw_report_add(r, "min", min);

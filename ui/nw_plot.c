@@ -313,8 +313,13 @@ static void draw_text(cairo_t *cr, double x, double y, const char *text, double 
  * edge (the columns of later levels). */
 static void draw_y_axis(cairo_t *cr, const Axis *a, gboolean inside)
 {
-  cairo_set_font_size(cr, inside ? 9 : 10);
+  const double font = inside ? 9 : 10;
+  cairo_set_font_size(cr, font);
   int n = n_ticks(a->lo, a->hi, a->step);
+  /* A short panel (six quantities in the Run page's plot) has ticks closer than a line of
+   * text: label every k-th so that labels never overlap; the grid keeps every line. */
+  const double tick_px = (a->y1 - a->y0 - 2 * NW_PLOT_PAD) / MAX(n, 1);
+  const int every = tick_px > 0 ? MAX(1, (int)ceil((font + 2) / tick_px)) : n + 1;
   for (int k = 0; k <= n; k++) {
     double v = a->lo + k * a->step;
     double y = round(value_y(a, v)) + 0.5;
@@ -325,6 +330,8 @@ static void draw_y_axis(cairo_t *cr, const Axis *a, gboolean inside)
     cairo_stroke(cr);
     char label[32];
     g_snprintf(label, sizeof label, "%g", fabs(v) < a->step * 1e-6 ? 0.0 : v);
+    if (k % every != 0)
+      continue;
     cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
     if (inside)
       draw_text(cr, a->x0 + 3, y - 2, label, 0.0);

@@ -23,10 +23,16 @@
  * distances) and a header nlm_N.json naming them, written last (each file atomically), for
  * the PyTorch peer (bench/peer_nlm_torch.py) to time and judge on the same data.
  * --cpu-only: no GPU (CPU timing and the dump only): also runs where there is no device.
+ * --kernel exact|tc|both (default both): the exact FP32 kernel, the tensor-core variant
+ * (nlm_topm_tc_kernel.cu: FP16 filter with a rigorous bound, exact recheck), or both; with
+ * both, every row of the tc kernel's output must equal the exact kernel's (indices, order,
+ * distance bits) and its sample rows the CPU's, else the benchmark exits 1. The JSON's
+ * top-level cuda_ms_* are the exact kernel's, "tc" holds the variant's time, its equality
+ * counts, mean candidates a row and the blocks it left to the exact fallback.
  *
  *   bench_nlm [--sizes 17500,50000,100000,175000] [--m 96] [--patch 5] [--repeats 3]
  *             [--check-rows 64] [--cpu-rows 256] [--dump-patches DIR] [--cpu-only]
- *             [--json FILE] */
+ *             [--kernel exact|tc|both] [--json FILE] */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -48,7 +54,7 @@
 typedef struct {
   int m, patch, repeats, check_rows, cpu_rows, threads_all;
   const char *dump_dir;
-  gboolean cpu_only;
+  gboolean cpu_only, run_exact, run_tc; /* --kernel exact|tc|both */
 } BenchOptions;
 
 /* One band size: its patches and the CPU reference's exact top-m of the sample rows. */
@@ -212,42 +218,139 @@ static int gpu_rows_matching(NwNlmTopmBench *b, const BenchCase *c, GError **err
   return matched;
 }
 
-/* The GPU kernel: best and mean time of o->repeats runs after a warm-up, the sample rows
- * checked. Members into jb; *best_ms for the speed-ups. FALSE on a CUDA error or a row that
- * differs (the JSON says which). */
-static gboolean gpu_case(JsonBuilder *jb, const BenchCase *c, const BenchOptions *o,
-                         double *best_ms, GError **error)
+/* Warm-up, then o->repeats timed runs of one kernel: best and mean ms. */
+static gboolean time_kernel(NwNlmTopmBench *b, NwNlmKernel k, int repeats, double *best,
+                            double *mean, GError **error)
 {
-  NwNlmTopmBench *b = nw_nlm_topm_bench_new(c->x, c->n, c->p, c->m, error);
-  double best = INFINITY, sum = 0.0, ms = 0.0;
-  gboolean ok = b != NULL && nw_nlm_topm_bench_run(b, &ms, error); /* warm-up */
-  for (int r = 0; ok && r < o->repeats; r++) {
-    ok = nw_nlm_topm_bench_run(b, &ms, error);
-    best = fmin(best, ms);
+  double ms = 0.0, sum = 0.0;
+  *best = INFINITY;
+  if (!nw_nlm_topm_bench_run(b, k, &ms, error))
+    return FALSE;
+  for (int r = 0; r < repeats; r++) {
+    if (!nw_nlm_topm_bench_run(b, k, &ms, error))
+      return FALSE;
+    *best = fmin(*best, ms);
     sum += ms;
   }
-  const int matched = ok ? gpu_rows_matching(b, c, error) : -1;
-  nw_nlm_topm_bench_free(b);
-  if (matched < 0)
+  *mean = sum / repeats;
+  return TRUE;
+}
+
+/* The exact kernel: timed, the sample rows checked against the CPU; its whole output into
+ * nbr / nd (N x m) for the tc kernel's check. */
+static gboolean gpu_exact(JsonBuilder *jb, NwNlmTopmBench *b, const BenchCase *c,
+                          const BenchOptions *o, double *best, int *nbr, float *nd, GError **error)
+{
+  double mean = 0.0;
+  if (!time_kernel(b, NW_NLM_KERNEL_EXACT, o->repeats, best, &mean, error))
+    return FALSE;
+  const int matched = gpu_rows_matching(b, c, error);
+  if (matched < 0 || !nw_nlm_topm_bench_download(b, nbr, nd, 0, c->n, error))
     return FALSE;
   const double flops = 2.0 * (double)c->n * c->n * c->p;
-  nw_json_member_number(jb, "cuda_ms_best", best);
-  nw_json_member_number(jb, "cuda_ms_mean", sum / o->repeats);
-  nw_json_member_number(jb, "tflops_best", flops / (best * 1e-3) / 1e12);
+  nw_json_member_number(jb, "cuda_ms_best", *best);
+  nw_json_member_number(jb, "cuda_ms_mean", mean);
+  nw_json_member_number(jb, "tflops_best", flops / (*best * 1e-3) / 1e12);
   nw_json_member_number(jb, "gemm_equivalent_flops", flops);
   nw_json_member_number(jb, "checked_rows", c->k);
   nw_json_member_number(jb, "identical_rows", matched);
   fprintf(stderr,
           "N %7d  P %d  m %d   %9.2f ms (best of %d)  %6.2f TFLOP/s  rows identical to the CPU: "
           "%d/%d\n",
-          c->n, c->p, c->m, best, o->repeats, flops / (best * 1e-3) / 1e12, matched, c->k);
-  *best_ms = best;
+          c->n, c->p, c->m, *best, o->repeats, flops / (*best * 1e-3) / 1e12, matched, c->k);
   if (matched != c->k) {
     g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
                 "GPU rows differ from the CPU reference's (%d of %d identical)", matched, c->k);
     return FALSE;
   }
   return TRUE;
+}
+
+/* Rows of (nbr, nd) and (tnbr, tnd), N x m, identical in indices, order and distance bits. */
+static int identical_rows(const int *nbr, const float *nd, const int *tnbr, const float *tnd, int n,
+                          int m)
+{
+  int same = 0;
+  for (int j = 0; j < n; j++)
+    same += memcmp(nbr + (size_t)j * m, tnbr + (size_t)j * m, m * sizeof(int)) == 0 &&
+            memcmp(nd + (size_t)j * m, tnd + (size_t)j * m, m * sizeof(float)) == 0;
+  return same;
+}
+
+/* The tc kernel: timed, the sample rows checked against the CPU, and (after the exact kernel,
+ * exact_ms > 0) every row against the exact kernel's output nbr / nd. An object "tc" in jb. */
+static gboolean gpu_tc(JsonBuilder *jb, NwNlmTopmBench *b, const BenchCase *c,
+                       const BenchOptions *o, double exact_ms, const int *nbr, const float *nd,
+                       GError **error)
+{
+  double best = 0.0, mean = 0.0;
+  NwNlmTcStats st = {0};
+  if (!time_kernel(b, NW_NLM_KERNEL_TC, o->repeats, &best, &mean, error) ||
+      !nw_nlm_topm_bench_tc_stats(b, &st, error))
+    return FALSE;
+  const int matched = gpu_rows_matching(b, c, error);
+  if (matched < 0)
+    return FALSE;
+  int same = -1;
+  if (exact_ms > 0.0) {
+    g_autofree int *tnbr = g_new(int, (size_t)c->n * c->m);
+    g_autofree float *tnd = g_new(float, (size_t)c->n * c->m);
+    if (!nw_nlm_topm_bench_download(b, tnbr, tnd, 0, c->n, error))
+      return FALSE;
+    same = identical_rows(nbr, nd, tnbr, tnd, c->n, c->m);
+  }
+  const double flops = 2.0 * (double)c->n * c->n * c->p;
+  json_builder_set_member_name(jb, "tc");
+  json_builder_begin_object(jb);
+  nw_json_member_number(jb, "cuda_ms_best", best);
+  nw_json_member_number(jb, "cuda_ms_mean", mean);
+  nw_json_member_number(jb, "tflops_equivalent_best", flops / (best * 1e-3) / 1e12);
+  nw_json_member_number(jb, "identical_rows_to_cpu", matched);
+  nw_json_member_number(jb, "checked_rows", c->k);
+  if (same >= 0) {
+    nw_json_member_number(jb, "identical_rows_to_exact_kernel", same);
+    nw_json_member_number(jb, "rows_compared_to_exact_kernel", c->n);
+    nw_json_member_number(jb, "speedup_over_exact_kernel", exact_ms / best);
+  }
+  nw_json_member_number(jb, "mean_candidates_per_row", st.mean_candidates);
+  nw_json_member_number(jb, "fallback_blocks", st.fallback_blocks);
+  nw_json_member_number(jb, "blocks", st.blocks);
+  json_builder_set_member_name(jb, "out_of_fp16_range");
+  json_builder_add_boolean_value(jb, st.out_of_range);
+  json_builder_end_object(jb);
+  fprintf(stderr,
+          "  tc: %9.2f ms (best of %d)  %6.2f TFLOP/s equivalent  rows identical to the CPU: "
+          "%d/%d, to the exact kernel: %d/%d  (%.1f candidates a row, %d of %d blocks by the "
+          "exact fallback)\n",
+          best, o->repeats, flops / (best * 1e-3) / 1e12, matched, c->k, same, c->n,
+          st.mean_candidates, st.fallback_blocks, st.blocks);
+  if (matched != c->k || (same >= 0 && same != c->n)) {
+    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
+                "the tc kernel's rows differ (%d of %d sample rows identical to the CPU, %d of %d "
+                "rows to the exact kernel)",
+                matched, c->k, same, c->n);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* The GPU kernels o->kernels asks for. *best_ms: the exact kernel's best time (else the tc's),
+ * for the CPU speed-ups. FALSE on a CUDA error or a row that differs. */
+static gboolean gpu_case(JsonBuilder *jb, const BenchCase *c, const BenchOptions *o,
+                         double *best_ms, GError **error)
+{
+  NwNlmTopmBench *b = nw_nlm_topm_bench_new(c->x, c->n, c->p, c->m, error);
+  if (b == NULL)
+    return FALSE;
+  g_autofree int *nbr = g_new(int, (size_t)c->n * c->m);
+  g_autofree float *nd = g_new(float, (size_t)c->n * c->m);
+  double exact_ms = 0.0;
+  gboolean ok = !o->run_exact || gpu_exact(jb, b, c, o, &exact_ms, nbr, nd, error);
+  if (ok && o->run_tc)
+    ok = gpu_tc(jb, b, c, o, exact_ms, nbr, nd, error);
+  nw_nlm_topm_bench_free(b);
+  *best_ms = exact_ms;
+  return ok;
 }
 
 /* The CPU reference on one thread and on all, extrapolated to all rows, and the speed-ups over
@@ -303,7 +406,7 @@ static gboolean run_size(JsonBuilder *jb, int n, const BenchOptions *o)
 int main(int argc, char **argv)
 {
   g_autofree char *sizes_text = g_strdup("17500,50000,100000,175000");
-  g_autofree char *json_path = NULL, *dump_dir = NULL;
+  g_autofree char *json_path = NULL, *dump_dir = NULL, *kernel = g_strdup("both");
   BenchOptions o = {.m = 96, .patch = 5, .repeats = 3, .check_rows = 64, .cpu_rows = 256};
   GOptionEntry entries[] = {
       {"sizes", 0, 0, G_OPTION_ARG_STRING, &sizes_text, "Band sizes N (default 17500,...)", "N,N"},
@@ -317,6 +420,8 @@ int main(int argc, char **argv)
       {"dump-patches", 0, 0, G_OPTION_ARG_FILENAME, &dump_dir,
        "Write each size's patches and sample top-m here (for peer_nlm_torch.py)", "DIR"},
       {"cpu-only", 0, 0, G_OPTION_ARG_NONE, &o.cpu_only, "No GPU: CPU timing and the dump", NULL},
+      {"kernel", 0, 0, G_OPTION_ARG_STRING, &kernel,
+       "GPU top-m kernel: exact, tc (tensor-core filter + exact recheck) or both (default)", "K"},
       {"json", 0, 0, G_OPTION_ARG_FILENAME, &json_path, "Write the JSON here", "FILE"},
       {NULL, 0, 0, 0, NULL, NULL, NULL}};
   g_autoptr(GOptionContext) ctx = g_option_context_new("- benchmark the nlm-surface top-m");
@@ -330,6 +435,12 @@ int main(int argc, char **argv)
     return 2;
   }
   o.dump_dir = dump_dir;
+  o.run_exact = strcmp(kernel, "exact") == 0 || strcmp(kernel, "both") == 0;
+  o.run_tc = strcmp(kernel, "tc") == 0 || strcmp(kernel, "both") == 0;
+  if (!o.run_exact && !o.run_tc) {
+    fprintf(stderr, "bench_nlm: --kernel: '%s' is not exact, tc or both\n", kernel);
+    return 2;
+  }
 #ifdef _OPENMP
   o.threads_all = omp_get_max_threads();
 #else

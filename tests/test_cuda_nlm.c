@@ -20,7 +20,8 @@
  * 1e-6 relative, with and without the spatial factor. method      the method through its table: CPU
  * and CUDA on test_nlm_accuracy's noisy sphere (its parameters, the default 4 iterations; and
  * re-initialising every 2 so the band is taken again on the GPU path): the result SDFs differ by <
- * 0.01 voxel (max abs), band sizes are equal and dt / rms_change agree. */
+ * 0.01 voxel (max abs), band sizes are equal and dt / rms_change agree. method-tc the CUDA method
+ * with NW_NLM_KERNEL=tc gives the exact kernel's SDF bit for bit. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -466,6 +467,28 @@ static void test_method(void)
   check_method(2); /* the band taken again on the GPU path after iteration 2 */
 }
 
+/* The method with NW_NLM_KERNEL=tc: the same SDF bit for bit as with the exact kernel (the
+ * neighbours are the same, so is every later step), re-initialising every 2 iterations. */
+static void test_method_tc(void)
+{
+  const double r = 8.0;
+  g_autoptr(NwVolume) clean = nlm_test_sphere(32, r);
+  g_autoptr(NwVolume) noisy = nlm_test_noisy_sphere(clean, r, 0.4, 3, 3, 1.5, 7);
+  g_autoptr(NwParams) p = method_params(2);
+  NwIterationReport re[4], rt[4];
+  int band_e = 0, band_t = 0;
+  g_autoptr(NwVolume) a = nlm_test_denoise_ops(&nw_nlm_surface_cuda_ops, noisy, p, &band_e, re);
+  g_setenv("NW_NLM_KERNEL", "tc", TRUE);
+  g_autoptr(NwVolume) b = nlm_test_denoise_ops(&nw_nlm_surface_cuda_ops, noisy, p, &band_t, rt);
+  g_unsetenv("NW_NLM_KERNEL");
+  g_assert_cmpint(band_e, ==, band_t);
+  size_t differ = 0;
+  for (size_t e = 0; e < nw_volume_n_voxels(a); e++)
+    differ += memcmp(&a->data[e], &b->data[e], sizeof(float)) != 0;
+  printf("# method tc: %zu voxels differ from the exact kernel's SDF\n", differ);
+  g_assert_cmpuint(differ, ==, 0);
+}
+
 /* More neighbours than the GPU keeps: refused with a message, not a different result. */
 static void test_method_refuses_large_m(void)
 {
@@ -493,6 +516,7 @@ int main(int argc, char **argv)
   g_test_add_func("/cuda/nlm/patches", test_patches);
   g_test_add_func("/cuda/nlm/weights-step-update", test_weights_step_update);
   g_test_add_func("/cuda/nlm/method-sphere", test_method);
+  g_test_add_func("/cuda/nlm/method-tc", test_method_tc);
   g_test_add_func("/cuda/nlm/method-refuses-large-m", test_method_refuses_large_m);
   return g_test_run();
 }

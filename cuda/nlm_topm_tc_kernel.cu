@@ -36,8 +36,8 @@
  *   2. The tensor cores multiply FP16 values exactly (22-bit products in FP32) and accumulate
  *      in FP32; their rounding (truncating alignment, Fasi et al. 2021, "Numerical behavior
  *      of NVIDIA tensor cores") stays within a few units in the last place per mma, so
- *      |s~ - a^.b^| <= g_acc sum |a^_q b^_q| with g_acc = (K + 2) 2^-21: K / 16 mma of 16
- *      products, taken 8 times more generous than 3 ulp per mma. With sum |a^ b^| <=
+ *      |s~ - a^.b^| <= g_acc sum |a^_q b^_q| with g_acc = (K + 2) 2^-21, about 20 times
+ *      the (3 K / 16) 2^-23 of K / 16 mma at 3 ulp each. With sum |a^ b^| <=
  *      ||a^|| ||b^|| <= (n^_a + n^_b) / 2, and the float n^ and the FMA that forms X each
  *      rounded once (2^-24 relative, all covered by 2^-21), Delta = ||a^ - b^||^2 =
  *      n^_a + n^_b - 2 a^.b^ satisfies |X + n^_a - Delta| <= c_e (n^_a + n^_b),

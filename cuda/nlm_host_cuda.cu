@@ -53,14 +53,53 @@ static gboolean call_end(Call *c, gboolean ok, GError **error)
   return ok;
 }
 
-extern "C" gboolean nw_nlm_neighbours_cuda_host(int *nbr, float *nd, const float *patches, int n,
-                                                int p, int m, GError **error)
+extern "C" NwNlmKernel nw_nlm_kernel_from_env(void)
+{
+  const char *v = g_getenv("NW_NLM_KERNEL");
+  return v != NULL && g_ascii_strcasecmp(v, "tc") == 0 ? NW_NLM_KERNEL_TC : NW_NLM_KERNEL_EXACT;
+}
+
+extern "C" const char *nw_nlm_kernel_name(NwNlmKernel k)
+{
+  return k == NW_NLM_KERNEL_TC ? "tc" : "exact";
+}
+
+/* The tc kernel's figures from its scratch, after a run on c's stream. */
+static gboolean tc_stats(NwNlmTcStats *st, const NwNlmTcWork *w, int n, cudaStream_t stream,
+                         GError **error)
+{
+  int fallback = 0, oor = 0;
+  if (!NW_CUDA_CHECK(nw_nlm_tc_stats(w, n, &st->mean_candidates, &fallback, &oor, stream), error))
+    return FALSE;
+  st->fallback_blocks = fallback, st->blocks = (n + 63) / 64, st->out_of_range = oor != 0;
+  return TRUE;
+}
+
+/* The chosen top-m kernel on a padded matrix on the device; *tc (the tc kernel's scratch) is
+ * made on first use and kept by the caller. */
+static cudaError_t run_topm(NwNlmKernel kernel, NwNlmTcWork **tc, int *nbr, float *nd,
+                            const float *pad, int n, int p, int m, cudaStream_t stream)
+{
+  if (kernel != NW_NLM_KERNEL_TC)
+    return nw_nlm_topm_cuda(nbr, nd, pad, n, p, m, stream);
+  if (*tc == NULL) {
+    cudaError_t e = nw_nlm_tc_work_new(tc, n, p, m);
+    if (e != cudaSuccess)
+      return e;
+  }
+  return nw_nlm_topm_tc_cuda(nbr, nd, pad, n, p, m, *tc, stream);
+}
+
+extern "C" gboolean nw_nlm_neighbours_kernel_cuda_host(int *nbr, float *nd, const float *patches,
+                                                       int n, int p, int m, NwNlmKernel kernel,
+                                                       NwNlmTcStats *stats, GError **error)
 {
   Call c;
   if (!call_begin(&c, error))
     return FALSE;
   const size_t nm = (size_t)n * m;
   void *d_rows, *d_pad, *d_nbr, *d_nd;
+  NwNlmTcWork *tc = NULL;
   gboolean ok =
       call_alloc(&c, &d_rows, (size_t)n * p * sizeof(float), patches, error) &&
       call_alloc(&c, &d_pad, (size_t)n * nw_nlm_padded_width(p) * sizeof(float), NULL, error) &&
@@ -68,12 +107,23 @@ extern "C" gboolean nw_nlm_neighbours_cuda_host(int *nbr, float *nd, const float
       call_alloc(&c, &d_nd, nm * sizeof(float), NULL, error) &&
       NW_CUDA_CHECK(nw_nlm_pad_patches_cuda((float *)d_pad, (const float *)d_rows, n, p, c.stream),
                     error) &&
-      NW_CUDA_CHECK(
-          nw_nlm_topm_cuda((int *)d_nbr, (float *)d_nd, (const float *)d_pad, n, p, m, c.stream),
-          error) &&
+      NW_CUDA_CHECK(run_topm(kernel, &tc, (int *)d_nbr, (float *)d_nd, (const float *)d_pad, n, p,
+                             m, c.stream),
+                    error) &&
       call_get(&c, nbr, d_nbr, nm * sizeof(int), error) &&
       call_get(&c, nd, d_nd, nm * sizeof(float), error);
-  return call_end(&c, ok, error);
+  if (ok && stats != NULL && tc != NULL)
+    ok = tc_stats(stats, tc, n, c.stream, error);
+  ok = call_end(&c, ok, error);
+  nw_nlm_tc_work_free(tc);
+  return ok;
+}
+
+extern "C" gboolean nw_nlm_neighbours_cuda_host(int *nbr, float *nd, const float *patches, int n,
+                                                int p, int m, GError **error)
+{
+  return nw_nlm_neighbours_kernel_cuda_host(nbr, nd, patches, n, p, m, NW_NLM_KERNEL_EXACT, NULL,
+                                            error);
 }
 
 extern "C" gboolean nw_nlm_patches_cuda_host(float *patches, float *centre, const NwVolume *phi,
@@ -193,6 +243,7 @@ struct NwNlmTopmBench {
   float *d_pad;
   int *d_nbr;
   float *d_nd;
+  NwNlmTcWork *tc; /* the tc kernel's scratch, made on its first run */
   cudaEvent_t t0, t1;
 };
 
@@ -225,12 +276,17 @@ extern "C" NwNlmTopmBench *nw_nlm_topm_bench_new(const float *patches, int n, in
   return b;
 }
 
-extern "C" gboolean nw_nlm_topm_bench_run(NwNlmTopmBench *b, double *ms, GError **error)
+extern "C" gboolean nw_nlm_topm_bench_run(NwNlmTopmBench *b, NwNlmKernel kernel, double *ms,
+                                          GError **error)
 {
   float t = 0.0f;
+  if (kernel == NW_NLM_KERNEL_TC && b->tc == NULL &&
+      !NW_CUDA_CHECK(nw_nlm_tc_work_new(&b->tc, b->n, b->p, b->m), error))
+    return FALSE;
   if (!NW_CUDA_CHECK(cudaEventRecord(b->t0, b->c.stream), error) ||
-      !NW_CUDA_CHECK(nw_nlm_topm_cuda(b->d_nbr, b->d_nd, b->d_pad, b->n, b->p, b->m, b->c.stream),
-                     error) ||
+      !NW_CUDA_CHECK(
+          run_topm(kernel, &b->tc, b->d_nbr, b->d_nd, b->d_pad, b->n, b->p, b->m, b->c.stream),
+          error) ||
       !NW_CUDA_CHECK(cudaEventRecord(b->t1, b->c.stream), error) ||
       !NW_CUDA_CHECK(cudaEventSynchronize(b->t1), error) ||
       !NW_CUDA_CHECK(cudaEventElapsedTime(&t, b->t0, b->t1), error))
@@ -248,10 +304,21 @@ extern "C" gboolean nw_nlm_topm_bench_download(NwNlmTopmBench *b, int *nbr, floa
          NW_CUDA_CHECK(cudaStreamSynchronize(b->c.stream), error);
 }
 
+extern "C" gboolean nw_nlm_topm_bench_tc_stats(NwNlmTopmBench *b, NwNlmTcStats *stats,
+                                               GError **error)
+{
+  if (b->tc == NULL) {
+    g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "nlm top-m bench: the tc kernel has not run");
+    return FALSE;
+  }
+  return tc_stats(stats, b->tc, b->n, b->c.stream, error);
+}
+
 extern "C" void nw_nlm_topm_bench_free(NwNlmTopmBench *b)
 {
   if (b == NULL)
     return;
+  nw_nlm_tc_work_free(b->tc);
   if (b->t0 != NULL)
     cudaEventDestroy(b->t0);
   if (b->t1 != NULL)

@@ -40,6 +40,27 @@ cudaError_t nw_nlm_pad_patches_cuda(float *padded, const float *rows, int n, int
 cudaError_t nw_nlm_topm_cuda(int *nbr, float *nd, const float *padded, int n, int p, int m,
                              cudaStream_t stream);
 
+/* The same on the blocks b of 64 rows (rows 64 b .. 64 b + 63) with only_blocks[b] != 0
+ * (NULL: every block); the other rows of nbr / nd are left as they are. */
+cudaError_t nw_nlm_topm_blocks_cuda(int *nbr, float *nd, const float *padded, int n, int p, int m,
+                                    const int *only_blocks, cudaStream_t stream);
+
+/* The tensor-core variant (nlm_topm_tc_kernel.cu): the same output as nw_nlm_topm_cuda, by an
+ * FP16 filter with a rigorous error bound, an exact FP32 recheck of the candidates and the exact
+ * kernel for row blocks whose candidates overflow. Its device scratch (NwNlmTcWork) is made for
+ * up to n rows of width p and reused; nw_nlm_tc_work_bytes says how much it takes. On devices
+ * older than sm_80 and for patches wider than 7^3 it runs the exact kernel. */
+struct NwNlmTcWork;
+size_t nw_nlm_tc_work_bytes(int n, int p, int m);
+cudaError_t nw_nlm_tc_work_new(NwNlmTcWork **w, int n, int p, int m);
+void nw_nlm_tc_work_free(NwNlmTcWork *w);
+cudaError_t nw_nlm_topm_tc_cuda(int *nbr, float *nd, const float *padded, int n, int p, int m,
+                                NwNlmTcWork *w, cudaStream_t stream);
+/* After a run (synchronous): the mean list length of the rows the recheck did, the blocks the
+ * exact kernel did, and whether a value was out of FP16's safe range. */
+cudaError_t nw_nlm_tc_stats(const NwNlmTcWork *w, int n, double *mean_candidates,
+                            int *fallback_blocks, int *out_of_range, cudaStream_t stream);
+
 /* w, wsum as nw_nlm_weights_cpu (double arithmetic in the CPU's order; exp from CUDA's
  * libdevice, within an ulp of glibc's). */
 cudaError_t nw_nlm_weights_cuda(float *w, float *wsum, const int *nbr, const float *nd,

@@ -12,7 +12,9 @@
  * band's new values into it), the padded patch matrix, neighbours, distances, weights. Band-sized
  * buffers are (re)allocated only when a band is taken that does not fit the ones there; an
  * iteration allocates nothing. Two small synchronous copies per iteration: the largest weight
- * sum (dt, needed before the update) and the change figures of the report. */
+ * sum (dt, needed before the update) and the change figures of the report.
+ * The top-m kernel is the exact one unless NW_NLM_KERNEL=tc asks for the tensor-core variant
+ * (nw_nlm_cuda.h: the same output by construction; its scratch is band-sized too). */
 #include <cuda_runtime.h>
 #include <math.h>
 #include <string.h>
@@ -44,6 +46,8 @@ typedef struct {
   int *d_nbr;                       /* N x m */
   float *d_nd, *d_w;                /* N x m */
   void *d_temp;                     /* CUB scratch */
+  NwNlmKernel kernel;               /* NW_NLM_KERNEL at create */
+  NwNlmTcWork *tc;                  /* the tc kernel's scratch (kernel tc only) */
   size_t temp_bytes;
   NwNlmWsumStats *d_wstats, *h_wstats; /* h_: pinned */
   NwNlmChangeStats *d_cstats, *h_cstats;
@@ -57,6 +61,7 @@ static void free_band_buffers(CudaNlm *s)
     cudaFree(bufs[b]);
   s->d_band = NULL, s->d_pos = s->d_pad = s->d_centre = s->d_out = s->d_wsum = NULL;
   s->d_nbr = NULL, s->d_nd = s->d_w = NULL, s->d_temp = NULL;
+  g_clear_pointer(&s->tc, nw_nlm_tc_work_free);
   s->cap_n = s->cap_m = 0;
   g_clear_pointer(&s->pos_mm, g_free);
 }
@@ -94,7 +99,8 @@ static gboolean alloc_band_buffers(CudaNlm *s, GError **error)
   if (!NW_CUDA_CHECK(nw_nlm_reduce_temp_bytes(&temp, s->n), error))
     return FALSE;
   const size_t need = n * (sizeof(unsigned) + (3 + (size_t)s->pp + 3) * sizeof(float)) +
-                      nm * (sizeof(int) + 2 * sizeof(float)) + temp;
+                      nm * (sizeof(int) + 2 * sizeof(float)) + temp +
+                      (s->kernel == NW_NLM_KERNEL_TC ? nw_nlm_tc_work_bytes(s->n, s->p, s->m) : 0);
   size_t free_b = 0, total_b = 0;
   if (!NW_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b), error))
     return FALSE;
@@ -122,7 +128,9 @@ static gboolean alloc_band_buffers(CudaNlm *s, GError **error)
       !NW_CUDA_CHECK(cudaMalloc(&s->d_nbr, nm * sizeof(int)), error) ||
       !NW_CUDA_CHECK(cudaMalloc(&s->d_nd, nm * sizeof(float)), error) ||
       !NW_CUDA_CHECK(cudaMalloc(&s->d_w, nm * sizeof(float)), error) ||
-      !NW_CUDA_CHECK(cudaMalloc(&s->d_temp, temp > 0 ? temp : 1), error))
+      !NW_CUDA_CHECK(cudaMalloc(&s->d_temp, temp > 0 ? temp : 1), error) ||
+      (s->kernel == NW_NLM_KERNEL_TC &&
+       !NW_CUDA_CHECK(nw_nlm_tc_work_new(&s->tc, s->n, s->p, s->m), error)))
     return FALSE;
   s->cap_n = s->n, s->cap_m = s->m;
   return TRUE;
@@ -200,6 +208,7 @@ static void *cuda_nlm_create(const NwMethodInputs *in, const NwParams *p, GError
   if (!nw_nlm_check_input(in, error)) /* the CPU twin's checks and messages */
     return NULL;
   CudaNlm *s = g_new0(CudaNlm, 1);
+  s->kernel = nw_nlm_kernel_from_env();
   gboolean ok = nw_nlm_settings(p, &s->set, error) &&
                 (s->phi = nw_volume_try_copy(in->fixed, error)) != NULL &&
                 nw_sdf_reinit(s->phi, "nlm-surface input", error) &&
@@ -230,7 +239,11 @@ static gboolean iterate(CudaNlm *s, float *dt, double *wsum_total, NwNlmChangeSt
   if (!NW_CUDA_CHECK(nw_nlm_patches_cuda(s->d_pad, s->d_centre, s->d_phi, s->phi->nx, s->phi->ny,
                                          s->phi->nz, s->d_band, n, s->set.patch, s->stream),
                      error) ||
-      !NW_CUDA_CHECK(nw_nlm_topm_cuda(s->d_nbr, s->d_nd, s->d_pad, n, s->p, m, s->stream), error) ||
+      !NW_CUDA_CHECK(
+          s->kernel == NW_NLM_KERNEL_TC
+              ? nw_nlm_topm_tc_cuda(s->d_nbr, s->d_nd, s->d_pad, n, s->p, m, s->tc, s->stream)
+              : nw_nlm_topm_cuda(s->d_nbr, s->d_nd, s->d_pad, n, s->p, m, s->stream),
+          error) ||
       !NW_CUDA_CHECK(nw_nlm_weights_cuda(s->d_w, s->d_wsum, s->d_nbr, s->d_nd, s->d_pos, n, m,
                                          s->set.c1_mm2, s->set.c2_mm2, s->stream),
                      error) ||

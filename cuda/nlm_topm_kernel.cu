@@ -171,8 +171,10 @@ __device__ __forceinline__ void write_sorted(int *nbr, float *nd, const float *l
 
 __global__ void __launch_bounds__(TOPM_THREADS, 2)
     nlm_topm_kernel(int *__restrict__ nbr, float *__restrict__ nd, const float *__restrict__ rows,
-                    int n, int pp, int m)
+                    int n, int pp, int m, const int *__restrict__ only_blocks)
 {
+  if (only_blocks != nullptr && only_blocks[blockIdx.x] == 0) /* the tc path's fallback */
+    return;
   __shared__ __align__(16) float chunk[NW_NLM_KCHUNK][TOPM_SROW];
   __shared__ int s_cnt[TOPM_TILE], s_wl[TOPM_TILE], s_wp[TOPM_TILE];
   __shared__ float s_wd[TOPM_TILE];
@@ -278,6 +280,12 @@ __global__ void __launch_bounds__(TOPM_THREADS, 2)
 cudaError_t nw_nlm_topm_cuda(int *nbr, float *nd, const float *padded, int n, int p, int m,
                              cudaStream_t stream)
 {
+  return nw_nlm_topm_blocks_cuda(nbr, nd, padded, n, p, m, nullptr, stream);
+}
+
+cudaError_t nw_nlm_topm_blocks_cuda(int *nbr, float *nd, const float *padded, int n, int p, int m,
+                                    const int *only_blocks, cudaStream_t stream)
+{
   /* The lists fill only when every query has m other rows: m <= n - 1. */
   if (n < 2 || p < 1 || m < 1 || m > n - 1 || m > NW_NLM_CUDA_MAX_M)
     return cudaErrorInvalidValue;
@@ -288,6 +296,6 @@ cudaError_t nw_nlm_topm_cuda(int *nbr, float *nd, const float *padded, int n, in
   if (status != cudaSuccess)
     return status;
   const int blocks = (n + TOPM_TILE - 1) / TOPM_TILE;
-  nlm_topm_kernel<<<blocks, TOPM_THREADS, dyn, stream>>>(nbr, nd, padded, n, pp, m);
+  nlm_topm_kernel<<<blocks, TOPM_THREADS, dyn, stream>>>(nbr, nd, padded, n, pp, m, only_blocks);
   return nw_cuda_launched(stream);
 }

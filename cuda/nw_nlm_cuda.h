@@ -30,10 +30,37 @@ static inline int nw_nlm_padded_width(int p)
   return 8 * ((g + NW_NLM_KCHUNK - 1) / NW_NLM_KCHUNK * NW_NLM_KCHUNK);
 }
 
+/* Which fused top-m kernel: the exact FP32 one (nlm_topm_kernel.cu, the default), or the
+ * tensor-core filter with an exact FP32 recheck of its candidates (nlm_topm_tc_kernel.cu): the
+ * same output by construction (kept set, order and distance bits), to be shown faster on the
+ * GPU before it becomes the default. */
+typedef enum {
+  NW_NLM_KERNEL_EXACT,
+  NW_NLM_KERNEL_TC,
+} NwNlmKernel;
+
+/* The kernel the environment asks for: NW_NLM_KERNEL=tc, else (unset, "exact", anything
+ * else) the exact one. The method reads it when a job is created. */
+NwNlmKernel nw_nlm_kernel_from_env(void);
+const char *nw_nlm_kernel_name(NwNlmKernel k); /* "exact", "tc" */
+
+/* What the tc kernel's last run did: the mean candidate-list length of the rows it rechecked,
+ * the 64-row blocks it left to the exact kernel (lists that overflowed, or every block when a
+ * value was beyond FP16's safe range), of how many. */
+typedef struct {
+  double mean_candidates;
+  int fallback_blocks, blocks;
+  gboolean out_of_range;
+} NwNlmTcStats;
+
 /* nw_nlm_neighbours_cpu on the GPU (upload, pad, fused top-m, download). m <= n - 1 and
  * m <= NW_NLM_CUDA_MAX_M. */
 gboolean nw_nlm_neighbours_cuda_host(int *nbr, float *nd, const float *patches, int n, int p, int m,
                                      GError **error);
+/* The same with either kernel; stats (may be NULL) filled for the tc kernel. */
+gboolean nw_nlm_neighbours_kernel_cuda_host(int *nbr, float *nd, const float *patches, int n, int p,
+                                            int m, NwNlmKernel kernel, NwNlmTcStats *stats,
+                                            GError **error);
 /* nw_nlm_patches_cpu on the GPU, returned in the CPU's unpadded N x P layout (the device's
  * padded rows un-permuted on the host), and the centres. */
 gboolean nw_nlm_patches_cuda_host(float *patches, float *centre, const NwVolume *phi,
@@ -50,8 +77,11 @@ gboolean nw_nlm_update_cuda_host(float *out, const float *centre, const int *nbr
 /* A patch matrix kept on the device for timing the fused kernel. */
 typedef struct NwNlmTopmBench NwNlmTopmBench;
 NwNlmTopmBench *nw_nlm_topm_bench_new(const float *patches, int n, int p, int m, GError **error);
-/* One run of the fused kernel; *ms its time between CUDA events. */
-gboolean nw_nlm_topm_bench_run(NwNlmTopmBench *b, double *ms, GError **error);
+/* One run of the fused kernel (the tc kernel's scratch is made on its first run, outside the
+ * timing); *ms its time between CUDA events. */
+gboolean nw_nlm_topm_bench_run(NwNlmTopmBench *b, NwNlmKernel kernel, double *ms, GError **error);
+/* The tc kernel's figures of its last run. */
+gboolean nw_nlm_topm_bench_tc_stats(NwNlmTopmBench *b, NwNlmTcStats *stats, GError **error);
 /* Rows [row0, row0 + rows) of the last run's output (rows x m each). */
 gboolean nw_nlm_topm_bench_download(NwNlmTopmBench *b, int *nbr, float *nd, int row0, int rows,
                                     GError **error);

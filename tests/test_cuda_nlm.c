@@ -10,13 +10,18 @@
  * is designed to equal the CPU bit for bit (nlm_topm_kernel.cu), so each case also reports how many
  * rows are identical in indices, order and distance bits; with ties that must be all. large       a
  * band of 30000 rows (469 tiles of 64): rows sampled across it (tile edges, the last rows) against
- * a CPU computation of just those rows. patches     the device patch matrix (padded layout) equals
- * nw_nlm_patches_cpu bit for bit, borders included, and the centres phi[band[j]]. weights weights,
- * row sums, dt and the update equal the CPU's within 1e-6 relative, with and without the spatial
- * factor. method      the method through its table: CPU and CUDA on test_nlm_accuracy's noisy
- * sphere (its parameters, the default 4 iterations; and re-initialising every 2 so the band is
- * taken again on the GPU path): the result SDFs differ by < 0.01 voxel (max abs), band sizes are
- * equal and dt / rms_change agree. */
+ * a CPU computation of just those rows, and the tc kernel against the exact one on all of them.
+ * top-m-tc   the tensor-core variant (nlm_topm_tc_kernel.cu) against the exact kernel: every row
+ * identical (indices, order, distance bits) on the sphere band, random patches, exact ties (its
+ * lists overflow: the exact fallback), the shapes above, and a value beyond FP16's range (all
+ * blocks by the fallback); on the band-like cases at most 5 % of blocks may fall back. patches the
+ * device patch matrix (padded layout) equals nw_nlm_patches_cpu bit for bit, borders included, and
+ * the centres phi[band[j]]. weights weights, row sums, dt and the update equal the CPU's within
+ * 1e-6 relative, with and without the spatial factor. method      the method through its table: CPU
+ * and CUDA on test_nlm_accuracy's noisy sphere (its parameters, the default 4 iterations; and
+ * re-initialising every 2 so the band is taken again on the GPU path): the result SDFs differ by <
+ * 0.01 voxel (max abs), band sizes are equal and dt / rms_change agree. method-tc the CUDA method
+ * with NW_NLM_KERNEL=tc gives the exact kernel's SDF bit for bit. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -230,7 +235,7 @@ static void test_topm_large(void)
   if (b == NULL)
     g_error("top-m large: %s", error->message);
   double ms = 0.0;
-  if (!nw_nlm_topm_bench_run(b, &ms, &error))
+  if (!nw_nlm_topm_bench_run(b, NW_NLM_KERNEL_EXACT, &ms, &error))
     g_error("top-m large: %s", error->message);
   /* sampled rows: the first and last of the band, both sides of tile edges, and a spread */
   int rows[96], n_rows = 0;
@@ -251,9 +256,87 @@ static void test_topm_large(void)
       g_error("top-m large: %s", error->message);
     compare_row(&c, x, p, m, j, nbr, nd, cnbr + (size_t)j * m, cnd + (size_t)j * m);
   }
+  /* the tc kernel on the same handle: all 30000 rows identical to the exact kernel's */
+  g_autofree int *all = g_new(int, (size_t)n *m), *tall = g_new(int, (size_t)n *m);
+  g_autofree float *alld = g_new(float, (size_t)n *m), *talld = g_new(float, (size_t)n *m);
+  double tc_ms = 0.0;
+  NwNlmTcStats st = {0};
+  if (!nw_nlm_topm_bench_download(b, all, alld, 0, n, &error) ||
+      !nw_nlm_topm_bench_run(b, NW_NLM_KERNEL_TC, &tc_ms, &error) ||
+      !nw_nlm_topm_bench_download(b, tall, talld, 0, n, &error) ||
+      !nw_nlm_topm_bench_tc_stats(b, &st, &error))
+    g_error("top-m large (tc): %s", error->message);
   nw_nlm_topm_bench_free(b);
-  g_test_message("top-m large: n %d, %.1f ms on the GPU", n, ms);
+  g_test_message("top-m large: n %d, %.1f ms on the GPU (tc %.1f ms, %.1f candidates a row, "
+                 "%d of %d blocks by the fallback)",
+                 n, ms, tc_ms, st.mean_candidates, st.fallback_blocks, st.blocks);
   report_and_assert("large (30000 rows, 96 sampled)", &c, FALSE);
+  g_assert_true(memcmp(all, tall, (size_t)n * m * sizeof(int)) == 0);
+  g_assert_true(memcmp(alld, talld, (size_t)n * m * sizeof(float)) == 0);
+  g_assert_cmpint(st.fallback_blocks, <=, st.blocks / 20);
+}
+
+/* The tc kernel (tensor-core filter + exact recheck) against the exact kernel on the same
+ * patches: every row identical in indices, order and distance bits (the variant is exact by
+ * construction, not to a tolerance). filtering: the share of 64-row blocks it may leave to the
+ * exact fallback (1.0: any; the band-like cases must be filtered by the tensor cores). */
+static void check_tc(const char *what, const float *x, int n, int p, int m, double most_fallback,
+                     gboolean want_out_of_range)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree int *nbr = g_new(int, (size_t)n *m), *tnbr = g_new(int, (size_t)n *m);
+  g_autofree float *nd = g_new(float, (size_t)n *m), *tnd = g_new(float, (size_t)n *m);
+  NwNlmTcStats st = {0};
+  if (!nw_nlm_neighbours_kernel_cuda_host(nbr, nd, x, n, p, m, NW_NLM_KERNEL_EXACT, NULL, &error) ||
+      !nw_nlm_neighbours_kernel_cuda_host(tnbr, tnd, x, n, p, m, NW_NLM_KERNEL_TC, &st, &error))
+    g_error("top-m tc %s (n %d, p %d, m %d): %s", what, n, p, m, error->message);
+  int differ = 0, first = -1;
+  for (int j = 0; j < n; j++)
+    if (memcmp(nbr + (size_t)j * m, tnbr + (size_t)j * m, m * sizeof(int)) != 0 ||
+        memcmp(nd + (size_t)j * m, tnd + (size_t)j * m, m * sizeof(float)) != 0) {
+      differ++;
+      first = first < 0 ? j : first;
+    }
+  printf("# top-m tc %s (n %d, p %d, m %d): %d rows differ from the exact kernel; mean %.1f "
+         "candidates a row, %d of %d blocks by the exact fallback%s\n",
+         what, n, p, m, differ, st.mean_candidates, st.fallback_blocks, st.blocks,
+         st.out_of_range ? ", values beyond FP16's range" : "");
+  if (differ > 0)
+    g_error("top-m tc %s: %d of %d rows differ from the exact kernel's (first: row %d, element "
+            "0: %d (%.9g) against %d (%.9g))",
+            what, differ, n, first, tnbr[(size_t)first * m], tnd[(size_t)first * m],
+            nbr[(size_t)first * m], nd[(size_t)first * m]);
+  g_assert_cmpint(st.out_of_range, ==, want_out_of_range);
+  if (st.fallback_blocks > most_fallback * st.blocks)
+    g_error("top-m tc %s: %d of %d blocks fell back to the exact kernel; at most %.0f %% may", what,
+            st.fallback_blocks, st.blocks, 100.0 * most_fallback);
+}
+
+static void test_topm_tc(void)
+{
+  int n = 0;
+  g_autofree float *band = sphere_band_patches(32, 8.0, 5, 2.0, &n, NULL, NULL);
+  check_tc("sphere band", band, n, 125, 96, 0.05, FALSE);
+  check_tc("sphere band", band, n, 125, 16, 0.05, FALSE);
+  g_autofree float *rnd = random_patches(3000, 125, FALSE, 1);
+  check_tc("random", rnd, 3000, 125, 96, 0.05, FALSE);
+  /* exact ties everywhere: lists overflow, the fallback must give the exact kernel's rows */
+  g_autofree float *ties = random_patches(700, 125, TRUE, 2);
+  check_tc("ties", ties, 700, 125, 128, 1.0, FALSE);
+  g_autofree float *few = random_patches(300, 8, TRUE, 4);
+  check_tc("ties p 8", few, 300, 8, 100, 1.0, FALSE);
+  /* shapes: partial tiles, m = n - 1, patch 3 and 7 (tc), 9 (the exact kernel only) */
+  const struct {
+    int n, p, m;
+  } cases[] = {{2, 125, 1},    {65, 125, 64},   {130, 27, 128},
+               {130, 343, 96}, {200, 729, 128}, {129, 125, 128}};
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autofree float *x = random_patches(cases[i].n, cases[i].p, FALSE, 10 + (guint32)i);
+    check_tc("shapes", x, cases[i].n, cases[i].p, cases[i].m, 1.0, FALSE);
+  }
+  /* a value FP16 cannot hold: every block by the exact kernel, the same rows */
+  rnd[5 * 125 + 7] = 1e6f;
+  check_tc("out of FP16 range", rnd, 3000, 125, 96, 1.0, TRUE);
 }
 
 static void test_patches(void)
@@ -384,6 +467,28 @@ static void test_method(void)
   check_method(2); /* the band taken again on the GPU path after iteration 2 */
 }
 
+/* The method with NW_NLM_KERNEL=tc: the same SDF bit for bit as with the exact kernel (the
+ * neighbours are the same, so is every later step), re-initialising every 2 iterations. */
+static void test_method_tc(void)
+{
+  const double r = 8.0;
+  g_autoptr(NwVolume) clean = nlm_test_sphere(32, r);
+  g_autoptr(NwVolume) noisy = nlm_test_noisy_sphere(clean, r, 0.4, 3, 3, 1.5, 7);
+  g_autoptr(NwParams) p = method_params(2);
+  NwIterationReport re[4], rt[4];
+  int band_e = 0, band_t = 0;
+  g_autoptr(NwVolume) a = nlm_test_denoise_ops(&nw_nlm_surface_cuda_ops, noisy, p, &band_e, re);
+  g_setenv("NW_NLM_KERNEL", "tc", TRUE);
+  g_autoptr(NwVolume) b = nlm_test_denoise_ops(&nw_nlm_surface_cuda_ops, noisy, p, &band_t, rt);
+  g_unsetenv("NW_NLM_KERNEL");
+  g_assert_cmpint(band_e, ==, band_t);
+  size_t differ = 0;
+  for (size_t e = 0; e < nw_volume_n_voxels(a); e++)
+    differ += memcmp(&a->data[e], &b->data[e], sizeof(float)) != 0;
+  printf("# method tc: %zu voxels differ from the exact kernel's SDF\n", differ);
+  g_assert_cmpuint(differ, ==, 0);
+}
+
 /* More neighbours than the GPU keeps: refused with a message, not a different result. */
 static void test_method_refuses_large_m(void)
 {
@@ -407,9 +512,11 @@ int main(int argc, char **argv)
   g_test_add_func("/cuda/nlm/top-m-ties", test_topm_ties);
   g_test_add_func("/cuda/nlm/top-m-shapes", test_topm_shapes);
   g_test_add_func("/cuda/nlm/top-m-large", test_topm_large);
+  g_test_add_func("/cuda/nlm/top-m-tc", test_topm_tc);
   g_test_add_func("/cuda/nlm/patches", test_patches);
   g_test_add_func("/cuda/nlm/weights-step-update", test_weights_step_update);
   g_test_add_func("/cuda/nlm/method-sphere", test_method);
+  g_test_add_func("/cuda/nlm/method-tc", test_method_tc);
   g_test_add_func("/cuda/nlm/method-refuses-large-m", test_method_refuses_large_m);
   return g_test_run();
 }

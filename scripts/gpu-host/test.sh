@@ -23,6 +23,9 @@
 # NW_BUILD_TARGETS (build only these), NW_CTEST_REGEX (ctest -R), NW_SKIP_SMOOTH_BENCH=1,
 # NW_SKIP_CLI=1 (a quick check of a few tests), NW_SKIP_DEMONS_BENCH=1, NW_SKIP_SWEEP=1, NW_BENCH_SIZES (bench_demons grid edges),
 # NW_SKIP_AFFINE_BENCH=1, NW_SKIP_NLM_BENCH=1, NW_NLM_SIZES (bench_nlm's band sizes),
+# NW_SKIP_NLM_PEER=1 (the PyTorch peer of bench_nlm), NW_SKIP_NLM_BRAIN=1, NW_NLM_BRAIN_MM,
+# NW_NLM_BRAIN_TIMEOUT, NW_NLM_BRAIN_KERNELS (denoise-surface on the demo brain on CUDA),
+# NW_NLM_KERNELS (bench_nlm's top-m kernels: exact, tc or both),
 # NW_SKIP_FLUID_BENCH=1 (bench_fluid),
 # NW_FUZZ_SECONDS / NW_FUZZ_JOBS (the long fuzz run beside the rest),
 # NW_GENERALIZE=1 with NW_GEN_MM, NW_GEN_SEEDS, NW_GEN_CONFIGS, NW_GEN_CHOOSE,
@@ -198,13 +201,76 @@ if [ -x "$build/bench/bench_affine" ] && [ "${NW_SKIP_AFFINE_BENCH:-0}" != 1 ]; 
 fi
 
 # --- nlm-surface: the fused patch distance + exact top-m (cuda/nlm_topm_kernel.cu) at band
-# sizes 17.5k .. 175k, P = 125, m = 96: ms, TFLOP/s (2 N^2 P), rows checked against the CPU ---
+# sizes 17.5k .. 175k, P = 125, m = 96: ms, TFLOP/s (2 N^2 P), 256 sample rows checked against
+# the CPU reference, the CPU reference on 1 thread and on all (extrapolated from 256 rows); the
+# tensor-core variant (nlm_topm_tc_kernel.cu) beside it, every row equal to the exact kernel's
+# or the step fails (NW_NLM_KERNELS=exact|tc|both, default both);
+# then the PyTorch peer (chunked addmm + topk, FP32 and TF32) on the very patches bench_nlm
+# dumped, with how many sample rows keep the exact top-m set (NW_SKIP_NLM_PEER=1: not) -------
 if [ -x "$build/bench/bench_nlm" ] && [ "${NW_SKIP_NLM_BENCH:-0}" != 1 ]; then
   echo "== bench_nlm"
-  timeout 240 "$build/bench/bench_nlm" --sizes "${NW_NLM_SIZES:-17500,50000,100000,175000}" \
+  nlm_dump=
+  if [ "${NW_SKIP_NLM_PEER:-0}" != 1 ] && python3 -c "import torch" 2>/dev/null; then
+    nlm_dump=/tmp/nwnlm-patches
+    rm -rf "$nlm_dump"
+  fi
+  timeout 300 "$build/bench/bench_nlm" --sizes "${NW_NLM_SIZES:-17500,50000,100000,175000}" \
+    --check-rows 256 --kernel "${NW_NLM_KERNELS:-both}" ${nlm_dump:+--dump-patches "$nlm_dump"} \
     --json "$OUT/bench_nlm.json" >"$OUT/bench_nlm.log" 2>&1
-  record bench_nlm $? "$(grep -E '^N ' "$OUT/bench_nlm.log" | awk '{printf "N=%s %s ms %s TF/s; ", $2, $7, $12}')"
+  record bench_nlm $? "$(grep -E '^(N |  tc: )' "$OUT/bench_nlm.log" | awk '$1 == "N" {printf "N=%s %s ms %s TF/s; ", $2, $7, $12} $1 == "tc:" {printf "tc %s ms; ", $2}')"
   cat "$OUT/bench_nlm.log"
+  if [ -n "$nlm_dump" ]; then
+    timeout 120 python3 bench/peer_nlm_torch.py --patches "$nlm_dump" \
+      --json "$OUT/peer_nlm_torch.json" >"$OUT/peer_nlm_torch.log" 2>&1
+    record peer_nlm_torch $? "$(grep -E '^N .* torch' "$OUT/peer_nlm_torch.log" | awk '{printf "N=%s %s %s ms set %s; ", $2, $4, $5, $(NF-1)}' | cut -c1-240)"
+    cat "$OUT/peer_nlm_torch.log"
+    rm -rf "$nlm_dump"
+  fi
+fi
+
+# --- nlm-surface on a whole brain: the demo's brain-extracted Colin27 at NW_NLM_BRAIN_MM (1)
+# mm made a mask (voxels > 0, bench/nifti_mask.py), `neurowarp-cli denoise-surface` with its
+# defaults on CUDA, --json: band size N and ms per iteration, and the wall time from the
+# command to its files (NW_SKIP_NLM_BRAIN=1: not; NW_NLM_BRAIN_TIMEOUT s, default 300, per run;
+# NW_NLM_BRAIN_KERNELS="exact tc" runs it with each top-m kernel and compares the SDFs; at 1 mm
+# the band holds about 462k voxels) --------------------------------------------------------------
+if [ -x "$build/app/neurowarp-cli" ] && [ "${NW_SKIP_NLM_BRAIN:-0}" != 1 ]; then
+  echo "== nlm brain"
+  cli=$build/app/neurowarp-cli
+  mm=${NW_NLM_BRAIN_MM:-1}
+  nb=/tmp/nwnlmbrain
+  rm -rf "$nb"
+  "$cli" demo-data "$nb" --resolution "$mm" >"$OUT/nlm_brain.log" 2>&1 &&
+    python3 bench/nifti_mask.py "$nb/fixed_${mm}mm.nii.gz" "$nb/brain_${mm}mm.nii.gz" >>"$OUT/nlm_brain.log" 2>&1
+  for kern in ${NW_NLM_BRAIN_KERNELS:-exact}; do
+    t0=$(date +%s.%N)
+    NW_NLM_KERNEL=$kern timeout "${NW_NLM_BRAIN_TIMEOUT:-300}" "$cli" denoise-surface "$nb/brain_${mm}mm.nii.gz" \
+      -o "$OUT/nlm_brain_${mm}mm_$kern" --device cuda --json >"$OUT/nlm_brain_${mm}mm_$kern.jsonl" 2>>"$OUT/nlm_brain.log"
+    rc=$?
+    t1=$(date +%s.%N)
+    record "nlm brain ${mm}mm cuda $kern" $rc "$(python3 -c "
+import json, sys
+its, summ = [], {}
+for line in open('$OUT/nlm_brain_${mm}mm_$kern.jsonl'):
+    d = json.loads(line)
+    if d.get('summary'):
+        summ = d
+    elif 'iteration' in d:
+        its.append(d)
+src = [l for l in open('$nb/README.txt') if l.startswith('Source:')]
+print(src[0].split('(')[0].strip() if src else '', '; wall %.2f s;' % ($t1 - $t0),
+      'N/ms per iteration', ' '.join('%d/%.0f' % (d['band'], d['ms']) for d in its) + ';',
+      'time_s', ' '.join('%s %.2f' % kv for kv in summ.get('time_s', {}).items()))
+" 2>&1 | cut -c1-300)"
+  done
+  # the two kernels' SDFs must be the same bytes (the tc kernel is exact by construction)
+  if [ -f "$OUT/nlm_brain_${mm}mm_exact_sdf.nii.gz" ] && [ -f "$OUT/nlm_brain_${mm}mm_tc_sdf.nii.gz" ]; then
+    cmp <(gzip -dc "$OUT/nlm_brain_${mm}mm_exact_sdf.nii.gz") <(gzip -dc "$OUT/nlm_brain_${mm}mm_tc_sdf.nii.gz") \
+      >>"$OUT/nlm_brain.log" 2>&1
+    record "nlm brain ${mm}mm: tc SDF = exact SDF" $? "cmp of the decompressed NIfTIs"
+  fi
+  tail -n 5 "$OUT/nlm_brain.log"
+  rm -rf "$nb" "$OUT"/nlm_brain_*_sdf.nii.gz "$OUT"/nlm_brain_*_surface.*
 fi
 
 # --- fluid (issue 14): per-iteration time at 128^3, 192x128x192, 240^3 for both force variants,

@@ -229,7 +229,7 @@ if [ -x "$build/bench/bench_nlm" ] && [ "${NW_SKIP_NLM_BENCH:-0}" != 1 ]; then
 fi
 
 # --- nlm-surface on a whole brain: the demo's brain-extracted Colin27 at NW_NLM_BRAIN_MM (1)
-# mm made a mask (voxels > 0, bench/nifti_mask.py), `neurowarp-cli denoise-surface` with its
+# mm made a mask (voxels > 0, nibabel), `neurowarp-cli denoise-surface` with its
 # defaults on CUDA, --json: band size N and ms per iteration, and the wall time from the
 # command to its files (NW_SKIP_NLM_BRAIN=1: not; NW_NLM_BRAIN_TIMEOUT s, default 300, per run;
 # NW_NLM_BRAIN_KERNELS="exact tc" runs it with each top-m kernel and compares the SDFs; at 1 mm
@@ -241,7 +241,10 @@ if [ -x "$build/app/neurowarp-cli" ] && [ "${NW_SKIP_NLM_BRAIN:-0}" != 1 ]; then
   nb=/tmp/nwnlmbrain
   rm -rf "$nb"
   "$cli" demo-data "$nb" --resolution "$mm" >"$OUT/nlm_brain.log" 2>&1 &&
-    python3 bench/nifti_mask.py "$nb/fixed_${mm}mm.nii.gz" "$nb/brain_${mm}mm.nii.gz" >>"$OUT/nlm_brain.log" 2>&1
+    python3 -c "import sys, nibabel as nib, numpy as np
+f = nib.load(sys.argv[1])
+nib.save(nib.Nifti1Image((np.asarray(f.dataobj) > 0).astype(np.uint8), f.affine), sys.argv[2])
+" "$nb/fixed_${mm}mm.nii.gz" "$nb/brain_${mm}mm.nii.gz" >>"$OUT/nlm_brain.log" 2>&1
   for kern in ${NW_NLM_BRAIN_KERNELS:-exact}; do
     t0=$(date +%s.%N)
     NW_NLM_KERNEL=$kern timeout "${NW_NLM_BRAIN_TIMEOUT:-300}" "$cli" denoise-surface "$nb/brain_${mm}mm.nii.gz" \

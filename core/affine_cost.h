@@ -48,6 +48,9 @@ typedef struct {
   NwSampler sampler;
   int bins;        /* mi: 4..256 */
   gboolean parzen; /* mi: B-spline window on the moving intensity */
+  /* What a back end needs beyond the images, its own (NULL for the CPU and CUDA costs; the
+   * distributed metric's context, dmi_cost.c, which its create takes over). */
+  const void *backend_data;
 } NwAffineCostSpec;
 
 /* One pyramid level as a back end sees it; borrowed until the next set_level or destroy. */

@@ -404,3 +404,55 @@ void nw_dmi_parzen_smooth(const gint64 *hist, int bins, gboolean parzen, double 
       row[MIN(b + 1, bins - 1)] += v / 6.0;
     }
 }
+
+int nw_dmi_agree(NwDmiTransport *t, gboolean ok, GError **error)
+{
+  double first = ok ? (double)t->size : (double)t->rank;
+  GError *local = NULL;
+  if (!t->allreduce_f64(t, &first, 1, NW_DMI_MIN, &local)) {
+    if (ok)
+      g_propagate_error(error, local);
+    else
+      g_error_free(local);
+    return t->rank;
+  }
+  if ((int)first < t->size && ok)
+    g_set_error(error, NW_ERROR, NW_ERROR_IO, "rank %d of %d failed", (int)first, t->size);
+  return (int)first < t->size ? (int)first : -1;
+}
+
+/* ---- the table ---------------------------------------------------------------------------- */
+
+static void *ops_create(const NwDmiSpec *spec, NwDmiTransport *t, GError **error)
+{
+  return nw_dmi_metric_new(spec, t);
+}
+
+static gboolean ops_set_level(void *impl, const NwDmiLevel *level, const double r[4],
+                              GError **error)
+{
+  return nw_dmi_metric_set_level(impl, level, r[0], r[1], r[2], r[3], error);
+}
+
+static gboolean ops_local(void *impl, const double map[12], gint64 *hist, gint64 *requests,
+                          GError **error)
+{
+  if (!nw_dmi_metric_local(impl, map, hist, error))
+    return FALSE;
+  *requests = nw_dmi_metric_last_requests(impl);
+  return TRUE;
+}
+
+static void ops_destroy(void *impl)
+{
+  nw_dmi_metric_free(impl);
+}
+
+const NwDmiMetricOps nw_dmi_metric_cpu_ops = {
+    .name = "cpu",
+    .create = ops_create,
+    .set_level = ops_set_level,
+    .local = ops_local,
+    .reduce = NULL,
+    .destroy = ops_destroy,
+};

@@ -114,6 +114,27 @@ gboolean nw_dmi_metric_histogram(NwDmiMetric *m, const double map[12], gint64 *h
 /* The remote requests this rank sent in its last evaluation (for reports and benchmarks). */
 gint64 nw_dmi_metric_last_requests(const NwDmiMetric *m);
 
+/* The local histograms as a table, so that a CUDA twin (cuda/nw_dmi_cuda.h) can stand in
+ * for the CPU's (nw_dmi_metric_cpu_ops: the functions above). local: as nw_dmi_metric_local,
+ * *requests the remote requests it sent. reduce (optional, NULL: the transport's
+ * allreduce_i64): the sum of hist over the ranks in place (the CUDA twin's NCCL path). */
+typedef struct {
+  const char *name; /* "cpu", "cuda" */
+  void *(*create)(const NwDmiSpec *spec, NwDmiTransport *t, GError **error);
+  gboolean (*set_level)(void *impl, const NwDmiLevel *level, const double ranges[4],
+                        GError **error);
+  gboolean (*local)(void *impl, const double map[12], gint64 *hist, gint64 *requests,
+                    GError **error);
+  gboolean (*reduce)(void *impl, gint64 *hist, int n, GError **error);
+  void (*destroy)(void *impl);
+} NwDmiMetricOps;
+extern const NwDmiMetricOps nw_dmi_metric_cpu_ops;
+
+typedef struct {
+  guint64 evaluations;
+  gint64 requests; /* remote requests this rank sent */
+} NwDmiCounters;
+
 /* The joint histogram smoothed along the moving axis by the cubic B-spline's weights at
  * -1, 0, 1 bins (1/6, 4/6, 1/6; at the edges the weight that would fall outside stays in the
  * edge bin, so the mass is kept): out = bins² doubles. The Parzen window of the distributed

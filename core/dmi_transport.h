@@ -55,6 +55,11 @@ struct NwDmiTransport {
                             gint64 *n_recv, GError **error);
 };
 
+/* After a step that may fail on some ranks (reading their blocks): collective. Returns -1
+ * when every rank's ok is TRUE, else the lowest failing rank; a rank that did not fail gets
+ * the error "rank R of N failed" (its caller prints nothing: rank R says why). */
+int nw_dmi_agree(NwDmiTransport *t, gboolean ok, GError **error);
+
 /* ---- the loopback transport (dmi_loopback.c) ------------------------------------------- */
 
 /* Runs fn(transport of rank r, data) on n_ranks threads (rank r on thread r) and waits for

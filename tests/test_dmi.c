@@ -11,7 +11,10 @@
 
 #include "affine_cost.h"
 #include "affine_resample.h"
-#include "dmi_metric.h"
+#include "affine_testutil.h"
+#include "dmi_cost.h"
+#include "pyramid.h"
+#include "ras_affine.h"
 #include "nw_error.h"
 #include "testutil.h"
 
@@ -96,7 +99,7 @@ static void sweep_maps(Case *c)
 /* The CPU affine cost's MI at every angle (plain bins), and the ranges it used. */
 static void reference(Case *c, double mi[N_ANGLES])
 {
-  const NwAffineCostSpec spec = {NW_METRIC_MI, c->sampler, BINS, FALSE};
+  const NwAffineCostSpec spec = {NW_METRIC_MI, c->sampler, BINS, FALSE, NULL};
   g_autoptr(GError) err = NULL;
   NwAffineCost *cost = nw_affine_cost_new(&nw_affine_cost_cpu, &spec, &err);
   NwAffineLevel lv = {.dim = c->dim, .fixed = c->fixed, .moving = c->moving,
@@ -321,6 +324,137 @@ static void test_parzen(void)
   g_assert_cmpfloat_with_epsilon(out[2 * 4 + 3], 2.0, 1e-12);
 }
 
+/* Every level's blocks through the block pyramid are nw_pyramid_new's level, bit for bit. */
+static void test_pyramid_blocks(void)
+{
+  const int sizes[2][3] = {{101, 67, 1}, {37, 30, 21}};
+  static const char *const layouts[] = {"3x2x1", "1x5x1", "2x2x3", "4x1x2"};
+  for (int s = 0; s < 2; s++) {
+    g_autoptr(NwVolume) v = nw_test_volume(sizes[s][0], sizes[s][1], sizes[s][2], 1, 13);
+    int n_levels = 0;
+    NwVolume **full = nw_pyramid_new(v, 4, &n_levels, NULL);
+    g_assert_cmpint(n_levels, >=, 2);
+    NwDmiSource finest = nw_dmi_source_volume(v);
+    NwDmiPyramid pyr;
+    nw_dmi_pyramid_init(&pyr, &finest, n_levels);
+    for (gsize li = 0; li < G_N_ELEMENTS(layouts); li++) {
+      NwDmiLayout lay;
+      g_assert_true(nw_dmi_layout_parse(layouts[li], &lay, NULL));
+      if (s == 0 && lay.m[2] > 1)
+        continue;
+      for (int l = 0; l < n_levels; l++) {
+        const NwDmiSource src = nw_dmi_pyramid_source(&pyr, l);
+        const NwVolume *want = full[l];
+        g_assert_cmpint(src.n[0], ==, want->nx);
+        g_assert_cmpint(src.n[1], ==, want->ny);
+        g_assert_cmpint(src.n[2], ==, want->nz);
+        for (int b = 0; b < nw_dmi_layout_blocks(&lay); b++) {
+          int lo[3], hi[3];
+          nw_dmi_block_bounds(&lay, src.n, b, lo, hi);
+          const int w = hi[0] - lo[0];
+          if (w <= 0 || hi[1] <= lo[1] || hi[2] <= lo[2])
+            continue;
+          g_autofree float *got = g_new(float, (gsize)w * (hi[1] - lo[1]) * (hi[2] - lo[2]));
+          g_assert_true(src.read(src.data, lo, hi, got, NULL));
+          const float *g = got;
+          for (int k = lo[2]; k < hi[2]; k++)
+            for (int j = lo[1]; j < hi[1]; j++, g += w)
+              g_assert_cmpmem(g, w * sizeof(float),
+                              want->data + nw_volume_index(want, lo[0], j, k), w * sizeof(float));
+        }
+      }
+    }
+    nw_pyramid_free(full, n_levels);
+  }
+}
+
+/* ---- the registration -------------------------------------------------------------------- */
+
+typedef struct {
+  const NwVolume *fixed, *moving, *fmask;
+  const NwParams *p;
+  NwDmiStrategy strategy;
+  const char *layout;
+  NwTransform t[4];
+  double cost[4];
+  NwDmiCounters counters[4];
+} RegCase;
+
+static gboolean register_rank(NwDmiTransport *t, gpointer data)
+{
+  RegCase *c = data;
+  NwDmiInputs in = {.t = t, .strategy = c->strategy, .chunk_voxels = 2000, .dim = 2,
+                    .fixed_grid = c->fixed, .moving_grid = c->moving,
+                    .fixed = nw_dmi_source_volume(c->fixed),
+                    .fixed_mask = nw_dmi_source_volume(c->fmask),
+                    .moving = nw_dmi_source_volume(c->moving),
+                    .counters = &c->counters[t->rank]};
+  g_assert_true(nw_dmi_layout_parse(c->layout, &in.layout, NULL));
+  g_autoptr(GError) err = NULL;
+  NwAffineJob *j = nw_dmi_job_new(&in, c->p, NULL, &err);
+  g_assert_no_error(err);
+  NwIterationReport r = {0};
+  for (int it = 1; !r.finished && it < 100000; it++) {
+    r = (NwIterationReport){.iteration = it};
+    g_assert_true(nw_affine_job_step(j, &r, &err));
+  }
+  c->t[t->rank] = *nw_affine_job_transform(j);
+  c->cost[t->rank] = nw_test_figure(&r, "cost");
+  g_autoptr(NwMethodResult) res = nw_affine_job_result(j, &err);
+  g_assert_no_error(err);
+  g_assert_null(nw_method_result_get(res, "warped"));
+  nw_affine_job_free(j);
+  return TRUE;
+}
+
+/* A disc phantom turned by 12 degrees and moved: the distributed job on 2 and 4 ranks, both
+ * strategies, finds the single-process CPU job's transform bit for bit (parzen off: the same
+ * costs, so the same simplex path), on every rank. */
+static void test_registration(void)
+{
+  g_autoptr(NwVolume) fixed = nw_test_volume(96, 88, 1, 1, 21);
+  g_autoptr(NwVolume) fmask = disc_mask(fixed, 40.0);
+  double centre[3];
+  const double mid[3] = {47.5, 43.5, 0.0};
+  nw_volume_voxel_to_world(fixed, mid, centre);
+  NwTransform truth;
+  nw_transform_init(&truth, 2, NW_XFORM_RIGID, centre);
+  truth.rotation_rad[2] = 12.0 * G_PI / 180.0;
+  truth.translation_mm[0] = 3.0;
+  truth.translation_mm[1] = -2.0;
+  double m[16];
+  nw_transform_matrix(&truth, m);
+  /* moving(T(x)) = fixed(x): moving = fixed resampled through T^-1 */
+  double inv[16];
+  g_assert_true(nw_affine_inverse(m, inv));
+  g_autoptr(NwVolume) moving = nw_affine_resample(fixed, fixed, inv, 2, NW_SAMPLER_LINEAR, 0.0f,
+                                                  NULL);
+  static const char *const settings[] = {"metric=mi", "parzen=false", "transform=rigid",
+                                         "levels=3", NULL};
+  g_autoptr(NwParams) p = nw_test_affine_params(settings);
+  NwMethodInputs in = {.fixed = fixed, .moving = moving, .fixed_mask = fmask};
+  NwTestAffineRun ref;
+  nw_test_affine_run(&in, p, &ref);
+  g_assert_cmpfloat(fabs(ref.t.rotation_rad[2] - truth.rotation_rad[2]), <, 0.01);
+  static const char *const layouts[] = {"1x2", "2x2", "1x4", "2x1"};
+  static const int ranks[] = {2, 4, 4, 2};
+  for (gsize l = 0; l < G_N_ELEMENTS(layouts); l++)
+    for (int s = 0; s < 2; s++) {
+      RegCase *c = g_new0(RegCase, 1);
+      *c = (RegCase){.fixed = fixed, .moving = moving, .fmask = fmask, .p = p,
+                     .strategy = s ? NW_DMI_DISTRIBUTED : NW_DMI_REPLICATED,
+                     .layout = layouts[l]};
+      g_assert_true(nw_dmi_loopback_run(ranks[l], register_rank, c, NULL));
+      for (int r = 0; r < ranks[l]; r++) {
+        g_assert_cmpmem(&c->t[r], sizeof c->t[r], &ref.t, sizeof ref.t);
+        g_assert_cmpfloat(c->cost[r], ==, ref.v.cost);
+        g_assert_cmpuint(c->counters[r].evaluations, ==, (guint64)ref.evaluations);
+        g_assert_cmpint(c->counters[r].requests > 0, ==, s == 1);
+      }
+      g_free(c);
+    }
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -330,5 +464,7 @@ int main(int argc, char **argv)
   g_test_add_func("/dmi/sweep-3d", test_sweep_3d);
   g_test_add_func("/dmi/decomposition", test_decomposition);
   g_test_add_func("/dmi/parzen", test_parzen);
+  g_test_add_func("/dmi/pyramid-blocks", test_pyramid_blocks);
+  g_test_add_func("/dmi/registration", test_registration);
   return g_test_run();
 }

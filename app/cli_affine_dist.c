@@ -18,7 +18,7 @@
 #include "nw_error.h"
 #include "result_io.h"
 #include "transform_io.h"
-#ifdef NW_HAVE_DMI_CUDA
+#ifdef NW_HAVE_CUDA
 #include "nw_dmi_cuda.h"
 #endif
 
@@ -154,7 +154,7 @@ static gboolean write_outputs(Run *r, NwOutputs *o, const NwCliRunLog *run, NwCl
 static const NwDmiMetricOps *metric_ops(Run *r)
 {
   r->device = "cpu";
-#ifdef NW_HAVE_DMI_CUDA
+#ifdef NW_HAVE_CUDA
   if (nw_cli_method_ops(r->m)->device == NW_DEVICE_CUDA) {
     r->device = "cuda";
     return &nw_dmi_metric_cuda_ops;

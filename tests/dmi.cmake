@@ -26,3 +26,9 @@ if(NW_PYTHON3)
     endif()
   endif()
 endif()
+# The CUDA twin of the local histograms (cuda/dmi_cuda.cu) against the CPU's, count for count,
+# simulated ranks sharing the GPU (skips without one).
+if(NW_HAVE_CUDA)
+  nw_add_test(test_cuda_dmi SOURCES test_cuda_dmi.c LIBS nw_cuda CUDA LABELS distributed)
+  target_compile_definitions(test_cuda_dmi PRIVATE NW_HAVE_CUDA=1)
+endif()

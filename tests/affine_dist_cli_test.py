@@ -10,7 +10,9 @@ metric other than mi and a missing file are checked word for word, with nothing 
 The images: a smooth 2D phantom (discs, a bar, a texture) and the same turned by 9 degrees and
 moved, 120 x 104 pixels; a 3D one of 40 x 36 x 28 voxels. Each run takes under a second.
 
-Usage: affine_dist_cli_test.py /path/to/neurowarp-cli [/path/to/mpirun]
+With a third argument "cuda": 2 ranks on the one GPU (skipped without a GPU).
+
+Usage: affine_dist_cli_test.py /path/to/neurowarp-cli [/path/to/mpirun [cuda]]
 """
 import json
 import math
@@ -231,10 +233,46 @@ class DistMpi(DistBase):
             self.assertEqual(s["distributed"]["fixed_read_by"], "tiff strips")
 
 
+class DistMpiCuda(DistBase):
+    """2 ranks of mpirun sharing the one GPU (--device cuda: cuda/dmi_cuda.cu), both
+    strategies: the single-process CPU run's transform (the GPU's counts are the CPU's)."""
+
+    def setUp(self):
+        if MPIRUN is None:
+            self.skipTest("no mpirun given (a build without MPI)")
+
+    def test_cuda_two_ranks(self):
+        want = self.reference("fixed.nii", "moving.nii.gz")
+        cuda = [a if a != "cpu" else "cuda" for a in self.MI]
+        for strategy in ("replicated", "distributed"):
+            prefix = self.p("cuda-" + strategy)
+            code, _, err = run([self.p("fixed.nii"), self.p("moving.nii.gz"), "-o", prefix,
+                                "--distributed", "--strategy", strategy, "--blocks", "2x2",
+                                "--overwrite"] + cuda, 2)
+            self.assertEqual(code, 0, err)
+            with open(prefix + "_summary.json") as f:
+                self.assertEqual(json.load(f)["distributed"]["metric_device"], "cuda")
+            self.assertSameTransform(parameters(prefix), want)
+
+
 if __name__ == "__main__":
     CLI = sys.argv[1]
     if len(sys.argv) > 2:
         MPIRUN = sys.argv[2]
         ENV.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")  # CI containers run as root
         ENV.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-    unittest.main(argv=sys.argv[:1] + (["DistMpi"] if MPIRUN else ["DistSingle"]))
+    which = "DistMpi" if MPIRUN else "DistSingle"
+    if len(sys.argv) > 3 and sys.argv[3] == "cuda":
+        # without a usable GPU the whole test is skipped (77), as the C CUDA tests are
+        d = tempfile.mkdtemp(prefix="nw-dmi-probe-")
+        save_nifti(os.path.join(d, "f.nii"), phantom((32, 32, 1)))
+        p = subprocess.run([CLI, "affine", os.path.join(d, "f.nii"), os.path.join(d, "f.nii"),
+                            "-o", os.path.join(d, "o"), "--metric", "mi", "--distributed",
+                            "--device", "cuda", "--levels", "1", "--iterations", "2"],
+                           capture_output=True, text=True, env=ENV)
+        shutil.rmtree(d, ignore_errors=True)
+        if p.returncode != 0:
+            print("SKIP: no CUDA device (" + p.stderr.strip()[:200] + ")")
+            sys.exit(77)
+        which = "DistMpiCuda"
+    unittest.main(argv=sys.argv[:1] + [which])

@@ -18,11 +18,23 @@ if(NW_PYTHON3)
               $<TARGET_FILE:neurowarp-cli> ${MPIEXEC_EXECUTABLE})
     set_tests_properties(affine_dist_cli_mpi PROPERTIES SKIP_RETURN_CODE 77
                          LABELS "cli;affine;distributed;mpi" TIMEOUT 600)
+    # 2 ranks sharing the GPU (--device cuda); skipped without one
+    if(NW_HAVE_CUDA)
+      add_test(NAME affine_dist_cli_mpi_cuda
+        COMMAND ${NW_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/affine_dist_cli_test.py
+                $<TARGET_FILE:neurowarp-cli> ${MPIEXEC_EXECUTABLE} cuda)
+      set_tests_properties(affine_dist_cli_mpi_cuda PROPERTIES SKIP_RETURN_CODE 77
+                           LABELS "cli;affine;distributed;mpi;gpu" TIMEOUT 300)
+    endif()
     if(NW_SANITIZE)
       # Open MPI keeps allocations past MPI_Finalize (see batch.cmake): not ours;
       # affine_dist_cli runs the same code on one rank with leak detection on.
       set_property(TEST affine_dist_cli_mpi APPEND PROPERTY ENVIRONMENT
                    "ASAN_OPTIONS=detect_leaks=0")
+      if(TEST affine_dist_cli_mpi_cuda) # and ASan's shadow gap clashes with the CUDA driver
+        set_property(TEST affine_dist_cli_mpi_cuda APPEND PROPERTY ENVIRONMENT
+                     "ASAN_OPTIONS=detect_leaks=0:protect_shadow_gap=0")
+      endif()
     endif()
   endif()
 endif()

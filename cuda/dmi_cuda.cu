@@ -702,10 +702,14 @@ gboolean launch_walk(CudaDmi *c, const double map[12], int ch, int s, GError **e
   }
   if (!dist)
     return TRUE;
-  return NW_CUDA_CHECK(cub::DeviceSelect::Flagged(c->d_temp, c->temp_bytes, c->d_rq[s],
-                                                   c->d_flag[s], c->d_sel[s], c->d_count[s],
-                                                   (int)MAX(appended, 1LL), c->stream[s]),
-                       error) &&
+  /* (a chunk without voxels here: no flags were written, so nothing to select) */
+  return (appended > 0
+              ? NW_CUDA_CHECK(cub::DeviceSelect::Flagged(c->d_temp, c->temp_bytes, c->d_rq[s],
+                                                         c->d_flag[s], c->d_sel[s], c->d_count[s],
+                                                         (int)appended, c->stream[s]),
+                              error)
+              : NW_CUDA_CHECK(cudaMemsetAsync(c->d_count[s], 0, sizeof(int), c->stream[s]),
+                              error)) &&
          NW_CUDA_CHECK(cudaMemcpyAsync(c->h_count[s], c->d_count[s], sizeof(int),
                                        cudaMemcpyDeviceToHost, c->stream[s]),
                        error);

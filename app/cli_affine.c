@@ -11,6 +11,7 @@
 #include "affine_method.h"
 #include "atomic_file.h"
 #include "cli_affine.h"
+#include "cli_affine_private.h"
 #include "cli_common.h"
 #include "cli_inputs.h"
 #include "io_nifti.h"
@@ -32,12 +33,6 @@ static const char affine_description[] =
     "  neurowarp-cli affine t1.nii.gz followup.nii.gz -o out/reg\n"
     "  neurowarp-cli affine t1.nii.gz t2.nii.gz -o reg --metric mi --transform affine\n"
     "  neurowarp-cli affine a.png b.png -o reg --rotation-starts 8 --ignore-spacing\n";
-
-typedef struct {
-  const char *fixed, *moving, *fixed_mask, *moving_mask, *initial, *prefix;
-  gboolean ignore_spacing;
-  gint64 t_start; /* the command's start (g_get_monotonic_time), for the total time */
-} AffineArgs;
 
 /* The outputs in the order they are written. */
 static const char *const suffixes[] = {"_warped.nii.gz", "_affine.txt", "_affine.mat", "_fsl.mat",
@@ -88,9 +83,9 @@ static void json_transform(JsonBuilder *b, const NwMethodResult *res, int dim, N
   json_builder_end_object(b);
 }
 
-static char *summary_json(const AffineArgs *a, NwCliMethod *m, const NwCliRunLog *run,
-                          const NwCliTimes *times, const NwMethodResult *res, int dim,
-                          const char *const *outputs)
+char *nw_cli_affine_summary(const AffineArgs *a, NwCliMethod *m, const NwCliRunLog *run,
+                            const NwCliTimes *times, const NwMethodResult *res, int dim,
+                            const char *const *outputs, NwCliJsonExtra extra, gpointer data)
 {
   const NwParams *p = nw_cli_method_params(m);
   const int ki = nw_params_find(p, "transform");
@@ -106,6 +101,8 @@ static char *summary_json(const AffineArgs *a, NwCliMethod *m, const NwCliRunLog
   nw_json_member_number(b, "metric_value", cost[1]);
   nw_json_member_number(b, "overlap", cost[2]);
   nw_json_member_number(b, "evaluations", nw_method_result_get_values(res, "evaluations", NULL)[0]);
+  if (extra != NULL)
+    extra(b, data);
   return nw_cli_summary_end(b, run, times, outputs);
 }
 
@@ -131,7 +128,7 @@ static gboolean write_outputs(NwOutputs *o, const AffineArgs *a, NwCliMethod *m,
   times->total = nw_cli_seconds_since(a->t_start);
   g_autoptr(GPtrArray) names = nw_cli_output_list(o, pj);
   g_autofree char *json =
-      summary_json(a, m, run, times, res, dim, (const char *const *)names->pdata);
+      nw_cli_affine_summary(a, m, run, times, res, dim, (const char *const *)names->pdata, NULL, NULL);
   return nw_outputs_write_buffer(o, pj, json, -1, error) && nw_outputs_commit(o, error);
 }
 
@@ -193,6 +190,7 @@ int nw_cli_affine(int argc, char **argv)
     return nw_cli_fail(error);
   g_autofree char *prefix = NULL, *fixed_mask = NULL, *moving_mask = NULL, *initial = NULL;
   gboolean ignore_spacing = FALSE;
+  NwCliDistOptions dist = {0};
   GOptionEntry entries[] = {
       {"output", 'o', 0, G_OPTION_ARG_FILENAME, &prefix,
        "Prefix of the outputs: PREFIX_warped.nii.gz, PREFIX_affine.txt, PREFIX_affine.mat, "
@@ -208,6 +206,23 @@ int nw_cli_affine(int argc, char **argv)
        "Take the pixels of 2D image files (PNG, PGM, TIFF) as 1 mm whatever their resolution "
        "tags say",
        NULL},
+      {"distributed", 0, 0, G_OPTION_ARG_NONE, &dist.on,
+       "Mutual information over blocks of the fixed image on every rank of mpirun (--metric "
+       "mi; no rank reads a whole image; writes the transforms and the summary, not the "
+       "warped image)",
+       NULL},
+      {"strategy", 0, 0, G_OPTION_ARG_STRING, &dist.strategy,
+       "--distributed: the moving samples of other blocks from a whole moving image on every "
+       "rank (replicated, the default) or asked of the rank that holds them (distributed)",
+       "S"},
+      {"blocks", 0, 0, G_OPTION_ARG_STRING, &dist.blocks,
+       "--distributed: the fixed image's blocks along x, y (and z), e.g. 2x2 (default: chosen "
+       "from the ranks and --memory-cap)",
+       "AxB[xC]"},
+      {"memory-cap", 0, 0, G_OPTION_ARG_DOUBLE, &dist.cap_mb,
+       "--distributed: most MB (10^6 bytes) of a block on a rank's device; more blocks than "
+       "ranks when needed, each rank taking its blocks in turn",
+       "MB"},
       {NULL}};
   g_autoptr(GOptionContext) ctx = nw_cli_context_new(
       "FIXED MOVING -o PREFIX", "Rigid, similarity or affine registration of MOVING onto FIXED.",
@@ -234,5 +249,11 @@ int nw_cli_affine(int argc, char **argv)
                   .prefix = prefix,
                   .ignore_spacing = ignore_spacing,
                   .t_start = t_start};
+  if (dist.on || dist.strategy != NULL || dist.blocks != NULL || dist.cap_mb != 0.0) {
+    const int rc = nw_cli_affine_distributed(m, &a, &dist, &argc, &argv);
+    g_free(dist.strategy);
+    g_free(dist.blocks);
+    return rc;
+  }
   return affine_pair(m, &a, &error) ? NW_CLI_EXIT_OK : nw_cli_fail(error);
 }

@@ -6,35 +6,14 @@
 
 #include "cli_batch.h"
 
+#include "cli_mpi.h"
 #ifdef NW_HAVE_MPI
 #include <mpi.h>
-
-static gboolean mpi_on; /* MPI_Init was called */
-
-/* Launched by mpirun (Open MPI, MPICH/PMI, PMIx)? A plain run stays without MPI: no
- * singleton start-up, and the CLI works where no MPI runtime is set up. */
-static gboolean under_mpirun(void)
-{
-  return g_getenv("OMPI_COMM_WORLD_SIZE") != NULL || g_getenv("PMI_SIZE") != NULL ||
-         g_getenv("PMIX_RANK") != NULL;
-}
 #endif
 
 void nw_batch_share_init(NwBatchShare *s, int *argc, char ***argv)
 {
-  s->rank = 0;
-  s->size = 1;
-#ifdef NW_HAVE_MPI
-  if (!under_mpirun())
-    return;
-  int provided = 0;
-  MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
-  mpi_on = TRUE;
-  MPI_Comm_rank(MPI_COMM_WORLD, &s->rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &s->size);
-#else
-  (void)argc, (void)argv;
-#endif
+  nw_cli_mpi_init(argc, argv, &s->rank, &s->size);
 }
 
 gboolean nw_batch_share_takes(const NwBatchShare *s, guint index)
@@ -81,7 +60,7 @@ static void unpack(const char *text, NwBatchResult *results, guint n)
 void nw_batch_share_merge(const NwBatchShare *s, NwBatchResult *results, guint n, int *worst)
 {
 #ifdef NW_HAVE_MPI
-  if (!mpi_on || s->size == 1)
+  if (!nw_cli_mpi_on() || s->size == 1)
     return;
   g_autofree char *mine = pack(s, results, n);
   int len = (int)strlen(mine) + 1;
@@ -111,8 +90,5 @@ void nw_batch_share_merge(const NwBatchShare *s, NwBatchResult *results, guint n
 void nw_batch_share_finish(const NwBatchShare *s)
 {
   (void)s;
-#ifdef NW_HAVE_MPI
-  if (mpi_on)
-    MPI_Finalize();
-#endif
+  nw_cli_mpi_finish();
 }

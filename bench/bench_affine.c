@@ -94,7 +94,7 @@ static double time_evals(NwAffineCost *cost, int n, GError **error)
 static gboolean run_case(JsonBuilder *b, const Case *c, NwAffineMetric metric, int evals,
                          int cpu_evals)
 {
-  const NwAffineCostSpec spec = {metric, c->sampler, 32, TRUE};
+  const NwAffineCostSpec spec = {metric, c->sampler, 32, TRUE, NULL};
   g_autoptr(GError) error = NULL;
   g_autoptr(NwVolume) f = bench_image(c->nx, c->ny, c->nz, 0.0);
   g_autoptr(NwVolume) m = bench_image(c->nx, c->ny, c->nz, 1.7);

@@ -37,8 +37,7 @@ void nw_affine_parzen(double v, double lo, double hi, int bins, int *first, doub
     w[q] = nw_bspline3_weight(u - (double)(f - 1 + q));
 }
 
-/* Mutual information (nats) of a joint histogram of total mass n. */
-static double mutual_information(const double *joint, int bins, double n)
+double nw_affine_mutual_information(const double *joint, int bins, double n)
 {
   double pf[256] = {0}, pm[256] = {0}; /* bins <= 256 (the parameter's range) */
   g_return_val_if_fail(bins <= 256, NAN);
@@ -84,7 +83,7 @@ void nw_affine_cost_from_sums(const NwAffineCostSpec *spec, const NwAffineLevel 
     break;
   }
   default:
-    out->value = mutual_information(s->joint, spec->bins, n);
+    out->value = nw_affine_mutual_information(s->joint, spec->bins, n);
     out->cost = -out->value;
     break;
   }
@@ -128,25 +127,34 @@ void nw_affine_cost_free(NwAffineCost *c)
 /* Mean, min and max of v where mask (if any) is >= 0.5, and the count of those voxels:
  * partial sums over fixed chunks on the cores, added in chunk order, so the result does not
  * depend on the number of threads (the mean shifts every evaluation's sums). */
-typedef struct {
-  double sum, n, lo, hi;
-} ChunkStats;
-
 #define STATS_CHUNK ((size_t)1 << 16)
 
-static void masked_stats(const NwVolume *v, const NwVolume *mask, ChunkStats *out)
+void nw_affine_stats_init(NwAffineStats *s)
 {
-  const size_t nv = nw_volume_n_voxels(v);
+  *s = (NwAffineStats){0.0, 0.0, INFINITY, -INFINITY};
+}
+
+void nw_affine_stats_merge(NwAffineStats *s, const NwAffineStats *part)
+{
+  s->sum += part->sum;
+  s->n += part->n;
+  s->lo = MIN(s->lo, part->lo);
+  s->hi = MAX(s->hi, part->hi);
+}
+
+void nw_affine_stats_add(NwAffineStats *out, const float *v, const float *mask, size_t nv)
+{
   const gint64 n_chunks = (gint64)((nv + STATS_CHUNK - 1) / STATS_CHUNK);
-  ChunkStats *part = g_new(ChunkStats, MAX(n_chunks, 1));
+  NwAffineStats *part = g_new(NwAffineStats, MAX(n_chunks, 1));
 #pragma omp parallel for schedule(static) if (n_chunks > 4)
   for (gint64 c = 0; c < n_chunks; c++) {
-    ChunkStats s = {0.0, 0.0, INFINITY, -INFINITY};
+    NwAffineStats s;
+    nw_affine_stats_init(&s);
     const size_t end = MIN(nv, (size_t)(c + 1) * STATS_CHUNK);
     for (size_t e = (size_t)c * STATS_CHUNK; e < end; e++) {
-      if (mask != NULL && !(mask->data[e] >= 0.5f))
+      if (mask != NULL && !(mask[e] >= 0.5f))
         continue;
-      const double x = v->data[e];
+      const double x = v[e];
       s.sum += x;
       s.n += 1.0;
       s.lo = MIN(s.lo, x);
@@ -154,18 +162,25 @@ static void masked_stats(const NwVolume *v, const NwVolume *mask, ChunkStats *ou
     }
     part[c] = s;
   }
-  *out = (ChunkStats){0.0, 0.0, INFINITY, -INFINITY};
-  for (gint64 c = 0; c < n_chunks; c++) {
-    out->sum += part[c].sum;
-    out->n += part[c].n;
-    out->lo = MIN(out->lo, part[c].lo);
-    out->hi = MAX(out->hi, part[c].hi);
-  }
+  for (gint64 c = 0; c < n_chunks; c++)
+    nw_affine_stats_merge(out, &part[c]);
   g_free(part);
-  if (out->n == 0.0)
-    out->lo = out->hi = 0.0;
-  if (!(out->hi > out->lo))
-    out->hi = out->lo + 1.0; /* a flat image still has a bin range */
+}
+
+/* An image's statistics as the level keeps them: no voxel gives a zero range, and a flat
+ * image still has a bin range. */
+static void stats_finish(NwAffineStats *s)
+{
+  if (s->n == 0.0)
+    s->lo = s->hi = 0.0;
+  if (!(s->hi > s->lo))
+    s->hi = s->lo + 1.0;
+}
+
+static void masked_stats(const NwVolume *v, const NwVolume *mask, NwAffineStats *out)
+{
+  nw_affine_stats_init(out);
+  nw_affine_stats_add(out, v->data, mask != NULL ? mask->data : NULL, nw_volume_n_voxels(v));
 }
 
 NwVolume **nw_affine_cost_pyramid(NwAffineCost *c, const NwVolume *v, int n_levels, GError **error)
@@ -207,9 +222,16 @@ gboolean nw_affine_cost_set_level(NwAffineCost *c, const NwAffineLevel *level, G
 {
   c->level = *level;
   NwAffineLevel *l = &c->level;
-  ChunkStats f, m;
-  masked_stats(l->fixed, l->fixed_mask, &f);
-  masked_stats(l->moving, l->moving_mask, &m);
+  NwAffineStats f, m;
+  if (c->be->level_stats != NULL) {
+    if (!c->be->level_stats(c->impl, l, &f, &m, error))
+      return FALSE;
+  } else {
+    masked_stats(l->fixed, l->fixed_mask, &f);
+    masked_stats(l->moving, l->moving_mask, &m);
+  }
+  stats_finish(&f);
+  stats_finish(&m);
   l->fixed_shift = f.n > 0.0 ? f.sum / f.n : 0.0;
   l->moving_shift = m.n > 0.0 ? m.sum / m.n : 0.0;
   l->fixed_lo = f.lo;

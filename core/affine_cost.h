@@ -48,6 +48,9 @@ typedef struct {
   NwSampler sampler;
   int bins;        /* mi: 4..256 */
   gboolean parzen; /* mi: B-spline window on the moving intensity */
+  /* What a back end needs beyond the images, its own (NULL for the CPU and CUDA costs; the
+   * distributed metric's context, dmi_cost.c, which its create takes over). */
+  const void *backend_data;
 } NwAffineCostSpec;
 
 /* One pyramid level as a back end sees it; borrowed until the next set_level or destroy. */
@@ -69,6 +72,17 @@ typedef struct {
   double n, sf, sm, sff, smm, sfm;
   double *joint;
 } NwAffineSums;
+
+/* Statistics of an image over its mask (>= 0.5) for nw_affine_cost_set_level: the sum and
+ * count of the voxels, their smallest and largest value. Partial statistics (of blocks, of
+ * ranks) merge into those of the whole. */
+typedef struct {
+  double sum, n, lo, hi;
+} NwAffineStats;
+void nw_affine_stats_init(NwAffineStats *s); /* empty: n = 0, lo = +inf, hi = -inf */
+void nw_affine_stats_merge(NwAffineStats *s, const NwAffineStats *part);
+/* Adds the nv voxels of v (one component) where mask (NULL: everywhere) is >= 0.5. */
+void nw_affine_stats_add(NwAffineStats *s, const float *v, const float *mask, size_t nv);
 
 typedef struct {
   const char *name; /* "cpu", "cuda" */
@@ -96,6 +110,12 @@ typedef struct {
    * voxel apart, share what they read). sums[q].joint as evaluate's. */
   gboolean (*evaluate_batch)(void *impl, const double (*maps)[12], int k, NwAffineSums *sums,
                              GError **error);
+  /* Optional (NULL: the host reads level's images): the statistics of the level's fixed image
+   * over the fixed mask and of its moving image over the moving mask, for a back end whose
+   * level volumes are headers without voxels (the distributed metric, dmi_cost.h: each rank
+   * holds blocks, and the statistics are reduced over the ranks). */
+  gboolean (*level_stats)(void *impl, const NwAffineLevel *level, NwAffineStats *fixed,
+                          NwAffineStats *moving, GError **error);
 } NwAffineCostBackend;
 
 /* Maps per evaluate_batch call at most: a centre and two probes per parameter of a 3D
@@ -116,6 +136,8 @@ void nw_affine_cost_from_sums(const NwAffineCostSpec *spec, const NwAffineLevel 
 /* The MI histograms' bin of a value (plain) and the four B-spline weights of the window
  * starting at *first (parzen), shared by the back ends. */
 int nw_affine_bin(double v, double lo, double hi, int bins);
+/* Mutual information (nats) of a joint histogram (bins², fixed bin major) of total mass n. */
+double nw_affine_mutual_information(const double *joint, int bins, double n);
 void nw_affine_parzen(double v, double lo, double hi, int bins, int *first, double w[4]);
 
 /* ---- the evaluation the optimiser calls ------------------------------------------------- */

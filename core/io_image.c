@@ -13,6 +13,7 @@
  * X/YResolution (inch or cm), else 1 mm. */
 #define _POSIX_C_SOURCE 200809L /* fileno */
 #include "io_image.h"
+#include "io_image_private.h"
 
 #include <errno.h>
 #include <glib/gstdio.h>
@@ -58,9 +59,13 @@ static NwVolume *new_image_volume(const char *path, guint64 w, guint64 h, GError
  * voxel row ny-1-row. */
 static void store_row(NwVolume *v, int row, const float *px, int channels)
 {
-  float *dst = v->data + nw_volume_index(v, 0, v->ny - 1 - row, 0);
-  for (int i = 0; i < v->nx; i++) {
-    const float *p = px + (size_t)i * channels;
+  nw_image_pixel_values(px, channels, 0, v->nx, v->data + nw_volume_index(v, 0, v->ny - 1 - row, 0));
+}
+
+void nw_image_pixel_values(const float *px, int channels, int i0, int n, float *dst)
+{
+  for (int i = 0; i < n; i++) {
+    const float *p = px + (size_t)(i0 + i) * channels;
     dst[i] = channels >= 3 ? 0.2126f * p[0] + 0.7152f * p[1] + 0.0722f * p[2] : p[0];
   }
 }
@@ -497,10 +502,6 @@ static NwVolume *read_pnm(const char *path, GError **error)
 
 /* ---- TIFF -------------------------------------------------------------------------------- */
 
-typedef struct {
-  char msg[256];
-} TiffMessages;
-
 /* Per-handle handlers (libtiff >= 4.5): messages are kept, never printed. */
 static int tiff_error_to_msg(TIFF *t, void *user, const char *module, const char *fmt, va_list ap)
 {
@@ -515,12 +516,7 @@ static int tiff_warning_ignore(TIFF *t, void *user, const char *module, const ch
   return 1;
 }
 
-typedef struct {
-  uint32_t w, h;
-  uint16_t bits, spp, format, planar, photometric;
-} TiffLayout;
-
-static gboolean tiff_layout(TIFF *t, const char *path, TiffLayout *L, GError **error)
+gboolean nw_tiff_layout(TIFF *t, const char *path, TiffLayout *L, GError **error)
 {
   memset(L, 0, sizeof *L);
   if (!TIFFGetField(t, TIFFTAG_IMAGEWIDTH, &L->w) || !TIFFGetField(t, TIFFTAG_IMAGELENGTH, &L->h)) {
@@ -554,7 +550,7 @@ static gboolean tiff_layout(TIFF *t, const char *path, TiffLayout *L, GError **e
   return check_image_size(path, L->w, L->h, error);
 }
 
-static void tiff_decode_row(const TiffLayout *L, const guint8 *src, float *px)
+void nw_tiff_decode_row(const TiffLayout *L, const guint8 *src, float *px)
 {
   int used = L->photometric == PHOTOMETRIC_RGB ? 3 : 1;
   double white = L->bits == 8 ? 255.0 : 65535.0;
@@ -577,7 +573,7 @@ static void tiff_decode_row(const TiffLayout *L, const guint8 *src, float *px)
     }
 }
 
-static gboolean tiff_row_error(const char *path, uint32_t row, const TiffMessages *m,
+gboolean nw_tiff_row_error(const char *path, uint32_t row, const TiffMessages *m,
                                GError **error)
 {
   g_set_error(error, NW_ERROR, NW_ERROR_FORMAT, "%s: corrupt or truncated TIFF at row %u: %s", path,
@@ -600,8 +596,8 @@ static gboolean tiff_read_strips(TIFF *t, const char *path, const TiffLayout *L,
   int used = L->photometric == PHOTOMETRIC_RGB ? 3 : 1;
   for (uint32_t row = 0; row < L->h; row++) {
     if (TIFFReadScanline(t, line, row, 0) < 0)
-      return tiff_row_error(path, row, m, error);
-    tiff_decode_row(L, line, px);
+      return nw_tiff_row_error(path, row, m, error);
+    nw_tiff_decode_row(L, line, px);
     store_row(v, (int)row, px, used);
   }
   return TRUE;
@@ -634,14 +630,14 @@ static gboolean tiff_read_tiles(TIFF *t, const char *path, const TiffLayout *L,
     uint32_t rows = MIN(th, L->h - y0);
     for (uint32_t x0 = 0; x0 < L->w; x0 += tw) {
       if (TIFFReadTile(t, tile, x0, y0, 0, 0) < 0)
-        return tiff_row_error(path, y0, m, error);
+        return nw_tiff_row_error(path, y0, m, error);
       size_t cols = MIN(tw, L->w - x0);
       for (uint32_t r = 0; r < rows; r++)
         memcpy(band + r * row_bytes + x0 * pixel_bytes, tile + (size_t)r * tw * pixel_bytes,
                cols * pixel_bytes);
     }
     for (uint32_t r = 0; r < rows; r++) {
-      tiff_decode_row(L, band + r * row_bytes, px);
+      nw_tiff_decode_row(L, band + r * row_bytes, px);
       store_row(v, (int)(y0 + r), px, used);
     }
   }
@@ -662,7 +658,7 @@ static guint64 tiff_max_expansion(TIFF *t)
 
 /* The strips or tiles must lie in the file, and their bytes must be able to become the
  * image, before the image is allocated (a 138-byte TIFF may claim 8 GB). */
-static gboolean tiff_data_possible(TIFF *t, const char *path, const TiffLayout *L, GError **error)
+gboolean nw_tiff_data_possible(TIFF *t, const char *path, const TiffLayout *L, GError **error)
 {
   const gboolean tiled = TIFFIsTiled(t);
   const uint32_t n = tiled ? TIFFNumberOfTiles(t) : TIFFNumberOfStrips(t);
@@ -705,7 +701,7 @@ static gboolean tiff_data_possible(TIFF *t, const char *path, const TiffLayout *
 static NwVolume *tiff_decode(TIFF *t, const char *path, TiffMessages *m, GError **error)
 {
   TiffLayout L;
-  if (!tiff_layout(t, path, &L, error) || !tiff_data_possible(t, path, &L, error))
+  if (!nw_tiff_layout(t, path, &L, error) || !nw_tiff_data_possible(t, path, &L, error))
     return NULL;
   g_autoptr(NwVolume) v = new_image_volume(path, L.w, L.h, error);
   if (v == NULL)
@@ -715,32 +711,55 @@ static NwVolume *tiff_decode(TIFF *t, const char *path, TiffMessages *m, GError 
                                : tiff_read_strips(t, path, &L, m, v, px, error);
   if (!ok)
     return NULL;
+  double sx, sy;
+  if (nw_tiff_spacing(t, &sx, &sy))
+    set_spacing_or_default(v, sx, sy);
+  return g_steal_pointer(&v);
+}
+
+gboolean nw_tiff_spacing(TIFF *t, double *sx, double *sy)
+{
   float xres = 0.0f, yres = 0.0f;
   uint16_t unit = RESUNIT_INCH;
   if (TIFFGetField(t, TIFFTAG_XRESOLUTION, &xres) && TIFFGetField(t, TIFFTAG_YRESOLUTION, &yres)) {
     TIFFGetFieldDefaulted(t, TIFFTAG_RESOLUTIONUNIT, &unit);
     double mm = unit == RESUNIT_INCH ? 25.4 : unit == RESUNIT_CENTIMETER ? 10.0 : 0.0;
-    if (mm > 0.0 && xres > 0.0f && yres > 0.0f)
-      set_spacing_or_default(v, mm / xres, mm / yres);
+    if (mm > 0.0 && xres > 0.0f && yres > 0.0f) {
+      *sx = mm / xres;
+      *sy = mm / yres;
+      return TRUE;
+    }
   }
-  return g_steal_pointer(&v);
+  return FALSE;
+}
+
+void nw_image_set_spacing(NwVolume *v, double sx, double sy)
+{
+  set_spacing_or_default(v, sx, sy);
+}
+
+TIFF *nw_tiff_open(const char *path, TiffMessages *m, GError **error)
+{
+  memset(m, 0, sizeof *m);
+  TIFFOpenOptions *opts = TIFFOpenOptionsAlloc();
+  TIFFOpenOptionsSetErrorHandlerExtR(opts, tiff_error_to_msg, m);
+  TIFFOpenOptionsSetWarningHandlerExtR(opts, tiff_warning_ignore, NULL);
+  TIFF *t = TIFFOpenExt(path, "r", opts);
+  TIFFOpenOptionsFree(opts);
+  if (t == NULL)
+    g_set_error(error, NW_ERROR, NW_ERROR_FORMAT, "%s: corrupt or unreadable TIFF: %s", path,
+                m->msg[0] ? m->msg : "cannot open");
+  return t;
 }
 
 static NwVolume *read_tiff(const char *path, GError **error)
 {
-  TiffMessages m = {{0}};
-  TIFFOpenOptions *opts = TIFFOpenOptionsAlloc();
-  TIFFOpenOptionsSetErrorHandlerExtR(opts, tiff_error_to_msg, &m);
-  TIFFOpenOptionsSetWarningHandlerExtR(opts, tiff_warning_ignore, NULL);
-  TIFF *t = TIFFOpenExt(path, "r", opts);
-  TIFFOpenOptionsFree(opts);
-  if (t == NULL) {
-    g_set_error(error, NW_ERROR, NW_ERROR_FORMAT, "%s: corrupt or unreadable TIFF: %s", path,
-                m.msg[0] ? m.msg : "cannot open");
-    return NULL;
-  }
-  NwVolume *v = tiff_decode(t, path, &m, error);
-  TIFFClose(t);
+  TiffMessages *m = g_new0(TiffMessages, 1); /* the handlers write here until TIFFClose */
+  TIFF *t = nw_tiff_open(path, m, error);
+  NwVolume *v = t != NULL ? tiff_decode(t, path, m, error) : NULL;
+  if (t != NULL)
+    TIFFClose(t);
+  g_free(m);
   return v;
 }
 

@@ -576,6 +576,106 @@ NwVolume *nw_nifti_read_volume(const char *path, gboolean allow_multi, nifti_ima
   return v;
 }
 
+/* ---- regions (io_tiles.h: the distributed metric's blocks) ------------------------------- */
+
+struct NwNiftiSlabs {
+  char *path, *iname;
+  gint64 offset;
+  int datatype, nbyper, n[3];
+  gboolean swap;
+  double slope, inter;
+};
+
+NwNiftiSlabs *nw_nifti_slabs_open(const char *path, NwVolume *grid, GError **error)
+{
+  RawHeader h;
+  nifti_image *nim = read_nim(path, &h, error);
+  if (nim == NULL)
+    return NULL;
+  gint64 d[8];
+  for (int i = 0; i < 8; i++)
+    d[i] = i <= h.dim[0] ? h.dim[i] : 1;
+  const char *why = !datatype_supported(nim->datatype)          ? "its datatype is not read"
+                    : d[4] * d[5] * d[6] * d[7] > 1              ? "it holds several volumes"
+                    : d[1] > G_MAXINT || d[2] > G_MAXINT || d[3] > G_MAXINT ? "it is too large"
+                                                                 : NULL;
+  NwNiftiSlabs *s = NULL;
+  if (why != NULL) {
+    g_set_error(error, NW_ERROR, NW_ERROR_FORMAT, "%s: cannot be read by blocks: %s", path, why);
+  } else if (g_str_has_suffix(nim->iname ? nim->iname : path, ".gz") ||
+             check_data_size(path, nim, (size_t)(d[1] * d[2] * d[3]) * (size_t)nim->nbyper,
+                             error)) {
+    /* (a compressed file's size is not counted here: that would decompress all of it on
+     * every rank; a short one fails where a block's rows are missing) */
+    s = g_new0(NwNiftiSlabs, 1);
+    *s = (NwNiftiSlabs){.path = g_strdup(path),
+                        .iname = g_strdup(nim->iname ? nim->iname : path),
+                        .offset = nim->iname_offset,
+                        .datatype = nim->datatype,
+                        .nbyper = nim->nbyper,
+                        .n = {(int)d[1], (int)d[2], (int)d[3]},
+                        .swap = h.swapped && nim->nbyper > 1,
+                        .slope = nim->scl_slope == 0.0 || !isfinite(nim->scl_slope) ? 1.0
+                                                                                   : nim->scl_slope,
+                        .inter = isfinite(nim->scl_inter) ? nim->scl_inter : 0.0};
+    double a[16];
+    nim_affine(nim, a);
+    *grid = (NwVolume){.nx = s->n[0], .ny = s->n[1], .nz = s->n[2], .nc = 1, .data = NULL};
+    nw_volume_set_affine(grid, a);
+  }
+  nw_nifti_free_nim(nim);
+  return s;
+}
+
+gboolean nw_nifti_slabs_read(NwNiftiSlabs *s, const int lo[3], const int hi[3], float *out,
+                             GError **error)
+{
+  /* row by row, in file order: a compressed stream only seeks forward cheaply (zlib
+   * decompresses what it skips), so a slab of rows costs one pass up to its end */
+  gzFile gz = gzopen(s->iname, "rb");
+  if (gz == NULL) {
+    g_set_error(error, NW_ERROR, NW_ERROR_IO, "%s: cannot open", s->path);
+    return FALSE;
+  }
+  gzbuffer(gz, 1 << 18);
+  const size_t w = (size_t)(hi[0] - lo[0]), nb = (size_t)s->nbyper;
+  g_autofree guint8 *buf = g_malloc(w * nb);
+  gboolean ok = TRUE;
+  for (int k = lo[2]; ok && k < hi[2]; k++)
+    for (int j = lo[1]; ok && j < hi[1]; j++) {
+      const gint64 at =
+          s->offset + (((gint64)k * s->n[1] + j) * s->n[0] + lo[0]) * (gint64)nb;
+      ok = gzseek(gz, (z_off_t)at, SEEK_SET) == at && gzread(gz, buf, (unsigned)(w * nb)) ==
+                                                          (int)(w * nb);
+      if (!ok) {
+        int zerr = Z_OK;
+        const char *zmsg = gzerror(gz, &zerr);
+        g_set_error(error, NW_ERROR, NW_ERROR_FORMAT, "%s: %s at row %d of slice %d", s->path,
+                    zerr != Z_OK && zerr != Z_BUF_ERROR ? zmsg : "truncated", j, k);
+        break;
+      }
+      if (s->swap) {
+        g_mutex_lock(&nw_nifti_lock);
+        nifti_swap_Nbytes((int64_t)w, (int)nb, buf);
+        g_mutex_unlock(&nw_nifti_lock);
+      }
+      /* as read_data converts */
+      for (size_t e = 0; e < w; e++)
+        *out++ = (float)(raw_value(buf + e * nb, s->datatype, nb) * s->slope + s->inter);
+    }
+  gzclose(gz);
+  return ok;
+}
+
+void nw_nifti_slabs_close(NwNiftiSlabs *s)
+{
+  if (s == NULL)
+    return;
+  g_free(s->path);
+  g_free(s->iname);
+  g_free(s);
+}
+
 NwVolume *nw_nifti_read(const char *path, GError **error)
 {
   return nw_nifti_read_volume(path, FALSE, NULL, error);

@@ -57,6 +57,16 @@ gboolean nw_nifti_read_info(const char *path, NwNiftiInfo *info, GError **error)
 /* A scalar 3D image (dim[0] <= 3, or trailing dims of 1). 4D with dim[4] > 1 is refused with
  * a message that says so. Truncated data and over-large sizes are errors, never crashes. */
 NwVolume *nw_nifti_read(const char *path, GError **error);
+/* Regions of one 3D volume without reading the rest (io_tiles.h): open checks the header
+ * as nw_nifti_read does and gives the grid (*grid: a header, data NULL); read converts the
+ * voxels [lo, hi) as nw_nifti_read converts them (scl_slope, scl_inter), reading only their
+ * rows (a .nii.gz is decompressed up to the region's last row and the rest skipped). Errors
+ * name the file ("PATH: truncated at row J of slice K"). One thread at a time per handle. */
+typedef struct NwNiftiSlabs NwNiftiSlabs;
+NwNiftiSlabs *nw_nifti_slabs_open(const char *path, NwVolume *grid, GError **error);
+gboolean nw_nifti_slabs_read(NwNiftiSlabs *s, const int lo[3], const int hi[3], float *out,
+                             GError **error);
+void nw_nifti_slabs_close(NwNiftiSlabs *s);
 /* As nw_nifti_read but also accepts 4D: returns a volume with nc = dim[4] (interleaved). */
 NwVolume *nw_nifti_read_multi(const char *path, GError **error);
 

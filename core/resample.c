@@ -175,6 +175,15 @@ NwVolume *nw_downsample2_new(const NwVolume *in, GError **error)
   return out;
 }
 
+void nw_downsample2_header(const NwVolume *in, NwVolume *out)
+{
+  int n_out[3];
+  double sigma[3], scale[3], offset[3];
+  downsample2_map(in, n_out, sigma, scale, offset);
+  *out = (NwVolume){.nx = n_out[0], .ny = n_out[1], .nz = n_out[2], .nc = in->nc, .data = NULL};
+  compose_affine(out, in, scale, offset);
+}
+
 NwVolume *nw_downsample2(const NwVolume *in, GError **error)
 {
   int n_out[3];

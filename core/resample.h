@@ -29,6 +29,9 @@ NwVolume *nw_downsample2(const NwVolume *in, GError **error);
 /* The volume nw_downsample2 would return, its data zero: the grid (size and voxel-to-world)
  * for back ends that compute the data themselves. */
 NwVolume *nw_downsample2_new(const NwVolume *in, GError **error);
+/* Its grid alone, into a header without voxels (out->data NULL): the levels of an image too
+ * large to hold (the distributed metric's level geometry, dmi_cost.h). */
+void nw_downsample2_header(const NwVolume *in, NwVolume *out);
 /* Resample in onto a grid of nx*ny*nz covering the same world box (trilinear). For vector
  * fields in voxel units the components are scaled by the size ratio per axis. */
 NwVolume *nw_resize(const NwVolume *in, int nx, int ny, int nz, gboolean is_voxel_field,

@@ -39,6 +39,19 @@ double nw_keys_kernel(double d);
 gboolean nw_sampler_sample(const NwVolume *v, NwSampler s, double x, double y, double z,
                            float *out);
 
+/* A window of a scalar image: voxels [lo, lo + n) of a grid of full[3] voxels, x fastest
+ * (n[0] floats a row). */
+typedef struct {
+  const float *data;
+  int lo[3], n[3], full[3];
+} NwSampleWindow;
+
+/* nw_sampler_sample of the full image at (x, y, z), read from the window: the same value bit
+ * for bit when the window holds every tap (nearest: the voxel floor(p + 0.5); linear: floor(p)
+ * and floor(p) + 1; cubic: floor(p) - 1 .. floor(p) + 2, each clamped to the full grid). */
+gboolean nw_sampler_sample_window(const NwSampleWindow *w, NwSampler s, double x, double y,
+                                  double z, float *out);
+
 G_END_DECLS
 
 #endif

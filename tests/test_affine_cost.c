@@ -21,7 +21,7 @@ static void test_metrics(void)
   shift.translation_mm[0] = 2.0;
   const NwAffineMetric metrics[3] = {NW_METRIC_MSE, NW_METRIC_NCC, NW_METRIC_MI};
   for (int i = 0; i < 3; i++) {
-    NwAffineCostSpec spec = {metrics[i], NW_SAMPLER_LINEAR, 16, TRUE};
+    NwAffineCostSpec spec = {metrics[i], NW_SAMPLER_LINEAR, 16, TRUE, NULL};
     g_autoptr(GError) err = NULL;
     NwAffineCost *cost = nw_affine_cost_new(&nw_affine_cost_cpu, &spec, &err);
     NwAffineLevel lv = {.dim = 3, .fixed = f, .moving = f};

@@ -118,7 +118,7 @@ static void compare_pair(int dim, const NwVolume *f, const NwVolume *m, const Nw
   for (gsize mc = 0; mc < G_N_ELEMENTS(metric_cases); mc++)
     for (gsize s = 0; s < G_N_ELEMENTS(samplers); s++) {
       const MetricCase *c = &metric_cases[mc];
-      const NwAffineCostSpec spec = {c->metric, samplers[s], c->bins, c->parzen};
+      const NwAffineCostSpec spec = {c->metric, samplers[s], c->bins, c->parzen, NULL};
       g_autoptr(GError) err = NULL;
       NwAffineCost *cpu = nw_affine_cost_new(&nw_affine_cost_cpu, &spec, &err);
       g_assert_no_error(err);
@@ -212,7 +212,7 @@ static void test_parity_large(void)
   for (gsize mc = 0; mc < G_N_ELEMENTS(metric_cases); mc++)
     for (gsize s = 0; s < G_N_ELEMENTS(samplers); s++) {
       const MetricCase *c = &metric_cases[mc];
-      const NwAffineCostSpec spec = {c->metric, samplers[s], c->bins, c->parzen};
+      const NwAffineCostSpec spec = {c->metric, samplers[s], c->bins, c->parzen, NULL};
       g_autoptr(GError) err = NULL;
       NwAffineCost *cpu = nw_affine_cost_new(&nw_affine_cost_cpu, &spec, &err);
       NwAffineCost *gpu = nw_affine_cost_new(&nw_affine_cost_cuda, &spec, &err);
@@ -239,7 +239,7 @@ static void test_levels(void)
 {
   g_autoptr(NwVolume) small = image(20, 18, 1, 2.0, 1);
   g_autoptr(NwVolume) big = image(40, 36, 1, 1.0, 1);
-  const NwAffineCostSpec spec = {NW_METRIC_NCC, NW_SAMPLER_LINEAR, 32, FALSE};
+  const NwAffineCostSpec spec = {NW_METRIC_NCC, NW_SAMPLER_LINEAR, 32, FALSE, NULL};
   g_autoptr(GError) err = NULL;
   NwAffineCost *cpu = nw_affine_cost_new(&nw_affine_cost_cpu, &spec, &err);
   NwAffineCost *gpu = nw_affine_cost_new(&nw_affine_cost_cuda, &spec, &err);
@@ -269,7 +269,7 @@ static void test_pyramid(void)
   g_autoptr(NwVolume) v2 = image(101, 77, 1, 1.3, 5);
   g_autoptr(NwVolume) v3 = image(45, 38, 33, 2.0, 6);
   const NwVolume *vols[2] = {v2, v3};
-  const NwAffineCostSpec spec = {NW_METRIC_NCC, NW_SAMPLER_CUBIC, 32, FALSE};
+  const NwAffineCostSpec spec = {NW_METRIC_NCC, NW_SAMPLER_CUBIC, 32, FALSE, NULL};
   for (int t = 0; t < 2; t++) {
     const NwVolume *v = vols[t];
     g_autoptr(GError) err = NULL;
@@ -332,7 +332,7 @@ static void test_warp(void)
   static const NwSampler samplers[3] = {NW_SAMPLER_NEAREST, NW_SAMPLER_LINEAR, NW_SAMPLER_CUBIC};
   for (int t = 0; t < 2; t++)
     for (int s = 0; s < 3; s++) {
-      const NwAffineCostSpec spec = {NW_METRIC_MSE, samplers[s], 32, FALSE};
+      const NwAffineCostSpec spec = {NW_METRIC_MSE, samplers[s], 32, FALSE, NULL};
       g_autoptr(GError) err = NULL;
       NwAffineCost *gpu = nw_affine_cost_new(&nw_affine_cost_cuda, &spec, &err);
       const int dim = t == 0 ? 2 : 3;
@@ -565,7 +565,7 @@ static void test_refuses_vectors(void)
 {
   g_autoptr(NwVolume) f = image(10, 10, 1, 1.0, 1);
   g_autoptr(NwVolume) v = nw_volume_new(10, 10, 1, 3, NULL);
-  const NwAffineCostSpec spec = {NW_METRIC_MSE, NW_SAMPLER_LINEAR, 32, FALSE};
+  const NwAffineCostSpec spec = {NW_METRIC_MSE, NW_SAMPLER_LINEAR, 32, FALSE, NULL};
   g_autoptr(GError) err = NULL;
   void *impl = nw_affine_cost_cuda.create(&spec, &err);
   g_assert_no_error(err);

@@ -359,6 +359,53 @@ static double rms_half_extent_mm(const NwVolume *f, int dim)
   return sqrt(s / dim);
 }
 
+/* What both constructors share before the pyramids: the parameters, the base transform about
+ * the fixed image's centre (initial_transform's, when given) and the cost. */
+static NwAffineJob *job_begin(const NwAffineCostBackend *be, const void *backend_data,
+                              const NwParams *p, int dim, const NwVolume *fixed,
+                              const double *initial_transform, NwTransform *base,
+                              NwAffineStartSpec *ss, GError **error)
+{
+  /* GSL's default handler aborts the process; its statuses are checked here instead. */
+  gsl_set_error_handler_off();
+  NwAffineJob *j = g_new0(NwAffineJob, 1);
+  NwTransformKind kind;
+  read_params(j, p, &kind, ss);
+  j->spec.backend_data = backend_data;
+  j->dim = dim;
+  j->radius_mm = rms_half_extent_mm(fixed, dim);
+  /* the cost first: it owns backend_data from here on, whatever fails after */
+  if ((j->cost = nw_affine_cost_new(be, &j->spec, error)) == NULL) {
+    nw_affine_job_free(j);
+    return NULL;
+  }
+  double c[3];
+  nw_volume_centre_mm(fixed, c);
+  nw_transform_init(base, dim, kind, c);
+  if (initial_transform != NULL &&
+      !nw_transform_from_matrix(base, dim, kind, c, initial_transform, error)) {
+    g_prefix_error(error, "affine: initial transform: ");
+    nw_affine_job_free(j);
+    return NULL;
+  }
+  return j;
+}
+
+/* ... and after them: the starts (from the coarsest level's images) and the first level. */
+static gboolean job_start(NwAffineJob *j, const NwTransform *base, const NwAffineStartSpec *ss,
+                          gboolean initial, const NwVolume *const coarse[4], GError **error)
+{
+  if (initial) {
+    /* the caller's start is the only one: it says where the images already agree */
+    j->starts = g_array_new(FALSE, FALSE, sizeof(NwTransform));
+    g_array_append_val(j->starts, *base);
+  } else {
+    j->starts = nw_affine_starts(coarse[0], coarse[2], coarse[1], coarse[3], base, ss);
+  }
+  j->best = g_array_index(j->starts, NwTransform, 0);
+  return enter_level(j, 0, error);
+}
+
 NwAffineJob *nw_affine_job_new(const NwAffineCostBackend *be, const NwMethodInputs *in,
                                const NwParams *p, GError **error)
 {
@@ -367,59 +414,58 @@ NwAffineJob *nw_affine_job_new(const NwAffineCostBackend *be, const NwMethodInpu
   if (!check_inputs(in, &dim, error))
     return NULL;
   const gint64 t_checked = g_get_monotonic_time();
-  /* GSL's default handler aborts the process; its statuses are checked here instead. */
-  gsl_set_error_handler_off();
-  NwAffineJob *j = g_new0(NwAffineJob, 1);
-  NwTransformKind kind;
+  NwTransform base;
   NwAffineStartSpec ss;
-  read_params(j, p, &kind, &ss);
-  j->dim = dim;
+  NwAffineJob *j =
+      job_begin(be, NULL, p, dim, in->fixed, in->initial_transform, &base, &ss, error);
+  if (j == NULL)
+    return NULL;
   j->fixed_full = in->fixed;
   j->moving_full = in->moving;
-  j->radius_mm = rms_half_extent_mm(in->fixed, dim);
-  NwTransform base;
-  double c[3];
-  nw_volume_centre_mm(in->fixed, c);
-  nw_transform_init(&base, dim, kind, c);
-  if (in->initial_transform != NULL &&
-      !nw_transform_from_matrix(&base, dim, kind, c, in->initial_transform, error)) {
-    g_prefix_error(error, "affine: initial transform: ");
-    nw_affine_job_free(j);
-    return NULL;
-  }
-  /* Where a job's start goes (G_MESSAGES_DEBUG=all): the back end's creation, the
-   * pyramids, the starts and the first level. */
-  const gint64 t_params = g_get_monotonic_time();
-  gint64 t[4];
-  if ((j->cost = nw_affine_cost_new(be, &j->spec, error)) == NULL) {
-    nw_affine_job_free(j);
-    return NULL;
-  }
+  /* Where a job's start goes (G_MESSAGES_DEBUG=all): the back end's creation and the
+   * checks, the pyramids, the starts and the first level. */
+  gint64 t[3];
   t[0] = g_get_monotonic_time();
   if (!build_pyramids(j, in, error)) {
     nw_affine_job_free(j);
     return NULL;
   }
   t[1] = g_get_monotonic_time();
-  if (in->initial_transform != NULL) {
-    /* the caller's start is the only one: it says where the images already agree */
-    j->starts = g_array_new(FALSE, FALSE, sizeof(NwTransform));
-    g_array_append_val(j->starts, base);
-  } else {
-    j->starts = nw_affine_starts(j->pyr[0][0], j->pyr[2] ? j->pyr[2][0] : NULL, j->pyr[1][0],
-                                 j->pyr[3] ? j->pyr[3][0] : NULL, &base, &ss);
-  }
-  j->best = g_array_index(j->starts, NwTransform, 0);
-  t[2] = g_get_monotonic_time();
-  if (!enter_level(j, 0, error)) {
+  const NwVolume *coarse[4];
+  for (int i = 0; i < 4; i++)
+    coarse[i] = j->pyr[i] != NULL ? j->pyr[i][0] : NULL;
+  if (!job_start(j, &base, &ss, in->initial_transform != NULL, coarse, error)) {
     nw_affine_job_free(j);
     return NULL;
   }
-  t[3] = g_get_monotonic_time();
-  g_debug("affine (%s): input checks %.1f ms, cost %.1f ms, pyramids %.1f ms, starts %.1f ms, "
+  t[2] = g_get_monotonic_time();
+  g_debug("affine (%s): input checks %.1f ms, cost %.1f ms, pyramids %.1f ms, starts and "
           "first level %.1f ms",
-          be->name, (t_checked - t_start) / 1e3, (t[0] - t_params) / 1e3, (t[1] - t[0]) / 1e3,
-          (t[2] - t[1]) / 1e3, (t[3] - t[2]) / 1e3);
+          be->name, (t_checked - t_start) / 1e3, (t[0] - t_checked) / 1e3, (t[1] - t[0]) / 1e3,
+          (t[2] - t[1]) / 1e3);
+  return j;
+}
+
+NwAffineJob *nw_affine_job_new_levels(const NwAffineCostBackend *be, const void *backend_data,
+                                      const NwParams *p, const NwAffineLevels *lv,
+                                      const double *initial_transform, GError **error)
+{
+  NwTransform base;
+  NwAffineStartSpec ss;
+  NwAffineJob *j = job_begin(be, backend_data, p, lv->dim, lv->fixed[lv->n_levels - 1],
+                             initial_transform, &base, &ss, error);
+  if (j == NULL) {
+    nw_pyramid_free(lv->fixed, lv->n_levels);
+    nw_pyramid_free(lv->moving, lv->n_levels);
+    return NULL;
+  }
+  j->n_levels = lv->n_levels;
+  j->pyr[0] = lv->fixed;
+  j->pyr[1] = lv->moving;
+  if (!job_start(j, &base, &ss, initial_transform != NULL, lv->coarse, error)) {
+    nw_affine_job_free(j);
+    return NULL;
+  }
   return j;
 }
 
@@ -511,6 +557,11 @@ static NwVolume *warped_now(const NwAffineJob *j, const NwTransform *t, GError *
 
 gboolean nw_affine_job_frame(NwAffineJob *j, NwFrame *frame, GError **error)
 {
+  if (j->fixed_full == NULL) {
+    g_set_error(error, NW_ERROR, NW_ERROR_UNSUPPORTED,
+                "affine: a distributed job has no whole image to show");
+    return FALSE;
+  }
   NwTransform t = j->best;
   if (!j->finished)
     vertex_transform(j, run_x(j), &t);
@@ -521,11 +572,13 @@ gboolean nw_affine_job_frame(NwAffineJob *j, NwFrame *frame, GError **error)
 
 NwMethodResult *nw_affine_job_result(NwAffineJob *j, GError **error)
 {
-  NwVolume *warped = warped_now(j, &j->best, error);
-  if (warped == NULL)
+  /* a job over level headers (nw_affine_job_new_levels) has no image to warp */
+  NwVolume *warped = NULL;
+  if (j->fixed_full != NULL && (warped = warped_now(j, &j->best, error)) == NULL)
     return NULL;
   NwMethodResult *r = nw_method_result_new();
-  nw_method_result_add(r, "warped", warped);
+  if (warped != NULL)
+    nw_method_result_add(r, "warped", warped);
   double m[16], p[NW_XFORM_MAX_PARAMS];
   nw_transform_matrix(&j->best, m);
   nw_transform_get_params(&j->best, p);

@@ -89,6 +89,21 @@ typedef struct NwAffineJob NwAffineJob;
  * world x-y plane); masks on their image's grid. */
 NwAffineJob *nw_affine_job_new(const NwAffineCostBackend *be, const NwMethodInputs *in,
                                const NwParams *p, GError **error);
+/* The job over levels the caller made (the distributed metric, dmi_cost.h): the levels'
+ * headers (grids only: their data may be NULL; the back end holds the voxels, and its
+ * level_stats gives the statistics), fixed and moving, n_levels each, 0 = coarsest, taken
+ * by the job (freed as nw_pyramid_free frees); coarse: the coarsest level's whole fixed image,
+ * moving image and their masks (masks may be NULL), for the starts, borrowed for the call.
+ * backend_data: the cost's (NwAffineCostSpec), taken by it. Inputs are not checked here, and
+ * the result has no "warped" image. */
+typedef struct {
+  int dim, n_levels;
+  NwVolume **fixed, **moving;
+  const NwVolume *coarse[4]; /* fixed, moving, fixed mask, moving mask */
+} NwAffineLevels;
+NwAffineJob *nw_affine_job_new_levels(const NwAffineCostBackend *be, const void *backend_data,
+                                      const NwParams *p, const NwAffineLevels *levels,
+                                      const double *initial_transform, GError **error);
 gboolean nw_affine_job_step(NwAffineJob *job, NwIterationReport *report, GError **error);
 gboolean nw_affine_job_frame(NwAffineJob *job, NwFrame *frame, GError **error);
 NwMethodResult *nw_affine_job_result(NwAffineJob *job, GError **error);

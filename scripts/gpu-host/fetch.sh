@@ -18,8 +18,18 @@ rm -rf "$repo/.gpu-debs"
 # Beyond the shared list: json-glib (app/json_out.c: the CLI's and the benchmarks' JSON) with
 # what it needs that the list lacks (its runtime library and that library's common files);
 # GIFTI (libgiftiio and its expat) for the mesh readers and their tests.
+# Open MPI (issue 16: neurowarp-cli affine --distributed, batch under mpirun and
+# bench_distributed_mi; the GPU host has none): mpirun (openmpi-bin: orterun, orted), the
+# library and headers (libopenmpi3, libopenmpi-dev; mpicc.openmpi for CMake's FindMPI), and
+# what they load (ldd of libmpi, orterun and the MCA components here): PMIx, hwloc, libevent,
+# libfabric, UCX, verbs, PSM, netlink, numa, munge, ltdl. Base libraries (libc, libudev,
+# libuuid, libatomic) are the host's own. test.sh runs the relocated mpirun with OPAL_PREFIX.
+openmpi=(openmpi-bin openmpi-common libopenmpi3 libopenmpi-dev libhwloc15 libevent-core-2.1-7
+  libevent-pthreads-2.1-7 libpmix2 libfabric1 libucx0 libibverbs1 ibverbs-providers librdmacm1
+  libpsm2-2 libpsm-infinipath1 libnl-3-200 libnl-route-3-200 libnuma1 libmunge2 libltdl7
+  libpciaccess0 libxnvctrl0)
 bash "$shared/fetch-debs.sh" "$repo/.gpu-debs" libjson-glib-1.0-0 libjson-glib-1.0-common \
-  libjson-glib-dev libgiftiio-dev libgiftiio0 libexpat1 libexpat1-dev "$@"
+  libjson-glib-dev libgiftiio-dev libgiftiio0 libexpat1 libexpat1-dev "${openmpi[@]}" "$@"
 mkdir -p "$repo/.gpu-scripts"
 cp "$shared/unpack.sh" "$repo/.gpu-scripts/unpack.sh"
 # Colin27 and its AAL labels, for the demo-pair timing of bench_demons (NW_TEMPLATES_DIR).

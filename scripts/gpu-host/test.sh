@@ -26,7 +26,10 @@
 # NW_SKIP_NLM_PEER=1 (the PyTorch peer of bench_nlm), NW_SKIP_NLM_BRAIN=1, NW_NLM_BRAIN_MM,
 # NW_NLM_BRAIN_TIMEOUT, NW_NLM_BRAIN_KERNELS (denoise-surface on the demo brain on CUDA),
 # NW_NLM_KERNELS (bench_nlm's top-m kernels: exact, tc or both),
-# NW_SKIP_FLUID_BENCH=1 (bench_fluid),
+# NW_SKIP_FLUID_BENCH=1 (bench_fluid), NW_SKIP_DMI_BENCH=1 (bench_distributed_mi), NW_DMI_RANKS
+# (its rank counts, default "1 2 4": one process, then mpirun -n R; a rank per GPU where
+# there are several, else the ranks share GPU 0), NW_DMI_SIZE (section edge, default 16384),
+# NW_DMI_BUDGET (s for all its runs, default 150),
 # NW_FUZZ_SECONDS / NW_FUZZ_JOBS (the long fuzz run beside the rest),
 # NW_GENERALIZE=1 with NW_GEN_MM, NW_GEN_SEEDS, NW_GEN_CONFIGS, NW_GEN_CHOOSE,
 # NW_GEN_REPORT_ALSO, NW_GEN_TIMEOUT, NW_GEN_PEERS=1, NW_GEN_PEER_TIMEOUT (the demons
@@ -104,6 +107,34 @@ for d in /usr/local/cuda/bin /usr/local/cuda-13.0/bin; do
   [ -d "$d" ] && export PATH=$PATH:$d
 done
 command -v nvcc >/dev/null && export CUDACXX=${CUDACXX:-$(command -v nvcc)}
+# Open MPI from the carried debs (fetch.sh), unpacked under $prefix/usr instead of /usr: its
+# programs find their components, help files and orted through OPAL_PREFIX (PMIx's components
+# through PMIX_MCA_mca_base_component_path), its libraries through LD_LIBRARY_PATH (checked
+# here with /usr's Open MPI and PMIx hidden in a mount namespace); CMake's FindMPI asks
+# mpicc.openmpi (the Debian alternatives' mpicc/mpirun links are not made by dpkg -x). As
+# root, mpirun wants the two OMPI_ALLOW_RUN_AS_ROOT variables. A host with its own Open MPI
+# (mpirun on PATH) keeps it.
+mpirun=
+mpi_cmake=()
+if [ -x "$prefix/usr/bin/orterun" ] && ! command -v mpirun >/dev/null; then
+  export OPAL_PREFIX=$prefix/usr
+  export PMIX_INSTALL_PREFIX=$prefix/usr/lib/x86_64-linux-gnu/pmix2
+  export PMIX_MCA_mca_base_component_path=$PMIX_INSTALL_PREFIX/lib/pmix
+  export LD_LIBRARY_PATH=$prefix/usr/lib/x86_64-linux-gnu/openmpi/lib:$prefix/usr/lib/x86_64-linux-gnu/pmix2/lib:${LD_LIBRARY_PATH:-}
+  mpirun=$prefix/usr/bin/orterun
+  mpi_cmake=(-DMPI_C_COMPILER="$prefix/usr/bin/mpicc.openmpi" -DMPIEXEC_EXECUTABLE="$mpirun")
+elif command -v mpirun >/dev/null; then
+  mpirun=$(command -v mpirun)
+fi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# NCCL for the distributed metric's histogram sum between GPUs of this host: PyTorch's venv
+# carries it (cuda/CMakeLists.txt looks under NCCL_ROOT).
+for d in /opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl; do
+  if [ -z "${NCCL_ROOT:-}" ] && [ -f "$d/include/nccl.h" ]; then
+    export NCCL_ROOT=$d
+    export LD_LIBRARY_PATH=$d/lib:${LD_LIBRARY_PATH:-}
+  fi
+done
 # nibabel (pure Python, carried as a wheel in .whl: scripts/gpu-host/fetch.sh) for the CLI
 # tests and the independent NIfTI reader; the tests run under the python3 on PATH there.
 python=$(command -v python3)
@@ -118,7 +149,7 @@ step nvidia-smi nvidia-smi
 # NW_GUI=AUTO: there is no GTK here, so the application is not built, but render/ (GLEW,
 # EGL) is, with the CUDA-GL interop test and the live-view benchmark.
 step configure cmake -S "$repo" -B "$build" -G Ninja -DNW_GUI=AUTO -DNW_CUDA=ON \
-  -DCMAKE_BUILD_TYPE=Release -DNW_PYTHON3="$python"
+  -DCMAKE_BUILD_TYPE=Release -DNW_PYTHON3="$python" "${mpi_cmake[@]}"
 configured=$?
 if [ "$configured" -eq 0 ]; then
   # -k 0: keep going, so one broken target does not keep every other test from running
@@ -284,6 +315,35 @@ if [ -x "$build/bench/bench_fluid" ] && [ "${NW_SKIP_FLUID_BENCH:-0}" != 1 ]; th
   timeout 420 "$build/bench/bench_fluid" --json "$OUT/bench_fluid.json" >"$OUT/bench_fluid.log" 2>&1
   record bench_fluid $? "$(grep -E '^(iteration|full|cpu) ' "$OUT/bench_fluid.log" | cut -c1-80 | tr '\n' ';')"
   cat "$OUT/bench_fluid.log"
+fi
+
+# --- the distributed MI metric (issue 16): evaluations per second of a 16384² section, the
+# memory cap forcing 2 and 4 blocks a rank, both strategies, one process and mpirun -n R (a
+# GPU per rank where there are several); the CUDA histograms checked against the CPU's first
+if [ -x "$build/bench/bench_distributed_mi" ] && [ "${NW_SKIP_DMI_BENCH:-0}" != 1 ]; then
+  echo "== bench_distributed_mi"
+  dmi_t0=$SECONDS
+  for r in ${NW_DMI_RANKS:-1 2 4}; do
+    left=$((${NW_DMI_BUDGET:-150} - (SECONDS - dmi_t0)))
+    if [ "$left" -lt 15 ]; then
+      record "bench_distributed_mi $r ranks" 77 "the ${NW_DMI_BUDGET:-150} s budget is spent"
+      continue
+    fi
+    cmd=("$build/bench/bench_distributed_mi")
+    if [ "$r" -gt 1 ]; then
+      if [ -n "$mpirun" ]; then
+        cmd=("$mpirun" -n "$r" --oversubscribe --bind-to none -x OMP_NUM_THREADS
+             "$build/bench/bench_distributed_mi")
+      else
+        cmd+=(--ranks "$r") # no mpirun: simulated ranks on threads (loopback)
+      fi
+    fi
+    OMP_NUM_THREADS=$(($(nproc) / r > 0 ? $(nproc) / r : 1)) timeout "$left" "${cmd[@]}" \
+      --device cuda --size "${NW_DMI_SIZE:-16384}" --json "$OUT/bench_distributed_mi_$r.json" \
+      >"$OUT/bench_distributed_mi_$r.log" 2>&1
+    record "bench_distributed_mi $r ranks" $? "$(grep -E '^[0-9]+ +(replicated|distributed)' "$OUT/bench_distributed_mi_$r.log" | awk '{printf "%s k=%s %s ev/s; ", $2, $4, $9}')"
+    cat "$OUT/bench_distributed_mi_$r.log"
+  done
 fi
 
 # --- live view while a demons job runs on the same GPU: interop vs host frames, drawn as fast

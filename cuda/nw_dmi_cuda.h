@@ -1,0 +1,24 @@
+/* nw_dmi_cuda.h — the C face of the distributed MI metric's CUDA twin (dmi_cuda.cu): a rank's
+ * local joint histogram on its GPU, the table core/dmi_metric.h's NwDmiMetricOps names, so the
+ * distributed job (core/dmi_cost.h) runs over it unchanged. The rank's device is its local rank
+ * (OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, SLURM_LOCALID; 0 without) modulo the devices.
+ * Histograms reduced with NCCL when built with it (NW_HAVE_NCCL) and every rank has a GPU of
+ * its own on one host, else by the transport (MPI). The rank's thread. */
+#ifndef NW_DMI_CUDA_H
+#define NW_DMI_CUDA_H
+
+#include "dmi_metric.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+extern const NwDmiMetricOps nw_dmi_metric_cuda_ops;
+/* The device a rank of this process uses (cudaSetDevice'd by the ops' create). */
+int nw_dmi_cuda_pick_device(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

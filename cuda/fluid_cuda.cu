@@ -475,15 +475,6 @@ static void *fluid_create(const NwMethodInputs *in, const NwParams *p, GError **
 {
   if (!nw_deformable_check_inputs(in, "fluid", error) || !check_memory(in, error))
     return NULL;
-  /* On the H100 the lcc energy of this twin parted from the CPU reference's (by 7x after 10
-   * iterations of test_cuda_fluid's lcc case, while every ssd case agreed to 3e-5 voxel):
-   * refused until it is found, rather than run differently from the reference. */
-  if ((int)nw_params_get(p, "similarity") == NW_FLUID_SIM_LCC) {
-    g_set_error(error, NW_ERROR, NW_ERROR_UNSUPPORTED,
-                "fluid on CUDA: similarity lcc is not available yet; use --device cpu, or "
-                "similarity ssd");
-    return NULL;
-  }
   FluidCuda *st = g_new0(FluidCuda, 1);
   st->params = nw_params_copy(p);
   st->fixed_full = in->fixed;

@@ -226,9 +226,11 @@ static NwVolume *energy_image(const FluidState *st, const NwVolume *I, GError **
   NwVolumeStats vs;
   nw_volume_stats(I, &vs);
   const double range = (double)vs.max - vs.min, eps = NW_DEMONS_LCC_EPS * (range > 0 ? range * range : 1.0);
+  /* The shift (it cancels in Î; it only keeps G*I² - μ² precise) rounded to a float: the
+   * number the CUDA twin's kernels subtract, so that both normalise the same values. */
+  const float shift = (float)vs.mean;
   g_autoptr(NwVolume) q = nw_volume_new_like(I, 3, error);
-  if (q == NULL ||
-      !nw_demons_lcc_fixed_cpu(q, I, vs.mean, eps, param(st, "lcc-sigma"), error))
+  if (q == NULL || !nw_demons_lcc_fixed_cpu(q, I, shift, eps, param(st, "lcc-sigma"), error))
     return NULL;
   for (size_t e = 0; e < n; e++)
     out->data[e] = q->data[3 * e];
@@ -267,15 +269,17 @@ static gboolean enter_level(FluidState *st, int l, GError **error)
   if (!eval_alloc(&st->cur, F, mm, masks, error) || !eval_alloc(&st->trial, F, mm, masks, error) ||
       (st->R = energy_image(st, F, error)) == NULL ||
       (st->T0 = energy_image(st, st->pyr.moving[l], error)) == NULL ||
-      (st->Tg = nw_volume_try_copy(st->T0, error)) == NULL ||
       (mm && (st->mmask_g = nw_volume_try_copy(st->pyr.moving_mask[l], error)) == NULL) ||
       (st->f = nw_volume_new_like(F, 3, error)) == NULL ||
       (st->r = nw_volume_new_like(F, 3, error)) == NULL ||
       (st->u_tot = nw_volume_new_like(F, 3, error)) == NULL ||
       (st->J_tot = nw_volume_new_like(F, 1, error)) == NULL)
     return FALSE;
+  /* Tg is copied after the division: the energy compares R with Tg, both on one scale. */
   if (param(st, "similarity") == NW_FLUID_SIM_LCC)
     lcc_to_unit_range(st->R, st->T0);
+  if ((st->Tg = nw_volume_try_copy(st->T0, error)) == NULL)
+    return FALSE;
   memcpy(st->cur.u->data, carried->data, nw_volume_n_floats(carried) * sizeof(float));
   nw_fluid_zero_border_cpu(st->cur.u);
   evaluate(st, &st->cur);

@@ -55,9 +55,9 @@ cudaError_t nw_fluid_jacobian_cuda(float *J, float *P, const float4 *u, const Nw
  *              three u slices (tile + 2 halo) and two P slices (tile + 1 halo) in shared
  *              memory, each P computed once per voxel (+ the halo) and read by its
  *              neighbours (Lee et al. 2010).
- * Both evaluate P with the same non-contracted float operations, so they agree bit for bit;
- * the choice is the benchmark's (NW_FLUID_FORCE=recompute|reuse; recompute by default until
- * measured). w of f is 0. */
+ * Both evaluate P through the same device functions (p_factors, p_entry) of non-contracted
+ * float operations, so they agree bit for bit; reuse is the default (the faster on the H100,
+ * bench_fluid), NW_FLUID_FORCE=recompute|reuse picks one. w of f is 0. */
 enum NwFluidForceVariant { NW_FLUID_FORCE_RECOMPUTE = 0, NW_FLUID_FORCE_REUSE = 1 };
 cudaError_t nw_fluid_force_cuda(float4 *f, const float *R, const float *Tw, const float4 *gTw,
                                 const float4 *u, const float *region, float lambda, int variant,

@@ -408,8 +408,7 @@ static gboolean cpu_timing(JsonBuilder *b, Dims d, int iters, int threads, doubl
     nw_json_member_number(b, "speedup_vs_all_threads", ms[1] / gpu_ms);
   }
   json_builder_end_object(b);
-  fprintf(stderr,
-          "cpu %dx%dx%d: %.1f ms per iteration on 1 thread, %.1f ms on %d threads (%.1fx)",
+  fprintf(stderr, "cpu %dx%dx%d: %.1f ms per iteration on 1 thread, %.1f ms on %d threads (%.1fx)",
           d.nx, d.ny, d.nz, ms[0], ms[1], threads, ms[0] / ms[1]);
   if (gpu_ms > 0.0)
     fprintf(stderr, "; CUDA %.3f ms: speed-up %.0fx over 1 thread, %.0fx over %d threads", gpu_ms,

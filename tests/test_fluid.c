@@ -292,8 +292,7 @@ static void test_lcc(void)
 
 /* Registers fixed to moving; the mean log-Jacobian of the forward field over the voxels
  * where `size` gives the object of the fixed image (size 0: every voxel). */
-static double mean_log_jac(const NwVolume *fixed, const NwVolume *moving, double size,
-                           RunLog *rl)
+static double mean_log_jac(const NwVolume *fixed, const NwVolume *moving, double size, RunLog *rl)
 {
   const NwMethodInputs in = {.fixed = fixed, .moving = moving};
   g_autoptr(NwParams) p = params(NULL);

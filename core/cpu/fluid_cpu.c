@@ -40,13 +40,13 @@ typedef struct {
   double prev_energy;      /* E before the last iteration (the stopping rule) */
 
   /* The current level. */
-  NwVolume *R, *T0;         /* fixed and moving of the level, as the energy sees them */
-  NwVolume *Tg;             /* the template since the last regridding, T0(x - u_prev) */
-  NwVolume *mmask_g;        /* the moving mask likewise (NULL without) */
-  NwVolume *u_prev;         /* the map at the last regridding, NULL before any */
-  FluidEval cur, trial;     /* the state, and a step being tried */
-  NwVolume *f, *r;          /* force then velocity (smoothed in place), transport */
-  NwVolume *u_tot, *J_tot;  /* the whole map and its J, for the figures after a regridding */
+  NwVolume *R, *T0;        /* fixed and moving of the level, as the energy sees them */
+  NwVolume *Tg;            /* the template since the last regridding, T0(x - u_prev) */
+  NwVolume *mmask_g;       /* the moving mask likewise (NULL without) */
+  NwVolume *u_prev;        /* the map at the last regridding, NULL before any */
+  FluidEval cur, trial;    /* the state, and a step being tried */
+  NwVolume *f, *r;         /* force then velocity (smoothed in place), transport */
+  NwVolume *u_tot, *J_tot; /* the whole map and its J, for the figures after a regridding */
 
   /* Figures of the whole map (fluid_method.h). */
   NwFluidFigures fig;
@@ -76,8 +76,8 @@ static void eval_clear(FluidEval *ev)
     g_clear_pointer(all[i], nw_volume_free);
 }
 
-static gboolean eval_alloc(FluidEval *ev, const NwVolume *F, gboolean moving_mask,
-                           gboolean masks, GError **error)
+static gboolean eval_alloc(FluidEval *ev, const NwVolume *F, gboolean moving_mask, gboolean masks,
+                           GError **error)
 {
   return (ev->u = nw_volume_new_like(F, 3, error)) != NULL &&
          (ev->Tw = nw_volume_new_like(F, 1, error)) != NULL &&
@@ -187,10 +187,9 @@ static gboolean iterate(FluidState *st, GError **error)
   const double energy = st->cur.E;
   st->iter_in_level++;
   st->iteration++;
-  st->level_done = !moved || nw_deformable_level_done(st->iter_in_level,
-                                                      nw_params_get_int(st->params, "iterations"),
-                                                      st->prev_energy, energy,
-                                                      param(st, "tolerance"));
+  st->level_done = !moved || nw_deformable_level_done(
+                                 st->iter_in_level, nw_params_get_int(st->params, "iterations"),
+                                 st->prev_energy, energy, param(st, "tolerance"));
   st->finished = st->level_done && st->level == st->pyr.n_levels - 1;
   if (moved && st->cur.s.min_jac < param(st, "regrid-jacobian") && !regrid(st, error))
     return FALSE;
@@ -204,8 +203,8 @@ static void free_level(FluidState *st)
 {
   eval_clear(&st->cur);
   eval_clear(&st->trial);
-  NwVolume **all[] = {&st->R,      &st->T0,     &st->Tg, &st->mmask_g,
-                      &st->u_prev, &st->f,      &st->r,  &st->u_tot, &st->J_tot};
+  NwVolume **all[] = {&st->R, &st->T0, &st->Tg,    &st->mmask_g, &st->u_prev,
+                      &st->f, &st->r,  &st->u_tot, &st->J_tot};
   for (gsize i = 0; i < G_N_ELEMENTS(all); i++)
     g_clear_pointer(all[i], nw_volume_free);
 }
@@ -225,7 +224,8 @@ static NwVolume *energy_image(const FluidState *st, const NwVolume *I, GError **
   }
   NwVolumeStats vs;
   nw_volume_stats(I, &vs);
-  const double range = (double)vs.max - vs.min, eps = NW_DEMONS_LCC_EPS * (range > 0 ? range * range : 1.0);
+  const double range = (double)vs.max - vs.min,
+               eps = NW_DEMONS_LCC_EPS * (range > 0 ? range * range : 1.0);
   /* The shift (it cancels in Î; it only keeps G*I² - μ² precise) rounded to a float: the
    * number the CUDA twin's kernels subtract, so that both normalise the same values. */
   const float shift = (float)vs.mean;
@@ -327,8 +327,8 @@ static void *fluid_create(const NwMethodInputs *in, const NwParams *p, GError **
 
 static void fill_report(const FluidState *st, NwIterationReport *r)
 {
-  nw_fluid_fill_report(r, st->params, st->iteration, st->level, st->iter_in_level,
-                       st->pyr.n_levels, st->finished, &st->fig, st->last_step, st->regrids);
+  nw_fluid_fill_report(r, st->params, st->iteration, st->level, st->iter_in_level, st->pyr.n_levels,
+                       st->finished, &st->fig, st->last_step, st->regrids);
 }
 
 static gboolean fluid_step(void *state, NwIterationReport *report, GError **error)

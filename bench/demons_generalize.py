@@ -198,6 +198,10 @@ def main():
     tuning = [(s, cases[s]) for s in seeds if s % 2 == 0 and s in cases]
     reporting = [(s, cases[s]) for s in seeds if s % 2 == 1]
     others = [n for n in a.report_also.split(",") if n]
+    if not reporting or not (tuning or a.choose):
+        log("demons_generalize: needs odd seeds to report on and even ones to tune on (or "
+            "--choose)")
+        return 2
     result = {"bench": "%s_generalize" % a.method, "method": a.method,
               "resolution_mm": a.resolution, "device": a.device,
               "tuning_seeds": [s for s, _ in tuning], "reporting_seeds": [s for s, _ in reporting],

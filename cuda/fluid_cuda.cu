@@ -436,12 +436,8 @@ static gboolean build_pyramids(FluidCuda *st, const NwMethodInputs *in, GError *
 /* Statistics of the device image d on the current level's grid, through a host copy. */
 static gboolean device_stats(FluidCuda *st, const float *d, NwVolumeStats *vs, GError **error)
 {
-  g_autoptr(NwVolume) h = nw_volume_new_like(level_like(st, st->level), 1, error);
-  if (h == NULL ||
-      !NW_CUDA_CHECK(cudaMemcpyAsync(h->data, d, nw_volume_n_voxels(h) * sizeof(float),
-                                     cudaMemcpyDeviceToHost, st->stream),
-                     error) ||
-      !NW_CUDA_CHECK(cudaStreamSynchronize(st->stream), error))
+  g_autoptr(NwVolume) h = nw_image_download_new(d, level_like(st, st->level), st->stream, error);
+  if (h == NULL)
     return FALSE;
   nw_volume_stats(h, vs);
   return TRUE;
@@ -637,31 +633,6 @@ static gboolean fluid_set_params(void *state, const NwParams *p, GError **error)
   return set_figures(st, error);
 }
 
-/* Host copy of a device field (nc = 3) on the grid of `like` (staging: 12 n bytes that
- * nothing in flight uses). */
-static NwVolume *download_field(FluidCuda *st, const float4 *d, void *staging, const NwVolume *like,
-                                GError **error)
-{
-  g_autoptr(NwVolume) h = nw_volume_new_like(like, 3, error);
-  if (h == NULL ||
-      !NW_CUDA_CHECK(nw_field_download(h->data, staging, d, grid_of(like), st->stream), error))
-    return NULL;
-  return (NwVolume *)g_steal_pointer(&h);
-}
-
-/* Host copy of a device image on the grid of `like`. */
-static NwVolume *download_image(FluidCuda *st, const float *d, const NwVolume *like, GError **error)
-{
-  g_autoptr(NwVolume) h = nw_volume_new_like(like, 1, error);
-  if (h == NULL ||
-      !NW_CUDA_CHECK(cudaMemcpyAsync(h->data, d, nw_volume_n_voxels(h) * sizeof(float),
-                                     cudaMemcpyDeviceToHost, st->stream),
-                     error) ||
-      !NW_CUDA_CHECK(cudaStreamSynchronize(st->stream), error))
-    return NULL;
-  return (NwVolume *)g_steal_pointer(&h);
-}
-
 /* A frame's state on the device: u_tot = s = -u_tot (the forward field), W = M ∘ s. */
 static gboolean frame_on_device(FluidCuda *st, GError **error)
 {
@@ -677,8 +648,8 @@ static gboolean fluid_publish_frame(void *state, NwFrame *frame, GError **error)
   const NwVolume *like = level_like(st, st->level);
   frame->iteration = st->iteration;
   return frame_on_device(st, error) &&
-         (frame->image = download_image(st, st->W, like, error)) != NULL &&
-         (frame->field = download_field(st, st->u_tot, st->f, like, error)) != NULL;
+         (frame->image = nw_image_download_new(st->W, like, st->stream, error)) != NULL &&
+         (frame->field = nw_field_download_new(st->u_tot, st->f, like, st->stream, error)) != NULL;
 }
 
 /* Live display: W and s of the current level, device-to-device into the front on the job's
@@ -726,7 +697,7 @@ static NwVolume *warp_full(FluidCuda *st, const float4 *s, const NwVolume *host,
   return NW_CUDA_CHECK(
              nw_warp_cuda(st->W, dev != NULL ? dev : st->trial.Tw, s, nearest, gf, st->stream),
              error)
-             ? download_image(st, st->W, full, error)
+             ? nw_image_download_new(st->W, full, st->stream, error)
              : NULL;
 }
 
@@ -740,7 +711,7 @@ static NwMethodResult *fluid_result(void *state, GError **error)
   const gint64 t0 = g_get_monotonic_time();
   void *staging = NULL;
   const float4 *s = full_forward(st, &staging, error);
-  NwVolume *fwd = s != NULL ? download_field(st, s, staging, full, error) : NULL;
+  NwVolume *fwd = s != NULL ? nw_field_download_new(s, staging, full, st->stream, error) : NULL;
   const double fwd_ms = ms_since(t0);
   /* The original moving intensities, also when they were histogram-matched for the run:
    * the finest level of M is the moving image itself unless it was matched. */
@@ -754,7 +725,7 @@ static NwMethodResult *fluid_result(void *state, GError **error)
   const gint64 t2 = g_get_monotonic_time();
   NwVolume *jac =
       warped != NULL && NW_CUDA_CHECK(nw_jacobian_cuda(st->W, s, grid_of(full), st->stream), error)
-          ? download_image(st, st->W, full, error)
+          ? nw_image_download_new(st->W, full, st->stream, error)
           : NULL;
   const double jac_ms = ms_since(t2);
   const gint64 t3 = g_get_monotonic_time();

@@ -210,17 +210,6 @@ cudaError_t nw_fluid_trial_cuda(float4 *u_out, float *Tw, float4 *gTw, const flo
 
 /* ---- carrying a field to a finer grid (nw_resize, bit for bit) ------------------------------ */
 
-/* resample.c's clamp_split in double, the fraction rounded to float. */
-__device__ __forceinline__ void clamp_split_d(double x, int n, int &i0, int &i1, float &f)
-{
-  const double hi = (double)(n - 1);
-  x = x < 0.0 ? 0.0 : (x > hi ? hi : x);
-  const int q = (int)floor(x);
-  i0 = q;
-  i1 = q + 1 < n ? q + 1 : n - 1;
-  f = (float)(x - (double)q);
-}
-
 /* a + f (b - a) rounded as the CPU's float expression (no FMA). */
 __device__ __forceinline__ float lerp_rn(float a, float b, float f)
 {
@@ -248,9 +237,9 @@ __global__ void resize_field_kernel(float4 *__restrict__ out, NwGrid go,
     return;
   int x0, x1, y0, y1, z0, z1;
   float fx, fy, fz;
-  clamp_split_d(__dadd_rn(__dmul_rn((double)i, m.scale[0]), m.offset[0]), gi.nx, x0, x1, fx);
-  clamp_split_d(__dadd_rn(__dmul_rn((double)j, m.scale[1]), m.offset[1]), gi.ny, y0, y1, fy);
-  clamp_split_d(__dadd_rn(__dmul_rn((double)k, m.scale[2]), m.offset[2]), gi.nz, z0, z1, fz);
+  clamp_split(__dadd_rn(__dmul_rn((double)i, m.scale[0]), m.offset[0]), gi.nx, x0, x1, fx);
+  clamp_split(__dadd_rn(__dmul_rn((double)j, m.scale[1]), m.offset[1]), gi.ny, y0, y1, fy);
+  clamp_split(__dadd_rn(__dmul_rn((double)k, m.scale[2]), m.offset[2]), gi.nz, z0, z1, fz);
   const float4 c00 =
       lerp4_rn(__ldg(in + gi.index(x0, y0, z0)), __ldg(in + gi.index(x1, y0, z0)), fx);
   const float4 c10 =

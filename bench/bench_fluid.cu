@@ -2,8 +2,9 @@
  * of the CUDA method at several grids with each force variant, the force kernel alone (GFLOP/s
  * with the flop count of nw_fluid_force_flops_per_voxel, bytes moved, both against the
  * device's FP32 and memory peaks: the roofline), a full 3-level registration of a synthetic
- * 240^3 pair to convergence, and the CPU reference's per-iteration time at one size (the
- * speed-up). JSON on stdout (or --json FILE); a short table on stderr.
+ * 240^3 pair to convergence, and the CPU reference's per-iteration time at one size with one
+ * thread and with all (the two speed-ups). JSON on stdout (or --json FILE); a short table on
+ * stderr.
  *
  * Before timing, the force variants are validated against the CPU twin (force of the CPU's
  * P, fluid_kernels.h) at --validate-size (default 96) and against each other bit for bit at
@@ -11,16 +12,25 @@
  *
  *   bench_fluid [--sizes 128x128x128,192x128x192,240x240x240] [--iters 20]
  *               [--e2e-size 240] [--cpu-size 128] [--cpu-iters 3] [--validate-size 96]
- *               [--json FILE]
+ *               [--cpu-only [--cpu-e2e-size N]] [--json FILE]
  *
- * Per-iteration time = wall time of ops->step (each synchronises: max|r| and every trial's
- * energy come back to the host), after 3 warm-up iterations; an iteration evaluates 1 trial
- * when its first step is accepted, more when δ is halved (the JSON gives the mean δ taken).
+ * Per-iteration time = wall time of ops->step (each synchronises: every trial's energy comes
+ * back to the host), after 3 warm-up iterations; an iteration evaluates 1 trial when its
+ * first step is accepted, more when δ is halved (the JSON gives the mean δ taken).
  * Bytes moved by the force kernel = the fewest it must move: u, R, Tw, ∇Tw read once (16 + 4 +
  * 4 + 16 B), f written once (16 B): 56 B per voxel. Peaks: FP32 = SMs x 128 lanes x 2 x clock,
- * memory = 2 x memory clock x bus width (the attributes' nominal values). */
+ * memory = 2 x memory clock x bus width (the attributes' nominal values).
+ *
+ * The full registration is reported per level (iterations, seconds, the first step's seconds
+ * apart: it enters the level, carrying the map up; the energy at the level's first and last
+ * iteration and the last relative change against the tolerance) with the phases the method
+ * itself logs (g_debug lines "fluid cuda: ..." of cuda/fluid_cuda.cu: create's and result's
+ * parts, each level's entry), caught by a log handler into the JSON's "phases".
+ * --cpu-only runs no GPU part (no device needed): the CPU timings and, with --cpu-e2e-size,
+ * the full registration on the CPU reference (at a size the CPU finishes). */
 #include <cuda_runtime.h>
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,9 +109,9 @@ static const char *variant_name(int v)
   return v == NW_FLUID_FORCE_REUSE ? "reuse" : "recompute";
 }
 
-/* ms per iteration of ops on one level (tolerance 0: no early end), after 3 warm-ups; the
- * mean δ taken goes to *mean_step. FALSE on an error. */
-static gboolean time_iterations(const NwMethodOps *ops, Dims d, int iters, double *ms,
+/* ms per iteration of ops on one level (tolerance 0: no early end), after `warmups`
+ * iterations; the mean δ taken goes to *mean_step. FALSE on an error. */
+static gboolean time_iterations(const NwMethodOps *ops, Dims d, int warmups, int iters, double *ms,
                                 double *mean_step)
 {
   g_autoptr(NwVolume) fixed = NULL;
@@ -119,7 +129,7 @@ static gboolean time_iterations(const NwMethodOps *ops, Dims d, int iters, doubl
   NwIterationReport r;
   memset(&r, 0, sizeof r);
   gboolean ok = TRUE;
-  for (int w = 0; w < 3 && ok; w++)
+  for (int w = 0; w < warmups && ok; w++)
     ok = ops->step(st, &r, &error);
   double steps = 0.0;
   const gint64 t0 = g_get_monotonic_time();
@@ -231,26 +241,91 @@ static gboolean force_kernel(JsonBuilder *b, Dims d, gboolean against_cpu, doubl
   return ok;
 }
 
+/* The method's own account of its phases (g_debug "fluid cuda: ..."), kept in order. */
+static void catch_phase(const gchar *domain, GLogLevelFlags level, const gchar *message,
+                        gpointer data)
+{
+  (void)domain;
+  (void)level;
+  if (g_str_has_prefix(message, "fluid cuda: "))
+    g_ptr_array_add((GPtrArray *)data, g_strdup(message + strlen("fluid cuda: ")));
+}
+
+/* One level of a full run: its iterations, time, and energies. */
+typedef struct {
+  int iterations;
+  double seconds, first_step_s, energy_first, energy_last, last_rel_change;
+  GArray *energy; /* double, per iteration */
+} LevelLog;
+
+static void level_json(JsonBuilder *b, const LevelLog *lv, int l)
+{
+  json_builder_begin_object(b);
+  nw_json_member_number(b, "level", l);
+  nw_json_member_number(b, "iterations", lv->iterations);
+  nw_json_member_number(b, "seconds", lv->seconds);
+  nw_json_member_number(b, "first_step_s", lv->first_step_s);
+  nw_json_member_number(b, "energy_first", lv->energy_first);
+  nw_json_member_number(b, "energy_last", lv->energy_last);
+  nw_json_member_number(b, "last_relative_change", lv->last_rel_change);
+  json_builder_set_member_name(b, "energy");
+  json_builder_begin_array(b);
+  for (guint q = 0; q < lv->energy->len; q++)
+    json_builder_add_double_value(b, g_array_index(lv->energy, double, q));
+  json_builder_end_array(b);
+  json_builder_end_object(b);
+}
+
+#define MAX_LEVELS 8
+
 /* The whole registration (defaults: 3 levels, up to 100 iterations each, tolerance 1e-5) of
- * a synthetic pair to convergence with the given variant: create, steps and result timed. */
-static gboolean full_run(JsonBuilder *b, Dims d, int variant)
+ * a synthetic pair to convergence with ops (and, on CUDA, the given force variant): create,
+ * steps per level and result timed. */
+static gboolean full_run(JsonBuilder *b, const NwMethodOps *ops, Dims d, int variant)
 {
   g_autoptr(NwVolume) fixed = NULL;
   g_autoptr(NwVolume) moving = NULL;
   make_pair(d, &fixed, &moving);
   const NwMethodInputs in = {.fixed = fixed, .moving = moving};
   g_autoptr(NwParams) p = params_of(NULL);
-  g_setenv("NW_FLUID_FORCE", variant_name(variant), TRUE);
+  const gboolean cuda = ops->device == NW_DEVICE_CUDA;
+  const char *label = cuda ? variant_name(variant) : "cpu";
+  if (cuda)
+    g_setenv("NW_FLUID_FORCE", variant_name(variant), TRUE);
+  g_autoptr(GPtrArray) phases = g_ptr_array_new_with_free_func(g_free);
+  const guint handler = g_log_set_handler(NULL, G_LOG_LEVEL_DEBUG, catch_phase, phases);
   g_autoptr(GError) error = NULL;
-  const NwMethodOps *ops = &nw_fluid_cuda_ops;
+  LevelLog lv[MAX_LEVELS];
+  memset(lv, 0, sizeof lv);
+  for (int l = 0; l < MAX_LEVELS; l++)
+    lv[l].energy = g_array_new(FALSE, FALSE, sizeof(double));
   const gint64 t0 = g_get_monotonic_time();
   void *st = ops->create(&in, p, &error);
   const gint64 t1 = g_get_monotonic_time();
   NwIterationReport r;
   memset(&r, 0, sizeof r);
   gboolean ok = st != NULL;
-  while (ok && !r.finished && r.iteration < 10000)
+  double prev_e = NAN;
+  while (ok && !r.finished && r.iteration < 10000) {
+    const gint64 s0 = g_get_monotonic_time();
     ok = ops->step(st, &r, &error);
+    const double dt = (g_get_monotonic_time() - s0) / 1e6;
+    if (!ok || r.level < 0 || r.level >= MAX_LEVELS)
+      break;
+    LevelLog *L = &lv[r.level];
+    const double e = figure(&r, "energy");
+    if (L->iterations == 0) {
+      L->first_step_s = dt;
+      L->energy_first = e;
+    } else {
+      L->last_rel_change = fabs(prev_e - e) / fabs(prev_e);
+    }
+    L->iterations++;
+    L->seconds += dt;
+    L->energy_last = e;
+    g_array_append_val(L->energy, e);
+    prev_e = e;
+  }
   const gint64 t2 = g_get_monotonic_time();
   NwMethodResult *res = ok ? ops->result(st, &error) : NULL;
   const gint64 t3 = g_get_monotonic_time();
@@ -261,10 +336,11 @@ static gboolean full_run(JsonBuilder *b, Dims d, int variant)
     ops->destroy(st);
   if (res != NULL)
     nw_method_result_free(res);
+  g_log_remove_handler(NULL, handler);
   g_autofree char *grid = g_strdup_printf("%dx%dx%d", d.nx, d.ny, d.nz);
   json_builder_begin_object(b);
   nw_json_member_string(b, "grid", grid);
-  nw_json_member_string(b, "variant", variant_name(variant));
+  nw_json_member_string(b, "variant", label);
   nw_json_member_number(b, "create_s", (t1 - t0) / 1e6);
   nw_json_member_number(b, "iterate_s", (t2 - t1) / 1e6);
   nw_json_member_number(b, "result_s", (t3 - t2) / 1e6);
@@ -273,11 +349,71 @@ static gboolean full_run(JsonBuilder *b, Dims d, int variant)
   nw_json_member_number(b, "final_energy", figure(&r, "energy"));
   nw_json_member_number(b, "min_jac", figure(&r, "min_jac"));
   nw_json_member_number(b, "regrids", figure(&r, "regrids"));
+  nw_json_member_number(b, "tolerance", nw_params_get(p, "tolerance"));
+  json_builder_set_member_name(b, "levels");
+  json_builder_begin_array(b);
+  for (int l = 0; l < MAX_LEVELS && lv[l].iterations > 0; l++)
+    level_json(b, &lv[l], l);
+  json_builder_end_array(b);
+  json_builder_set_member_name(b, "phases");
+  json_builder_begin_array(b);
+  for (guint q = 0; q < phases->len; q++)
+    json_builder_add_string_value(b, (const char *)g_ptr_array_index(phases, q));
+  json_builder_end_array(b);
   json_builder_end_object(b);
   fprintf(stderr,
-          "full %-9s %dx%dx%d: %d iterations, create %.3f s, iterate %.3f s, result %.3f s\n",
-          variant_name(variant), d.nx, d.ny, d.nz, r.iteration, (t1 - t0) / 1e6, (t2 - t1) / 1e6,
-          (t3 - t2) / 1e6);
+          "full %-9s %dx%dx%d: %d iterations, create %.3f s, iterate %.3f s, result %.3f s, "
+          "total %.3f s\n",
+          label, d.nx, d.ny, d.nz, r.iteration, (t1 - t0) / 1e6, (t2 - t1) / 1e6, (t3 - t2) / 1e6,
+          (t3 - t0) / 1e6);
+  for (int l = 0; l < MAX_LEVELS && lv[l].iterations > 0; l++)
+    fprintf(stderr,
+            "  level %d: %3d iterations %.3f s (first step %.3f s: entering), energy %.6g -> "
+            "%.6g, last change %.2g (tolerance %g)\n",
+            l, lv[l].iterations, lv[l].seconds, lv[l].first_step_s, lv[l].energy_first,
+            lv[l].energy_last, lv[l].last_rel_change, nw_params_get(p, "tolerance"));
+  for (guint q = 0; q < phases->len; q++)
+    fprintf(stderr, "  %s\n", (const char *)g_ptr_array_index(phases, q));
+  for (int l = 0; l < MAX_LEVELS; l++)
+    g_array_unref(lv[l].energy);
+  return ok;
+}
+
+/* The CPU reference's ms per iteration at one size with one thread and with `threads`
+ * (OpenMP), and the speed-ups of the best CUDA time at that size (gpu_ms 0: none). */
+static gboolean cpu_timing(JsonBuilder *b, Dims d, int iters, int threads, double gpu_ms)
+{
+  const int counts[2] = {1, threads};
+  double ms[2] = {0, 0}, step = 0;
+  gboolean ok = TRUE;
+  for (int c = 0; c < 2; c++) {
+    omp_set_num_threads(counts[c]);
+    ok = time_iterations(&nw_fluid_cpu_ops, d, 1, iters, &ms[c], &step) && ok;
+  }
+  omp_set_num_threads(threads);
+  json_builder_set_member_name(b, "cpu");
+  g_autofree char *grid = g_strdup_printf("%dx%dx%d", d.nx, d.ny, d.nz);
+  json_builder_begin_object(b);
+  nw_json_member_string(b, "grid", grid);
+  nw_json_member_number(b, "iterations_timed", iters);
+  nw_json_member_number(b, "threads_all", threads);
+  nw_json_member_number(b, "ms_per_iteration_1_thread", ms[0]);
+  nw_json_member_number(b, "ms_per_iteration_all_threads", ms[1]);
+  nw_json_member_number(b, "thread_speedup", ms[0] / ms[1]);
+  nw_json_member_string(b, "omp_num_threads",
+                        g_getenv("OMP_NUM_THREADS") ? g_getenv("OMP_NUM_THREADS") : "unset");
+  if (gpu_ms > 0.0) {
+    nw_json_member_number(b, "best_cuda_ms_per_iteration", gpu_ms);
+    nw_json_member_number(b, "speedup_vs_1_thread", ms[0] / gpu_ms);
+    nw_json_member_number(b, "speedup_vs_all_threads", ms[1] / gpu_ms);
+  }
+  json_builder_end_object(b);
+  fprintf(stderr, "cpu %dx%dx%d: %.1f ms per iteration on 1 thread, %.1f ms on %d threads (%.1fx)",
+          d.nx, d.ny, d.nz, ms[0], ms[1], threads, ms[0] / ms[1]);
+  if (gpu_ms > 0.0)
+    fprintf(stderr, "; CUDA %.3f ms: speed-up %.0fx over 1 thread, %.0fx over %d threads", gpu_ms,
+            ms[0] / gpu_ms, ms[1] / gpu_ms, threads);
+  fprintf(stderr, "\n");
   return ok;
 }
 
@@ -286,11 +422,48 @@ static gboolean parse_dims(const char *s, Dims *d)
   return sscanf(s, "%dx%dx%d", &d->nx, &d->ny, &d->nz) == 3 && d->nx > 2 && d->ny > 2 && d->nz > 2;
 }
 
+/* The CPU parts (--cpu-only, or after the GPU's): timings and an optional full run. */
+static int cpu_parts(JsonBuilder *b, int cpu_size, int cpu_iters, int cpu_e2e, int threads,
+                     double gpu_ms)
+{
+  int status = 0;
+  if (cpu_size > 2) {
+    const Dims d = {cpu_size, cpu_size, cpu_size};
+    if (!cpu_timing(b, d, cpu_iters, threads, gpu_ms))
+      status = 1;
+  }
+  if (cpu_e2e > 2) {
+    json_builder_set_member_name(b, "cpu_full_registration");
+    json_builder_begin_array(b);
+    const Dims d = {cpu_e2e, cpu_e2e, cpu_e2e};
+    if (!full_run(b, &nw_fluid_cpu_ops, d, 0))
+      status = 1;
+    json_builder_end_array(b);
+  }
+  return status;
+}
+
+static int write_json(JsonBuilder *b, const char *json_path)
+{
+  g_autofree char *text = nw_json_to_string(b, TRUE);
+  g_autoptr(GError) error = NULL;
+  if (json_path != NULL) {
+    if (!g_file_set_contents(json_path, text, -1, &error)) {
+      fprintf(stderr, "bench_fluid: %s\n", error->message);
+      return 2;
+    }
+  } else {
+    printf("%s\n", text);
+  }
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
   g_autofree char *sizes_text = g_strdup("128x128x128,192x128x192,240x240x240");
   g_autofree char *json_path = NULL;
-  int iters = 20, e2e = 240, cpu_size = 128, cpu_iters = 3, validate = 96;
+  int iters = 20, e2e = 240, cpu_size = 128, cpu_iters = 3, validate = 96, cpu_e2e = 0;
+  gboolean cpu_only = FALSE;
   GOptionEntry entries[] = {
       {"sizes", 0, 0, G_OPTION_ARG_STRING, &sizes_text, "Grids NXxNYxNZ,...", "LIST"},
       {"iters", 0, 0, G_OPTION_ARG_INT, &iters, "Timed iterations per grid (20)", "K"},
@@ -299,6 +472,9 @@ int main(int argc, char **argv)
        "N"},
       {"cpu-iters", 0, 0, G_OPTION_ARG_INT, &cpu_iters, "CPU iterations timed (3)", "K"},
       {"validate-size", 0, 0, G_OPTION_ARG_INT, &validate, "Cube edge of the CPU check (96)", "N"},
+      {"cpu-only", 0, 0, G_OPTION_ARG_NONE, &cpu_only, "No GPU part (no device needed)", NULL},
+      {"cpu-e2e-size", 0, 0, G_OPTION_ARG_INT, &cpu_e2e,
+       "Cube edge of a full run on the CPU (0: none)", "N"},
       {"json", 0, 0, G_OPTION_ARG_FILENAME, &json_path, "Write the JSON here", "FILE"},
       {NULL, 0, 0, G_OPTION_ARG_NONE, NULL, NULL, NULL}};
   g_autoptr(GOptionContext) ctx = g_option_context_new("- benchmark the fluid method");
@@ -307,6 +483,18 @@ int main(int argc, char **argv)
   if (!g_option_context_parse(ctx, &argc, &argv, &error) || iters < 1 || cpu_iters < 1) {
     fprintf(stderr, "bench_fluid: %s\n", error ? error->message : "bad --iters/--cpu-iters");
     return 2;
+  }
+  /* "All threads": OpenMP's count at the start (OMP_NUM_THREADS when set, else the cores). */
+  const int threads = omp_get_max_threads();
+  g_autoptr(JsonBuilder) b = json_builder_new();
+  json_builder_begin_object(b);
+  nw_json_member_string(b, "bench", "fluid");
+  if (cpu_only) {
+    nw_json_member_string(b, "device", "none (--cpu-only)");
+    const int status = cpu_parts(b, cpu_size, cpu_iters, cpu_e2e, threads, 0.0);
+    json_builder_end_object(b);
+    const int w = write_json(b, json_path);
+    return w != 0 ? w : status;
   }
   char device[256];
   if (!nw_cuda_probe(device, sizeof device)) {
@@ -321,9 +509,6 @@ int main(int argc, char **argv)
   cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev);
   const double peak_gflops = sms * 128.0 * 2.0 * clock_khz * 1e3 / 1e9;
   const double peak_gbs = 2.0 * mem_khz * 1e3 * bus_bits / 8.0 / 1e9;
-  g_autoptr(JsonBuilder) b = json_builder_new();
-  json_builder_begin_object(b);
-  nw_json_member_string(b, "bench", "fluid");
   nw_json_member_string(b, "device", device);
   nw_json_member_number(b, "peak_fp32_gflops", peak_gflops);
   nw_json_member_number(b, "peak_memory_gbs", peak_gbs);
@@ -358,7 +543,7 @@ int main(int argc, char **argv)
     for (int v = 0; v < 2; v++) {
       g_setenv("NW_FLUID_FORCE", variant_name(v), TRUE);
       double ms = 0, step = 0;
-      if (!time_iterations(&nw_fluid_cuda_ops, d, iters, &ms, &step))
+      if (!time_iterations(&nw_fluid_cuda_ops, d, 3, iters, &ms, &step))
         status = 1;
       if (d.nx == cpu_size && d.ny == cpu_size && d.nz == cpu_size &&
           (gpu_ms_at_cpu_size == 0.0 || ms < gpu_ms_at_cpu_size))
@@ -376,45 +561,19 @@ int main(int argc, char **argv)
   json_builder_end_array(b);
   g_unsetenv("NW_FLUID_FORCE");
 
-  if (cpu_size > 2) {
-    const Dims d = {cpu_size, cpu_size, cpu_size};
-    double ms = 0, step = 0;
-    if (!time_iterations(&nw_fluid_cpu_ops, d, cpu_iters, &ms, &step))
-      status = 1;
-    json_builder_set_member_name(b, "cpu");
-    g_autofree char *grid = g_strdup_printf("%dx%dx%d", d.nx, d.ny, d.nz);
-    json_builder_begin_object(b);
-    nw_json_member_string(b, "grid", grid);
-    nw_json_member_number(b, "ms_per_iteration", ms);
-    nw_json_member_number(b, "iterations_timed", cpu_iters);
-    nw_json_member_string(b, "omp_num_threads",
-                          g_getenv("OMP_NUM_THREADS") ? g_getenv("OMP_NUM_THREADS") : "unset");
-    if (gpu_ms_at_cpu_size > 0.0)
-      nw_json_member_number(b, "speedup_vs_best_cuda", ms / gpu_ms_at_cpu_size);
-    json_builder_end_object(b);
-    fprintf(stderr, "cpu %dx%dx%d: %.1f ms per iteration (speed-up %.0fx)\n", d.nx, d.ny, d.nz, ms,
-            gpu_ms_at_cpu_size > 0 ? ms / gpu_ms_at_cpu_size : 0.0);
-  }
-
   if (e2e > 2) {
     json_builder_set_member_name(b, "full_registration");
     json_builder_begin_array(b);
     const Dims d = {e2e, e2e, e2e};
     for (int v = 0; v < 2; v++)
-      if (!full_run(b, d, v))
+      if (!full_run(b, &nw_fluid_cuda_ops, d, v))
         status = 1;
     json_builder_end_array(b);
     g_unsetenv("NW_FLUID_FORCE");
   }
+  if (cpu_parts(b, cpu_size, cpu_iters, cpu_e2e, threads, gpu_ms_at_cpu_size) != 0)
+    status = 1;
   json_builder_end_object(b);
-  g_autofree char *text = nw_json_to_string(b, TRUE);
-  if (json_path != NULL) {
-    if (!g_file_set_contents(json_path, text, -1, &error)) {
-      fprintf(stderr, "bench_fluid: %s\n", error->message);
-      return 2;
-    }
-  } else {
-    printf("%s\n", text);
-  }
-  return status;
+  const int w = write_json(b, json_path);
+  return w != 0 ? w : status;
 }

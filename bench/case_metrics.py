@@ -51,6 +51,10 @@ class Case:
     def folds(self, field_path):
         """Voxels where det(I + grad u) <= 0, grad by central differences in voxels of the
         fixed grid (one-sided at the border), as neurowarp counts them."""
+        return self.det_stats(field_path)[0]
+
+    def det_stats(self, field_path):
+        """(folds, smallest det J) of the field: det(I + grad u) as folds() takes it."""
         np = self.np
         to_vox = np.linalg.inv(self.affine[:3, :3]) @ np.diag([-1.0, -1.0, 1.0])  # LPS mm ->
         u = (self.read_field(field_path) @ to_vox.T).astype(np.float32)          # voxels
@@ -62,7 +66,7 @@ class Case:
         det = (j[0][0] * (j[1][1] * j[2][2] - j[1][2] * j[2][1]) -
                j[0][1] * (j[1][0] * j[2][2] - j[1][2] * j[2][0]) +
                j[0][2] * (j[1][0] * j[2][1] - j[1][1] * j[2][0]))
-        return int((det <= 0).sum())
+        return int((det <= 0).sum()), float(det.min())
 
     def dice(self, warped_labels):
         """Mean Dice over the labels of the fixed image (0 is background); warped_labels in

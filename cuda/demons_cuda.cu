@@ -222,19 +222,6 @@ static NwVolume *download_field(DemonsCuda *st, const float4 *d, float4 *staging
   return (NwVolume *)g_steal_pointer(&h);
 }
 
-static NwVolume *download_image(DemonsCuda *st, const float *d, const NwVolume *like,
-                                GError **error)
-{
-  g_autoptr(NwVolume) h = nw_volume_new_like(like, 1, error);
-  if (h == NULL ||
-      !NW_CUDA_CHECK(cudaMemcpyAsync(h->data, d, nw_volume_n_voxels(h) * sizeof(float),
-                                     cudaMemcpyDeviceToHost, st->stream),
-                     error) ||
-      !NW_CUDA_CHECK(cudaStreamSynchronize(st->stream), error))
-    return NULL;
-  return (NwVolume *)g_steal_pointer(&h);
-}
-
 /* Carry v onto level l (zero at the first level), resized on the host as the CPU does, and
  * set up the level's buffers. */
 static gboolean setup_level(NwDemonsJob *job, int l, GError **error)
@@ -341,7 +328,7 @@ static gboolean demons_publish_frame(void *state, NwFrame *frame, GError **error
   DemonsCuda *st = (DemonsCuda *)state;
   const NwVolume *like = st->job.pyr_fixed[st->job.pr.level];
   frame->iteration = st->job.pr.iteration;
-  frame->image = download_image(st, st->W, like, error);
+  frame->image = nw_image_download_new(st->W, like, st->stream, error);
   frame->field = frame->image ? download_field(st, st->s, st->tmp, like, error) : NULL;
   return frame->field != NULL;
 }
@@ -387,16 +374,16 @@ static NwMethodResult *demons_result(void *state, GError **error)
     moving = st->W;
   }
   ok = ok && NW_CUDA_CHECK(nw_warp_cuda(img, moving, st->s, false, st->g, st->stream), error) &&
-       (o.warped = download_image(st, img, full, error)) != NULL &&
+       (o.warped = nw_image_download_new(img, full, st->stream, error)) != NULL &&
        NW_CUDA_CHECK(nw_jacobian_cuda(img, st->s, st->g, st->stream), error) &&
-       (o.jacobian = download_image(st, img, full, error)) != NULL;
+       (o.jacobian = nw_image_download_new(img, full, st->stream, error)) != NULL;
   if (ok && st->job.moving_labels != NULL) {
     float *labels = img + nw_volume_n_voxels(full); /* the second quarter of u */
     ok = NW_CUDA_CHECK(cudaMemcpyAsync(labels, st->job.moving_labels->data, bytes,
                                        cudaMemcpyHostToDevice, st->stream),
                        error) &&
          NW_CUDA_CHECK(nw_warp_cuda(img, labels, st->s, true, st->g, st->stream), error) &&
-         (o.labels = download_image(st, img, full, error)) != NULL;
+         (o.labels = nw_image_download_new(img, full, st->stream, error)) != NULL;
   }
   /* W no longer holds M ∘ s after a histogram-matched result: keep the state consistent. */
   ok = ok && (moving == st->M ||

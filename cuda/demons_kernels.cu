@@ -118,7 +118,9 @@ __global__ void lcc_fixed_post_kernel(float4 *p, const float *F, NwDemonsLevelCo
   if (e >= n)
     return;
   float4 q = p[e];
-  q.z = fmaxf(q.z - q.y * q.y, 0.0f);
+  /* Rounded as the CPU's float expression (no contraction into an FMA): fluid's energy images
+   * are these values, and its step decisions compare energies of them with the CPU's. */
+  q.z = fmaxf(__fsub_rn(q.z, __fmul_rn(q.y, q.y)), 0.0f);
   q.x = (float)(((double)F[e] - lc.shift - q.y) / sqrt((double)q.z + lc.eps));
   p[e] = q;
 }
@@ -140,8 +142,8 @@ __global__ void lcc_warped_post_kernel(float4 *p, const float4 *lcc_f, const flo
   if (e >= n)
     return;
   float4 q = p[e];
-  q.z = fmaxf(q.z - q.y * q.y, 0.0f);
-  q.w = q.w - lcc_f[e].y * q.y;
+  q.z = fmaxf(__fsub_rn(q.z, __fmul_rn(q.y, q.y)), 0.0f); /* the CPU's rounding, as above */
+  q.w = __fsub_rn(q.w, __fmul_rn(lcc_f[e].y, q.y));
   q.x = (float)(((double)W[e] - lc.shift - q.y) / sqrt((double)q.z + lc.eps));
   p[e] = q;
 }

@@ -163,3 +163,26 @@ cudaError_t nw_field_download(float *h_xyz, void *d_staging, const float4 *d_fie
     return e;
   return cudaStreamSynchronize(stream);
 }
+
+NwVolume *nw_image_download_new(const float *d, const NwVolume *like, cudaStream_t stream,
+                                GError **error)
+{
+  g_autoptr(NwVolume) h = nw_volume_new_like(like, 1, error);
+  if (h == NULL ||
+      !NW_CUDA_CHECK(cudaMemcpyAsync(h->data, d, nw_volume_n_voxels(h) * sizeof(float),
+                                     cudaMemcpyDeviceToHost, stream),
+                     error) ||
+      !NW_CUDA_CHECK(cudaStreamSynchronize(stream), error))
+    return NULL;
+  return (NwVolume *)g_steal_pointer(&h);
+}
+
+NwVolume *nw_field_download_new(const float4 *d, void *d_staging, const NwVolume *like,
+                                cudaStream_t stream, GError **error)
+{
+  g_autoptr(NwVolume) h = nw_volume_new_like(like, 3, error);
+  const NwGrid g{like->nx, like->ny, like->nz};
+  if (h == NULL || !NW_CUDA_CHECK(nw_field_download(h->data, d_staging, d, g, stream), error))
+    return NULL;
+  return (NwVolume *)g_steal_pointer(&h);
+}

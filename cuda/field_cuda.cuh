@@ -9,8 +9,10 @@
 #define NW_FIELD_CUDA_CUH
 
 #include <cuda_runtime.h>
+#include <glib.h>
 
 #include "field_device.cuh"
+#include "volume.h"
 
 /* out(x) = sb·b(x) + sa·a(x + sb·b(x)): (id + out) = (id + sa·a) ∘ (id + sb·b).
  * out must differ from a and b. */
@@ -43,5 +45,13 @@ cudaError_t nw_field_upload(float4 *d_field, void *d_staging, const float *h_xyz
                             cudaStream_t stream);
 cudaError_t nw_field_download(float *h_xyz, void *d_staging, const float4 *d_field, const NwGrid &g,
                               cudaStream_t stream);
+
+/* New host copies on the grid of `like` (its size and affine): of the device image d (nc = 1)
+ * and of the device field d (nc = 3, through d_staging as nw_field_download). Both
+ * synchronise the stream; NULL with *error set (NW_CUDA_CHECK's message) on failure. */
+NwVolume *nw_image_download_new(const float *d, const NwVolume *like, cudaStream_t stream,
+                                GError **error);
+NwVolume *nw_field_download_new(const float4 *d, void *d_staging, const NwVolume *like,
+                                cudaStream_t stream, GError **error);
 
 #endif

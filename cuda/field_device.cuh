@@ -97,15 +97,17 @@ __device__ __forceinline__ void unravel(const NwGrid &g, long long e, int &i, in
   k = (int)(t / g.ny);
 }
 
-/* The clamp-and-split of resample.c. */
-__device__ __forceinline__ void clamp_split(float x, int n, int &i0, int &i1, float &f)
+/* The clamp-and-split of resample.c, the position x in float (the GPU samplers) or in double
+ * (resample.c's own, where a kernel must give its bits): the fraction rounded to float. */
+template <typename R>
+__device__ __forceinline__ void clamp_split(R x, int n, int &i0, int &i1, float &f)
 {
-  const float hi = (float)(n - 1);
-  x = x < 0.0f ? 0.0f : (x > hi ? hi : x);
-  const int i = (int)floorf(x);
+  const R hi = (R)(n - 1);
+  x = x < (R)0 ? (R)0 : (x > hi ? hi : x);
+  const int i = (int)floor(x);
   i0 = i;
   i1 = i + 1 < n ? i + 1 : n - 1;
-  f = x - (float)i;
+  f = (float)(x - (R)i);
 }
 
 template <typename T> __device__ __forceinline__ T lerp_(T a, T b, float f)

@@ -3,19 +3,23 @@
  * every op runs on the job's worker thread (the one that called create), which owns the
  * stream and all device buffers.
  *
- * What stays on the host, as for demons: the image and mask pyramids (the CPU's, so both back
- * ends register the same images), histogram matching, the ssd intensity scaling, and
- * carrying the map to the next level (nw_resize) — once per level. Inside an iteration the
- * host reads back max |r| (the step length δ / max|r|) and, per trial step, the energy sums
- * (the accept / refuse decision): small synchronous copies into pinned memory.
+ * What stays on the host: the input checks, histogram matching and the ssd intensity scale
+ * (once per job), lcc's image statistics (once per level). The image and mask pyramids are
+ * built on the device from one upload of each input (nw_downsample2_cuda, the CPU's
+ * nw_downsample2 bit for bit, so both back ends register the same images), the map is carried
+ * to the next level on the device (nw_fluid_resize_field_cuda, nw_resize bit for bit), and the
+ * results are formed in the level's buffers. Inside an iteration the host reads back once per
+ * trial step: its energy sums (the accept / refuse decision), with max |r| after the first
+ * (the step length δ / max|r| is formed on the device): a small copy into pinned memory.
  *
- * Device buffers of the current level (n voxels): float R, T0, Tg (the energy's images: fixed,
- * moving, moving since the last regridding), M (the level's moving image as loaded: frames),
- * W (a frame's warped image); two states (u, Tw, gTw; with masks mask_d and region) as the
- * CPU's FluidEval; float4 f and r (force, then velocity and transport: the Gaussian swaps
- * them), u_prev (the map at the last regridding) and u_tot (the whole map for the figures, a
- * frame's forward field, scratch); with masks fmask, mmask0 and mmask_g (the moving mask since
- * the last regridding). */
+ * Device buffers, allocated once at create for the finest grid (n voxels) and used by every
+ * level on its own grid: float R, T0, Tg (the energy's images: fixed, moving, moving since the
+ * last regridding), W (a frame's or a result's image); two states (u, Tw, gTw; with masks
+ * mask_d and region) as the CPU's FluidEval; float4 f and r (force, then velocity and
+ * transport: the Gaussian swaps them), u_prev (the map at the last regridding) and u_tot (the
+ * whole map for the figures, a frame's or the result's forward field, scratch); with a moving
+ * mask mmask_g (it since the last regridding). The pyramids: fixed and moving images (the
+ * moving one as registered: histogram-matched on request) and masks, every level. */
 #include <cuda_runtime.h>
 #include <math.h>
 
@@ -27,12 +31,16 @@
 #include "fluid_kernels.cuh"
 #include "fluid_method.h"
 #include "gauss_cuda.cuh"
+#include "histogram_match.h"
 #include "nw_error.h"
 #include "nw_live.h"
+#include "pyramid.h"
+#include "pyramid_cuda.cuh"
 #include "resample.h"
 #include "smooth.h"
 
 #define THREADS 256
+#define MAX_LEVELS 8
 
 struct Eval { /* fluid_cpu.c FluidEval on the device; sums and E on the host */
   float4 *u, *gTw;
@@ -41,15 +49,22 @@ struct Eval { /* fluid_cpu.c FluidEval on the device; sums and E on the host */
   double max_u2, E;
 };
 
-struct Host { /* pinned: what an iteration reads back */
+struct Readback { /* what an iteration reads back, in one copy: device and pinned host */
   NwFluidSumsCuda sums;
   double max_r;
+};
+
+/* One image pyramid on the device, [n_levels], 0 = coarsest; NULL levels without it. */
+struct DevPyramid {
+  float *level[MAX_LEVELS];
 };
 
 struct FluidCuda {
   NwParams *params;
   const NwVolume *fixed_full, *moving_full, *moving_labels; /* borrowed */
-  NwPyramidSet pyr;
+  int n_levels;
+  NwVolume *coarse[MAX_LEVELS]; /* the grids (size, affine) of the levels below the finest */
+  DevPyramid F, M, fmask, mmask;
   double scale;
   int variant; /* NwFluidForceVariant */
 
@@ -59,12 +74,11 @@ struct FluidCuda {
 
   cudaStream_t stream;
   NwGrid g;
-  float *R, *T0, *Tg, *M, *W, *fmask, *mmask0, *mmask_g;
+  float *R, *T0, *Tg, *W, *mmask_g;
   Eval cur, trial;
   float4 *f, *r, *u_prev, *u_tot;
-  NwFluidSumsCuda *d_partials, *d_sums;
-  double *d_max_r;
-  Host *h;
+  NwFluidSumsCuda *d_partials;
+  Readback *d_back, *h_back;
 
   NwFluidFigures fig;
 };
@@ -74,15 +88,26 @@ static double param(const FluidCuda *st, const char *name)
   return nw_params_get(st->params, name);
 }
 
-static gboolean has_masks(const FluidCuda *st)
+/* The volume whose grid and affine level l has: the fixed image at the finest level. */
+static const NwVolume *level_like(const FluidCuda *st, int l)
 {
-  return st->pyr.fixed_mask != NULL || st->pyr.moving_mask != NULL;
+  return l == st->n_levels - 1 ? st->fixed_full : st->coarse[l];
+}
+
+static NwGrid grid_of(const NwVolume *v)
+{
+  return NwGrid{v->nx, v->ny, v->nz};
 }
 
 /* nw_fluid_energy: E = l2 + λ skl, +inf with a fold. */
 static double energy(const NwFluidSums *s, double lambda)
 {
   return s->n_folds > 0 ? INFINITY : s->l2 + lambda * s->skl;
+}
+
+static double ms_since(gint64 t0)
+{
+  return (g_get_monotonic_time() - t0) / 1e3;
 }
 
 /* ---- small kernels of this file ------------------------------------------------------------ */
@@ -94,40 +119,57 @@ __global__ void x_of_kernel(float *__restrict__ out, const float4 *__restrict__ 
     out[e] = in[e].x;
 }
 
-/* a = (float)(a k), k in double as the CPU's lcc_to_unit_range. */
-__global__ void scale_kernel(float *__restrict__ a, double k, long long n)
+/* out = (float)(in k), k in double as the CPU's loops (energy_image, lcc_to_unit_range);
+ * out may be in. */
+__global__ void scale_kernel(float *out, const float *in, double k, long long n)
 {
   const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (e < n)
-    a[e] = (float)(a[e] * k);
+    out[e] = (float)(in[e] * k);
+}
+
+static gboolean scale_into(FluidCuda *st, float *out, const float *in, double k, GError **error)
+{
+  scale_kernel<<<nw_blocks_for(st->g.n(), THREADS), THREADS, 0, st->stream>>>(out, in, k,
+                                                                              st->g.n());
+  return NW_CUDA_CHECK(nw_cuda_launched(st->stream), error);
 }
 
 /* ---- states -------------------------------------------------------------------------------- */
 
-/* Everything of ev that follows from ev->u (fluid_cpu.c evaluate): one synchronisation. */
-static gboolean evaluate(FluidCuda *st, Eval *ev, GError **error)
+/* The rest of an evaluation once ev->Tw and ev->gTw are there (fluid_cpu.c evaluate): the
+ * deformed moving mask and the region, the sums, read back with max |r| in one copy; one
+ * synchronisation. */
+static gboolean finish_eval(FluidCuda *st, Eval *ev, GError **error)
 {
   const NwGrid &g = st->g;
-  if (!NW_CUDA_CHECK(nw_fluid_deform_grad_cuda(ev->Tw, ev->gTw, st->Tg, ev->u, g, st->stream),
-                     error) ||
-      (ev->mask_d != NULL &&
+  if ((ev->mask_d != NULL &&
        !NW_CUDA_CHECK(nw_fluid_deform_cuda(ev->mask_d, st->mmask_g, ev->u, g, st->stream),
                       error)) ||
       (ev->region != NULL &&
-       !NW_CUDA_CHECK(nw_fluid_region_cuda(ev->region, st->fmask, ev->mask_d, g, st->stream),
-                      error)) ||
-      !NW_CUDA_CHECK(nw_fluid_sums_cuda(st->d_sums, st->d_partials, st->R, ev->Tw, ev->u,
+       !NW_CUDA_CHECK(
+           nw_fluid_region_cuda(ev->region, st->fmask.level[st->level], ev->mask_d, g, st->stream),
+           error)) ||
+      !NW_CUDA_CHECK(nw_fluid_sums_cuda(&st->d_back->sums, st->d_partials, st->R, ev->Tw, ev->u,
                                         ev->region, g, st->stream),
                      error) ||
-      !NW_CUDA_CHECK(cudaMemcpyAsync(&st->h->sums, st->d_sums, sizeof(NwFluidSumsCuda),
+      !NW_CUDA_CHECK(cudaMemcpyAsync(st->h_back, st->d_back, sizeof(Readback),
                                      cudaMemcpyDeviceToHost, st->stream),
                      error) ||
       !NW_CUDA_CHECK(cudaStreamSynchronize(st->stream), error))
     return FALSE;
-  ev->s = st->h->sums.s;
-  ev->max_u2 = st->h->sums.max_u2;
+  ev->s = st->h_back->sums.s;
+  ev->max_u2 = st->h_back->sums.max_u2;
   ev->E = energy(&ev->s, param(st, "lambda"));
   return TRUE;
+}
+
+/* Everything of ev that follows from ev->u (fluid_cpu.c evaluate). */
+static gboolean evaluate(FluidCuda *st, Eval *ev, GError **error)
+{
+  return NW_CUDA_CHECK(nw_fluid_deform_grad_cuda(ev->Tw, ev->gTw, st->Tg, ev->u, st->g, st->stream),
+                       error) &&
+         finish_eval(st, ev, error);
 }
 
 /* The figures of the whole map u_tot (fluid_cpu.c set_figures). */
@@ -139,16 +181,16 @@ static gboolean set_figures(FluidCuda *st, GError **error)
     if (!NW_CUDA_CHECK(
             nw_fluid_compose_cuda(st->u_tot, st->u_prev, st->cur.u, 1.0f, st->g, st->stream),
             error) ||
-        !NW_CUDA_CHECK(nw_fluid_sums_cuda(st->d_sums, st->d_partials, st->R, st->cur.Tw, st->u_tot,
-                                          st->cur.region, st->g, st->stream),
+        !NW_CUDA_CHECK(nw_fluid_sums_cuda(&st->d_back->sums, st->d_partials, st->R, st->cur.Tw,
+                                          st->u_tot, st->cur.region, st->g, st->stream),
                        error) ||
-        !NW_CUDA_CHECK(cudaMemcpyAsync(&st->h->sums, st->d_sums, sizeof(NwFluidSumsCuda),
-                                       cudaMemcpyDeviceToHost, st->stream),
+        !NW_CUDA_CHECK(cudaMemcpyAsync(&st->h_back->sums, &st->d_back->sums,
+                                       sizeof(NwFluidSumsCuda), cudaMemcpyDeviceToHost, st->stream),
                        error) ||
         !NW_CUDA_CHECK(cudaStreamSynchronize(st->stream), error))
       return FALSE;
-    s = st->h->sums.s;
-    max_u2 = st->h->sums.max_u2;
+    s = st->h_back->sums.s;
+    max_u2 = st->h_back->sums.max_u2;
   }
   nw_fluid_figures(&st->fig, &s, param(st, "lambda"), sqrt(max_u2));
   return TRUE;
@@ -174,7 +216,8 @@ static gboolean regrid(FluidCuda *st, GError **error)
   const size_t n = (size_t)st->g.n();
   if (!NW_CUDA_CHECK(nw_fluid_deform_cuda(st->Tg, st->T0, st->u_prev, st->g, st->stream), error) ||
       (st->mmask_g != NULL &&
-       !NW_CUDA_CHECK(nw_fluid_deform_cuda(st->mmask_g, st->mmask0, st->u_prev, st->g, st->stream),
+       !NW_CUDA_CHECK(nw_fluid_deform_cuda(st->mmask_g, st->mmask.level[st->level], st->u_prev,
+                                           st->g, st->stream),
                       error)) ||
       !NW_CUDA_CHECK(cudaMemsetAsync(st->cur.u, 0, n * sizeof(float4), st->stream), error) ||
       !evaluate(st, &st->cur, error))
@@ -185,16 +228,40 @@ static gboolean regrid(FluidCuda *st, GError **error)
 
 /* ---- one iteration (fluid_cpu.c iterate) ---------------------------------------------------- */
 
-/* Steps 3-4: the largest step along r that lowers E; *moved FALSE when none does. */
-static gboolean take_step(FluidCuda *st, double max_r, gboolean *moved, GError **error)
+/* Steps 1-3 on the device: f, v = G_σ * f (f and r may swap), r = v - (v·∇)u and max|r| into
+ * d_back->max_r, read back with the first trial's sums. */
+static gboolean direction(FluidCuda *st, GError **error)
+{
+  const double sigma = param(st, "sigma");
+  NwGaussKernel k[3];
+  for (int a = 0; a < 3; a++)
+    nw_gauss_kernel(&k[a], sigma); /* sigma 0: radius 0, no pass (the CPU skips smoothing) */
+  return NW_CUDA_CHECK(nw_fluid_force_cuda(st->f, st->R, st->cur.Tw, st->cur.gTw, st->cur.u,
+                                           st->cur.region, (float)param(st, "lambda"), st->variant,
+                                           st->g, st->stream),
+                       error) &&
+         (sigma <= 0.0 ||
+          NW_CUDA_CHECK(nw_gauss3_float4(&st->f, &st->r, st->g, k, NULL, st->stream), error)) &&
+         NW_CUDA_CHECK(nw_fluid_transport_cuda(st->r, &st->d_back->max_r, st->cur.u, st->f, st->g,
+                                               st->stream),
+                       error);
+}
+
+/* Steps 3-4 (fluid_cpu.c take_step): the largest step along r that lowers E; *moved FALSE
+ * when none does. max|r| is known from the first trial's read-back on: when it is not
+ * positive the CPU tries no step, and this trial (of u itself) is dropped. */
+static gboolean take_step(FluidCuda *st, gboolean *moved, GError **error)
 {
   *moved = FALSE;
-  for (int h = 0; h <= NW_FLUID_MAX_HALVINGS && max_r > 0.0; h++, st->delta *= 0.5) {
-    if (!NW_CUDA_CHECK(nw_axpy_cuda(st->trial.u, st->cur.u, (float)(st->delta / max_r), st->r,
-                                    st->g, st->stream),
+  for (int h = 0; h <= NW_FLUID_MAX_HALVINGS; h++, st->delta *= 0.5) {
+    if (!NW_CUDA_CHECK(nw_fluid_trial_cuda(st->trial.u, st->trial.Tw, st->trial.gTw, st->Tg,
+                                           st->cur.u, st->r, st->delta, &st->d_back->max_r, st->g,
+                                           st->stream),
                        error) ||
-        !evaluate(st, &st->trial, error))
+        !finish_eval(st, &st->trial, error))
       return FALSE;
+    if (!(st->h_back->max_r > 0.0))
+      break;
     if (st->trial.E < st->cur.E) {
       const Eval t = st->cur;
       st->cur = st->trial;
@@ -209,39 +276,11 @@ static gboolean take_step(FluidCuda *st, double max_r, gboolean *moved, GError *
   return TRUE;
 }
 
-/* Steps 1-3 on the device: f, v = G_σ * f (f and r may swap), r = v - (v·∇)u and max|r|. */
-static gboolean direction(FluidCuda *st, double *max_r, GError **error)
-{
-  const double sigma = param(st, "sigma");
-  NwGaussKernel k[3];
-  for (int a = 0; a < 3; a++)
-    nw_gauss_kernel(&k[a], sigma); /* sigma 0: radius 0, no pass (the CPU skips smoothing) */
-  if (!NW_CUDA_CHECK(nw_fluid_force_cuda(st->f, st->R, st->cur.Tw, st->cur.gTw, st->cur.u,
-                                         st->cur.region, (float)param(st, "lambda"), st->variant,
-                                         st->g, st->stream),
-                     error) ||
-      (sigma > 0.0 &&
-       !NW_CUDA_CHECK(nw_gauss3_float4(&st->f, &st->r, st->g, k, NULL, st->stream), error)) ||
-      !NW_CUDA_CHECK(
-          nw_fluid_transport_cuda(st->r, st->d_max_r, st->cur.u, st->f, st->g, st->stream),
-          error) ||
-      !NW_CUDA_CHECK(cudaMemcpyAsync(&st->h->max_r, st->d_max_r, sizeof(double),
-                                     cudaMemcpyDeviceToHost, st->stream),
-                     error) ||
-      !NW_CUDA_CHECK(cudaStreamSynchronize(st->stream), error))
-    return FALSE;
-  *max_r = st->h->max_r;
-  return TRUE;
-}
-
 static gboolean iterate(FluidCuda *st, GError **error)
 {
-  double max_r = 0.0;
   gboolean moved = FALSE;
-  if (!direction(st, &max_r, error))
-    return FALSE;
   st->prev_energy = st->cur.E;
-  if (!take_step(st, max_r, &moved, error))
+  if (!direction(st, error) || !take_step(st, &moved, error))
     return FALSE;
   if (!moved)
     st->last_step = 0.0;
@@ -250,13 +289,13 @@ static gboolean iterate(FluidCuda *st, GError **error)
   st->level_done = !moved || nw_deformable_level_done(
                                  st->iter_in_level, nw_params_get_int(st->params, "iterations"),
                                  st->prev_energy, st->cur.E, param(st, "tolerance"));
-  st->finished = st->level_done && st->level == st->pyr.n_levels - 1;
+  st->finished = st->level_done && st->level == st->n_levels - 1;
   if (moved && st->cur.s.min_jac < param(st, "regrid-jacobian") && !regrid(st, error))
     return FALSE;
   return set_figures(st, error);
 }
 
-/* ---- levels -------------------------------------------------------------------------------- */
+/* ---- buffers and pyramids (once per job) ---------------------------------------------------- */
 
 static void eval_free(Eval *ev)
 {
@@ -266,17 +305,11 @@ static void eval_free(Eval *ev)
   *ev = Eval{};
 }
 
-static void free_level(FluidCuda *st)
+static void pyramid_free(DevPyramid *p)
 {
-  eval_free(&st->cur);
-  eval_free(&st->trial);
-  void *bufs[] = {st->R,      st->T0,      st->Tg, st->M, st->W,      st->fmask,
-                  st->mmask0, st->mmask_g, st->f,  st->r, st->u_prev, st->u_tot};
-  for (size_t b = 0; b < G_N_ELEMENTS(bufs); b++)
-    cudaFree(bufs[b]);
-  st->R = st->T0 = st->Tg = st->M = st->W = st->fmask = st->mmask0 = st->mmask_g = NULL;
-  st->f = st->r = st->u_prev = st->u_tot = NULL;
-  st->have_prev = FALSE;
+  for (int l = 0; l < MAX_LEVELS; l++)
+    cudaFree(p->level[l]);
+  *p = DevPyramid{};
 }
 
 static gboolean alloc_eval(Eval *ev, size_t n, gboolean moving_mask, gboolean masks, GError **error)
@@ -288,21 +321,40 @@ static gboolean alloc_eval(Eval *ev, size_t n, gboolean moving_mask, gboolean ma
          (!masks || NW_CUDA_CHECK(cudaMalloc(&ev->region, n * sizeof(float)), error));
 }
 
-/* Bytes of device memory a level of n voxels needs (the list above). */
-static size_t level_bytes(size_t n, int masks)
+/* Voxels of a pyramid of `levels` levels of v (its finest level v's size). */
+static size_t pyramid_voxels(const NwVolume *v, int levels)
 {
-  const int floats = 7 + (masks > 0 ? 5 : 0), float4s = 8;
-  return n * (floats * sizeof(float) + float4s * sizeof(float4));
+  const int n_levels = nw_pyramid_levels(v, levels);
+  size_t sum = 0;
+  int d[3] = {v->nx, v->ny, v->nz};
+  for (int l = 0; l < n_levels; l++) {
+    sum += (size_t)d[0] * d[1] * d[2];
+    for (int a = 0; a < 3; a++)
+      d[a] = d[a] > 1 ? (d[a] + 1) / 2 : 1;
+  }
+  return sum;
 }
 
-static gboolean check_memory(const NwMethodInputs *in, GError **error)
+/* Bytes of device memory a job needs: the buffers above for the finest grid of n voxels
+ * (float: R, T0, Tg, W and two Tw, with masks two regions, with a moving mask two mask_d and
+ * mmask_g; float4: two u, two gTw, f, r, u_prev, u_tot) and the pyramids. */
+static size_t job_bytes(const NwMethodInputs *in, int levels)
+{
+  const size_t n = nw_volume_n_voxels(in->fixed);
+  const int images = 2 + (in->fixed_mask != NULL) + (in->moving_mask != NULL);
+  const gboolean masks = in->fixed_mask != NULL || in->moving_mask != NULL;
+  const int floats = 6 + (masks ? 2 : 0) + (in->moving_mask != NULL ? 3 : 0), float4s = 8;
+  return n * (floats * sizeof(float) + float4s * sizeof(float4)) +
+         images * pyramid_voxels(in->fixed, levels) * sizeof(float);
+}
+
+static gboolean check_memory(const NwMethodInputs *in, int levels, GError **error)
 {
   const NwVolume *full = in->fixed;
-  const int masks = (in->fixed_mask != NULL) + (in->moving_mask != NULL);
   size_t free_b = 0, total_b = 0;
   if (!NW_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b), error))
     return FALSE;
-  const size_t need = level_bytes(nw_volume_n_voxels(full), masks) + (64u << 20); /* slack */
+  const size_t need = job_bytes(in, levels) + (64u << 20); /* slack */
   if (need > free_b) {
     g_set_error(error, NW_ERROR, NW_ERROR_NOMEM,
                 "fluid: a %d x %d x %d volume needs %.0f MiB of GPU memory but only %.0f MiB "
@@ -314,28 +366,93 @@ static gboolean check_memory(const NwMethodInputs *in, GError **error)
   return TRUE;
 }
 
-static gboolean upload(float **d, const float *h, size_t n, cudaStream_t stream, GError **error)
+static gboolean alloc_buffers(FluidCuda *st, const NwMethodInputs *in, GError **error)
 {
-  return NW_CUDA_CHECK(cudaMalloc(d, n * sizeof(float)), error) &&
-         NW_CUDA_CHECK(cudaMemcpyAsync(*d, h, n * sizeof(float), cudaMemcpyHostToDevice, stream),
-                       error);
+  const size_t n = nw_volume_n_voxels(in->fixed), f4 = n * sizeof(float4);
+  const gboolean mm = in->moving_mask != NULL, masks = mm || in->fixed_mask != NULL;
+  return NW_CUDA_CHECK(cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking), error) &&
+         NW_CUDA_CHECK(cudaMalloc(&st->d_partials, NW_FLUID_SUM_BLOCKS * sizeof(NwFluidSumsCuda)),
+                       error) &&
+         NW_CUDA_CHECK(cudaMalloc(&st->d_back, sizeof(Readback)), error) &&
+         NW_CUDA_CHECK(cudaMallocHost(&st->h_back, sizeof(Readback)), error) &&
+         alloc_eval(&st->cur, n, mm, masks, error) && alloc_eval(&st->trial, n, mm, masks, error) &&
+         NW_CUDA_CHECK(cudaMalloc(&st->f, f4), error) &&
+         NW_CUDA_CHECK(cudaMalloc(&st->r, f4), error) &&
+         NW_CUDA_CHECK(cudaMalloc(&st->u_prev, f4), error) &&
+         NW_CUDA_CHECK(cudaMalloc(&st->u_tot, f4), error) &&
+         NW_CUDA_CHECK(cudaMalloc(&st->R, n * sizeof(float)), error) &&
+         NW_CUDA_CHECK(cudaMalloc(&st->T0, n * sizeof(float)), error) &&
+         NW_CUDA_CHECK(cudaMalloc(&st->Tg, n * sizeof(float)), error) &&
+         NW_CUDA_CHECK(cudaMalloc(&st->W, n * sizeof(float)), error) &&
+         (!mm || NW_CUDA_CHECK(cudaMalloc(&st->mmask_g, n * sizeof(float)), error));
 }
 
-/* The level's image I as the energy sees it into a new device buffer *d (fluid_cpu.c
- * energy_image): ssd: I times scale (on the host); lcc: locally normalised on the device with
- * demons' LCC kernels (the twins of nw_demons_lcc_fixed_cpu), f and r as scratch. */
-static gboolean energy_image(FluidCuda *st, float **d, const NwVolume *I, GError **error)
+/* The pyramid of the host image v on the device: v uploaded as the finest level, each coarser
+ * one nw_downsample2_cuda of the next finer (R and T0 as its scratch, not yet in use). */
+static gboolean build_pyramid(FluidCuda *st, DevPyramid *p, const NwVolume *v, GError **error)
 {
-  const size_t n = nw_volume_n_voxels(I);
-  if ((int)param(st, "similarity") != NW_FLUID_SIM_LCC) {
-    g_autofree float *h = g_new(float, n);
-    for (size_t e = 0; e < n; e++)
-      h[e] = (float)(I->data[e] * st->scale);
-    return upload(d, h, n, st->stream, error) &&
-           NW_CUDA_CHECK(cudaStreamSynchronize(st->stream), error); /* h is freed next */
+  const int last = st->n_levels - 1;
+  const size_t n = nw_volume_n_voxels(v);
+  if (!NW_CUDA_CHECK(cudaMalloc(&p->level[last], n * sizeof(float)), error) ||
+      !NW_CUDA_CHECK(cudaMemcpyAsync(p->level[last], v->data, n * sizeof(float),
+                                     cudaMemcpyHostToDevice, st->stream),
+                     error))
+    return FALSE;
+  float *const scratch[2] = {st->R, st->T0};
+  for (int l = last - 1; l >= 0; l--) {
+    const NwVolume *fine = level_like(st, l + 1);
+    if (!NW_CUDA_CHECK(cudaMalloc(&p->level[l], nw_volume_n_voxels(st->coarse[l]) * sizeof(float)),
+                       error) ||
+        !NW_CUDA_CHECK(nw_downsample2_cuda(p->level[l], p->level[l + 1], fine->nx, fine->ny,
+                                           fine->nz, scratch, st->stream),
+                       error))
+      return FALSE;
   }
+  return TRUE;
+}
+
+/* The levels' grids (nw_pyramid_new's count and nw_downsample2's sizes and affines), then
+ * the device pyramids of the inputs, the moving image histogram-matched first on request. */
+static gboolean build_pyramids(FluidCuda *st, const NwMethodInputs *in, GError **error)
+{
+  st->n_levels = nw_pyramid_levels(in->fixed, nw_params_get_int(st->params, "levels"));
+  for (int l = st->n_levels - 2; l >= 0; l--)
+    if ((st->coarse[l] = nw_downsample2_new(level_like(st, l + 1), error)) == NULL)
+      return FALSE;
+  g_autoptr(NwVolume) matched = NULL;
+  if (nw_params_get(st->params, "histogram-match") != 0.0 &&
+      (matched = nw_histogram_match(in->moving, in->fixed, 1024, error)) == NULL)
+    return FALSE;
+  return build_pyramid(st, &st->F, in->fixed, error) &&
+         build_pyramid(st, &st->M, matched != NULL ? matched : in->moving, error) &&
+         (in->fixed_mask == NULL || build_pyramid(st, &st->fmask, in->fixed_mask, error)) &&
+         (in->moving_mask == NULL || build_pyramid(st, &st->mmask, in->moving_mask, error)) &&
+         /* the uploads read pageable memory the caller owns, matched is freed next */
+         NW_CUDA_CHECK(cudaStreamSynchronize(st->stream), error);
+}
+
+/* ---- levels -------------------------------------------------------------------------------- */
+
+/* Statistics of the device image d on the current level's grid, through a host copy. */
+static gboolean device_stats(FluidCuda *st, const float *d, NwVolumeStats *vs, GError **error)
+{
+  g_autoptr(NwVolume) h = nw_image_download_new(d, level_like(st, st->level), st->stream, error);
+  if (h == NULL)
+    return FALSE;
+  nw_volume_stats(h, vs);
+  return TRUE;
+}
+
+/* The level's image I (device) as the energy sees it into out (fluid_cpu.c energy_image):
+ * ssd: I times scale; lcc: locally normalised with demons' LCC kernels (the twins of
+ * nw_demons_lcc_fixed_cpu) and the float shift the CPU takes, f and r as scratch. */
+static gboolean energy_image(FluidCuda *st, float *out, const float *I, GError **error)
+{
+  if ((int)param(st, "similarity") != NW_FLUID_SIM_LCC)
+    return scale_into(st, out, I, st->scale, error);
   NwVolumeStats vs;
-  nw_volume_stats(I, &vs);
+  if (!device_stats(st, I, &vs, error))
+    return FALSE;
   const double range = (double)vs.max - vs.min;
   NwDemonsLevelConst lc;
   lc.shift = (float)vs.mean;
@@ -344,92 +461,72 @@ static gboolean energy_image(FluidCuda *st, float **d, const NwVolume *I, GError
   NwGaussKernel k[3];
   for (int a = 0; a < 3; a++)
     nw_gauss_kernel(&k[a], param(st, "lcc-sigma"));
-  return upload(d, I->data, n, st->stream, error) &&
-         NW_CUDA_CHECK(nw_lcc_fixed_pack(st->f, *d, lc.shift, st->g, st->stream), error) &&
+  return NW_CUDA_CHECK(nw_lcc_fixed_pack(st->f, I, lc.shift, st->g, st->stream), error) &&
          NW_CUDA_CHECK(nw_gauss3_float4(&st->f, &st->r, st->g, k, NULL, st->stream), error) &&
-         NW_CUDA_CHECK(nw_lcc_fixed_post(st->f, *d, lc, st->g, st->stream), error) &&
-         (x_of_kernel<<<nw_blocks_for(st->g.n(), THREADS), THREADS, 0, st->stream>>>(*d, st->f,
+         NW_CUDA_CHECK(nw_lcc_fixed_post(st->f, I, lc, st->g, st->stream), error) &&
+         (x_of_kernel<<<nw_blocks_for(st->g.n(), THREADS), THREADS, 0, st->stream>>>(out, st->f,
                                                                                      st->g.n()),
           NW_CUDA_CHECK(nw_cuda_launched(st->stream), error));
 }
 
 /* lcc: both normalised images divided by the range of the fixed one (fluid_cpu.c
  * lcc_to_unit_range), the range from a host copy of R (once per level). */
-static gboolean lcc_to_unit_range(FluidCuda *st, const NwVolume *like, GError **error)
+static gboolean lcc_to_unit_range(FluidCuda *st, GError **error)
 {
-  g_autoptr(NwVolume) hR = nw_volume_new_like(like, 1, error);
-  if (hR == NULL ||
-      !NW_CUDA_CHECK(cudaMemcpyAsync(hR->data, st->R, nw_volume_n_voxels(hR) * sizeof(float),
-                                     cudaMemcpyDeviceToHost, st->stream),
-                     error) ||
-      !NW_CUDA_CHECK(cudaStreamSynchronize(st->stream), error))
-    return FALSE;
   NwVolumeStats rs;
-  nw_volume_stats(hR, &rs);
+  if (!device_stats(st, st->R, &rs, error))
+    return FALSE;
   const double k = rs.max > rs.min ? 1.0 / ((double)rs.max - rs.min) : 1.0;
-  const unsigned blocks = nw_blocks_for(st->g.n(), THREADS);
-  scale_kernel<<<blocks, THREADS, 0, st->stream>>>(st->R, k, st->g.n());
-  scale_kernel<<<blocks, THREADS, 0, st->stream>>>(st->T0, k, st->g.n());
-  return NW_CUDA_CHECK(nw_cuda_launched(st->stream), error);
+  return scale_into(st, st->R, st->R, k, error) && scale_into(st, st->T0, st->T0, k, error);
 }
 
-/* Host copy of a device field (nc = 3) on grid like; f is the staging buffer. */
-static NwVolume *download_field(FluidCuda *st, const float4 *d, const NwVolume *like,
-                                GError **error)
+/* The energy's images of level l: R, T0 and Tg = T0 after the division (fluid_cpu.c
+ * enter_level), the moving mask since the last regridding = the level's. */
+static gboolean level_images(FluidCuda *st, int l, GError **error)
 {
-  g_autoptr(NwVolume) h = nw_volume_new_like(like, 3, error);
-  if (h == NULL || !NW_CUDA_CHECK(nw_field_download(h->data, st->f, d, st->g, st->stream), error))
-    return NULL;
-  return (NwVolume *)g_steal_pointer(&h);
+  const size_t n = (size_t)st->g.n();
+  return energy_image(st, st->R, st->F.level[l], error) &&
+         energy_image(st, st->T0, st->M.level[l], error) &&
+         ((int)param(st, "similarity") != NW_FLUID_SIM_LCC || lcc_to_unit_range(st, error)) &&
+         NW_CUDA_CHECK(cudaMemcpyAsync(st->Tg, st->T0, n * sizeof(float), cudaMemcpyDeviceToDevice,
+                                       st->stream),
+                       error) &&
+         (st->mmask_g == NULL ||
+          NW_CUDA_CHECK(cudaMemcpyAsync(st->mmask_g, st->mmask.level[l], n * sizeof(float),
+                                        cudaMemcpyDeviceToDevice, st->stream),
+                        error));
 }
 
-static gboolean alloc_level(FluidCuda *st, int l, GError **error)
+/* The map carried onto level l's grid into cur.u (nw_deformable_carry_field, then zero on
+ * the border): the whole map of the level before resampled on the device, or 0. */
+static gboolean carry_map(FluidCuda *st, int l, GError **error)
 {
-  const NwVolume *F = st->pyr.fixed[l];
-  const size_t n = nw_volume_n_voxels(F), f4 = n * sizeof(float4);
-  const gboolean mm = st->pyr.moving_mask != NULL, masks = has_masks(st);
-  st->g = NwGrid{F->nx, F->ny, F->nz};
-  return alloc_eval(&st->cur, n, mm, masks, error) && alloc_eval(&st->trial, n, mm, masks, error) &&
-         NW_CUDA_CHECK(cudaMalloc(&st->f, f4), error) &&
-         NW_CUDA_CHECK(cudaMalloc(&st->r, f4), error) &&
-         NW_CUDA_CHECK(cudaMalloc(&st->u_prev, f4), error) &&
-         NW_CUDA_CHECK(cudaMalloc(&st->u_tot, f4), error) &&
-         NW_CUDA_CHECK(cudaMalloc(&st->Tg, n * sizeof(float)), error) &&
-         NW_CUDA_CHECK(cudaMalloc(&st->W, n * sizeof(float)), error) &&
-         upload(&st->M, st->pyr.moving[l]->data, n, st->stream, error) &&
-         (st->pyr.fixed_mask == NULL ||
-          upload(&st->fmask, st->pyr.fixed_mask[l]->data, n, st->stream, error)) &&
-         (!mm || (upload(&st->mmask0, st->pyr.moving_mask[l]->data, n, st->stream, error) &&
-                  NW_CUDA_CHECK(cudaMalloc(&st->mmask_g, n * sizeof(float)), error) &&
-                  NW_CUDA_CHECK(cudaMemcpyAsync(st->mmask_g, st->mmask0, n * sizeof(float),
-                                                cudaMemcpyDeviceToDevice, st->stream),
-                                error)));
+  const NwGrid g = grid_of(level_like(st, l));
+  if (l == 0)
+    return NW_CUDA_CHECK(cudaMemsetAsync(st->cur.u, 0, (size_t)g.n() * sizeof(float4), st->stream),
+                         error);
+  return whole_map(st, st->u_tot, 1.0f, error) &&
+         NW_CUDA_CHECK(nw_fluid_resize_field_cuda(st->cur.u, g, st->u_tot, st->g, st->stream),
+                       error) &&
+         NW_CUDA_CHECK(nw_fluid_zero_border_cuda(st->cur.u, g, st->stream), error);
 }
 
 /* Enter level l (fluid_cpu.c enter_level). */
 static gboolean enter_level(FluidCuda *st, int l, GError **error)
 {
-  g_autoptr(NwVolume) prev = NULL;
-  if (st->cur.u != NULL &&
-      (!whole_map(st, st->u_tot, 1.0f, error) ||
-       (prev = download_field(st, st->u_tot, st->pyr.fixed[st->level], error)) == NULL))
+  const gint64 t0 = g_get_monotonic_time();
+  if (!carry_map(st, l, error) || !NW_CUDA_CHECK(cudaStreamSynchronize(st->stream), error))
     return FALSE;
-  const NwVolume *F = st->pyr.fixed[l];
-  g_autoptr(NwVolume) carried = nw_deformable_carry_field(prev, F, error);
-  if (carried == NULL)
-    return FALSE;
-  free_level(st);
+  const double carry_ms = ms_since(t0);
   st->level = l;
-  const size_t n = nw_volume_n_voxels(F);
-  if (!alloc_level(st, l, error) || !energy_image(st, &st->R, F, error) ||
-      !energy_image(st, &st->T0, st->pyr.moving[l], error) ||
-      ((int)param(st, "similarity") == NW_FLUID_SIM_LCC && !lcc_to_unit_range(st, F, error)) ||
-      !NW_CUDA_CHECK(
-          cudaMemcpyAsync(st->Tg, st->T0, n * sizeof(float), cudaMemcpyDeviceToDevice, st->stream),
-          error) ||
-      !NW_CUDA_CHECK(nw_field_upload(st->cur.u, st->f, carried->data, st->g, st->stream), error) ||
-      !NW_CUDA_CHECK(nw_fluid_zero_border_cuda(st->cur.u, st->g, st->stream), error) ||
-      !evaluate(st, &st->cur, error))
+  st->g = grid_of(level_like(st, l));
+  st->have_prev = FALSE;
+  const gint64 t1 = g_get_monotonic_time();
+  if (!level_images(st, l, error) || !NW_CUDA_CHECK(cudaStreamSynchronize(st->stream), error))
+    return FALSE;
+  const double images_ms = ms_since(t1);
+  const gint64 t2 = g_get_monotonic_time();
+  if (!evaluate(st, &st->cur, error))
     return FALSE;
   if (st->cur.s.min_jac < param(st, "regrid-jacobian") && !regrid(st, error))
     return FALSE;
@@ -437,7 +534,12 @@ static gboolean enter_level(FluidCuda *st, int l, GError **error)
   st->iter_in_level = 0;
   st->level_done = FALSE;
   st->prev_energy = st->cur.E;
-  return set_figures(st, error);
+  if (!set_figures(st, error))
+    return FALSE;
+  g_debug("fluid cuda: level %d (%d x %d x %d) entered in %.2f ms: map carried %.2f ms, energy "
+          "images %.2f ms, first evaluation %.2f ms",
+          l, st->g.nx, st->g.ny, st->g.nz, ms_since(t0), carry_ms, images_ms, ms_since(t2));
+  return TRUE;
 }
 
 /* ---- the method interface ------------------------------------------------------------------ */
@@ -449,62 +551,60 @@ static void fluid_destroy(void *state)
     return;
   if (st->stream != NULL)
     cudaStreamSynchronize(st->stream);
-  free_level(st);
-  cudaFree(st->d_partials);
-  cudaFree(st->d_sums);
-  cudaFree(st->d_max_r);
-  cudaFreeHost(st->h);
+  eval_free(&st->cur);
+  eval_free(&st->trial);
+  void *bufs[] = {st->R, st->T0,     st->Tg,    st->W,          st->mmask_g, st->f,
+                  st->r, st->u_prev, st->u_tot, st->d_partials, st->d_back};
+  for (size_t b = 0; b < G_N_ELEMENTS(bufs); b++)
+    cudaFree(bufs[b]);
+  DevPyramid *pyrs[] = {&st->F, &st->M, &st->fmask, &st->mmask};
+  for (size_t p = 0; p < G_N_ELEMENTS(pyrs); p++)
+    pyramid_free(pyrs[p]);
+  cudaFreeHost(st->h_back);
   if (st->stream != NULL)
     cudaStreamDestroy(st->stream);
-  nw_pyramid_set_clear(&st->pyr);
+  for (int l = 0; l < MAX_LEVELS; l++)
+    g_clear_pointer(&st->coarse[l], nw_volume_free);
   g_clear_pointer(&st->params, nw_params_free);
   g_free(st);
 }
 
-static gboolean alloc_job_buffers(FluidCuda *st, GError **error)
-{
-  return NW_CUDA_CHECK(cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking), error) &&
-         NW_CUDA_CHECK(cudaMalloc(&st->d_partials, NW_FLUID_SUM_BLOCKS * sizeof(NwFluidSumsCuda)),
-                       error) &&
-         NW_CUDA_CHECK(cudaMalloc(&st->d_sums, sizeof(NwFluidSumsCuda)), error) &&
-         NW_CUDA_CHECK(cudaMalloc(&st->d_max_r, sizeof(double)), error) &&
-         NW_CUDA_CHECK(cudaMallocHost(&st->h, sizeof(Host)), error);
-}
-
 static void *fluid_create(const NwMethodInputs *in, const NwParams *p, GError **error)
 {
-  if (!nw_deformable_check_inputs(in, "fluid", error) || !check_memory(in, error))
+  const gint64 t0 = g_get_monotonic_time();
+  const int levels = nw_params_get_int(p, "levels");
+  if (!nw_deformable_check_inputs(in, "fluid", error) || !check_memory(in, levels, error))
     return NULL;
-  /* On the H100 the lcc energy of this twin parted from the CPU reference's (by 7x after 10
-   * iterations of test_cuda_fluid's lcc case, while every ssd case agreed to 3e-5 voxel):
-   * refused until it is found, rather than run differently from the reference. */
-  if ((int)nw_params_get(p, "similarity") == NW_FLUID_SIM_LCC) {
-    g_set_error(error, NW_ERROR, NW_ERROR_UNSUPPORTED,
-                "fluid on CUDA: similarity lcc is not available yet; use --device cpu, or "
-                "similarity ssd");
-    return NULL;
-  }
+  const double checks_ms = ms_since(t0);
   FluidCuda *st = g_new0(FluidCuda, 1);
   st->params = nw_params_copy(p);
   st->fixed_full = in->fixed;
   st->moving_full = in->moving;
   st->moving_labels = in->moving_labels;
   st->variant = nw_fluid_force_variant_default();
+  const gint64 t1 = g_get_monotonic_time();
   st->scale = nw_fluid_intensity_scale(in->fixed);
-  if (!alloc_job_buffers(st, error) ||
-      !nw_pyramid_set_build(&st->pyr, in, nw_params_get_int(p, "levels"),
-                            nw_params_get(p, "histogram-match") != 0.0, error) ||
-      !enter_level(st, 0, error)) {
+  const double scale_ms = ms_since(t1);
+  const gint64 t2 = g_get_monotonic_time();
+  gboolean ok = alloc_buffers(st, in, error);
+  const double alloc_ms = ms_since(t2);
+  const gint64 t3 = g_get_monotonic_time();
+  ok = ok && build_pyramids(st, in, error);
+  const double pyr_ms = ms_since(t3);
+  if (!ok || !enter_level(st, 0, error)) {
     fluid_destroy(st);
     return NULL;
   }
+  g_debug("fluid cuda: create %.2f ms: input checks %.2f ms, intensity scale %.2f ms, buffers "
+          "%.2f ms, uploads and pyramids %.2f ms (%d levels)",
+          ms_since(t0), checks_ms, scale_ms, alloc_ms, pyr_ms, st->n_levels);
   return st;
 }
 
 static void fill_report(const FluidCuda *st, NwIterationReport *r)
 {
-  nw_fluid_fill_report(r, st->params, st->iteration, st->level, st->iter_in_level,
-                       st->pyr.n_levels, st->finished, &st->fig, st->last_step, st->regrids);
+  nw_fluid_fill_report(r, st->params, st->iteration, st->level, st->iter_in_level, st->n_levels,
+                       st->finished, &st->fig, st->last_step, st->regrids);
 }
 
 static gboolean fluid_step(void *state, NwIterationReport *report, GError **error)
@@ -537,25 +637,19 @@ static gboolean fluid_set_params(void *state, const NwParams *p, GError **error)
 static gboolean frame_on_device(FluidCuda *st, GError **error)
 {
   return whole_map(st, st->u_tot, -1.0f, error) &&
-         NW_CUDA_CHECK(nw_warp_cuda(st->W, st->M, st->u_tot, false, st->g, st->stream), error);
+         NW_CUDA_CHECK(
+             nw_warp_cuda(st->W, st->M.level[st->level], st->u_tot, false, st->g, st->stream),
+             error);
 }
 
 static gboolean fluid_publish_frame(void *state, NwFrame *frame, GError **error)
 {
   FluidCuda *st = (FluidCuda *)state;
-  const NwVolume *like = st->pyr.fixed[st->level];
+  const NwVolume *like = level_like(st, st->level);
   frame->iteration = st->iteration;
-  if (!frame_on_device(st, error))
-    return FALSE;
-  frame->image = nw_volume_new_like(like, 1, error);
-  if (frame->image == NULL ||
-      !NW_CUDA_CHECK(cudaMemcpyAsync(frame->image->data, st->W,
-                                     nw_volume_n_voxels(like) * sizeof(float),
-                                     cudaMemcpyDeviceToHost, st->stream),
-                     error))
-    return FALSE;
-  frame->field = download_field(st, st->u_tot, like, error); /* synchronises */
-  return frame->field != NULL;
+  return frame_on_device(st, error) &&
+         (frame->image = nw_image_download_new(st->W, like, st->stream, error)) != NULL &&
+         (frame->field = nw_field_download_new(st->u_tot, st->f, like, st->stream, error)) != NULL;
 }
 
 /* Live display: W and s of the current level, device-to-device into the front on the job's
@@ -564,103 +658,92 @@ static gboolean fluid_publish_device_frame(void *state, void *front, GError **er
 {
   FluidCuda *st = (FluidCuda *)state;
   return frame_on_device(st, error) &&
-         nw_live_front_publish((NwLiveFront *)front, st->pyr.fixed[st->level], st->W, st->u_tot,
+         nw_live_front_publish((NwLiveFront *)front, level_like(st, st->level), st->W, st->u_tot,
                                st->iteration, st->stream, error);
 }
 
-/* Full-resolution device buffers of a result, freed together. */
-struct ResultBufs {
-  float4 *s;
-  float *img, *moving, *labels;
-};
-
-static void result_bufs_free(ResultBufs *b)
+/* The forward field s = -u_tot at full resolution (fluid_cpu.c fluid_result): at the last
+ * level in u_tot, else carried up from u_tot into f; *staging gets a full-size buffer that s
+ * is not, for its download. */
+static float4 *full_forward(FluidCuda *st, void **staging, GError **error)
 {
-  cudaFree(b->s);
-  cudaFree(b->img);
-  cudaFree(b->moving);
-  cudaFree(b->labels);
-}
-
-/* Host copy of n device floats into a new image like `like`. */
-static NwVolume *download_image(FluidCuda *st, const float *d, const NwVolume *like, GError **error)
-{
-  g_autoptr(NwVolume) h = nw_volume_new_like(like, 1, error);
-  if (h == NULL ||
-      !NW_CUDA_CHECK(cudaMemcpyAsync(h->data, d, nw_volume_n_voxels(h) * sizeof(float),
-                                     cudaMemcpyDeviceToHost, st->stream),
-                     error) ||
-      !NW_CUDA_CHECK(cudaStreamSynchronize(st->stream), error))
+  if (!whole_map(st, st->u_tot, -1.0f, error))
     return NULL;
-  return (NwVolume *)g_steal_pointer(&h);
+  if (st->level == st->n_levels - 1) {
+    *staging = st->f;
+    return st->u_tot;
+  }
+  *staging = st->r;
+  return NW_CUDA_CHECK(nw_fluid_resize_field_cuda(st->f, grid_of(st->fixed_full), st->u_tot, st->g,
+                                                  st->stream),
+                       error)
+             ? st->f
+             : NULL;
 }
 
-/* The forward field s = -u_tot at full resolution into b->s: directly at the last level,
- * else through the host (nw_resize, as fluid_cpu.c fluid_result). */
-static gboolean full_forward(FluidCuda *st, ResultBufs *b, const NwGrid &gf, GError **error)
+/* An image warped through s at full resolution into W and downloaded: the moving image as
+ * loaded (trilinear) or the labels (nearest). A host input goes up through trial.Tw, a
+ * full-size buffer that holds nothing between iterations. */
+static NwVolume *warp_full(FluidCuda *st, const float4 *s, const NwVolume *host, const float *dev,
+                           gboolean nearest, GError **error)
 {
   const NwVolume *full = st->fixed_full;
-  if (st->level == st->pyr.n_levels - 1)
-    return whole_map(st, b->s, -1.0f, error);
-  g_autoptr(NwVolume) s = NULL;
-  g_autoptr(NwVolume) s_full = NULL;
-  if (!whole_map(st, st->u_tot, -1.0f, error) ||
-      (s = download_field(st, st->u_tot, st->pyr.fixed[st->level], error)) == NULL ||
-      (s_full = nw_resize(s, full->nx, full->ny, full->nz, TRUE, error)) == NULL)
-    return FALSE;
-  /* A staging buffer of 12 n bytes for the upload: none of the level's is full-sized. */
-  void *staging = NULL;
-  const gboolean ok =
-      NW_CUDA_CHECK(cudaMalloc(&staging, (size_t)gf.n() * 3 * sizeof(float)), error) &&
-      NW_CUDA_CHECK(nw_field_upload(b->s, staging, s_full->data, gf, st->stream), error) &&
-      NW_CUDA_CHECK(cudaStreamSynchronize(st->stream), error);
-  cudaFree(staging);
-  return ok;
+  const NwGrid gf = grid_of(full);
+  if (dev == NULL && !NW_CUDA_CHECK(cudaMemcpyAsync(st->trial.Tw, host->data,
+                                                    nw_volume_n_voxels(full) * sizeof(float),
+                                                    cudaMemcpyHostToDevice, st->stream),
+                                    error))
+    return NULL;
+  return NW_CUDA_CHECK(
+             nw_warp_cuda(st->W, dev != NULL ? dev : st->trial.Tw, s, nearest, gf, st->stream),
+             error)
+             ? nw_image_download_new(st->W, full, st->stream, error)
+             : NULL;
 }
 
+/* The results in the job's own buffers (they hold nothing an iteration needs: u_tot, f or r,
+ * W and trial.Tw are scratch between iterations), so that a result allocates no device
+ * memory and the job may go on afterwards. */
 static NwMethodResult *fluid_result(void *state, GError **error)
 {
   FluidCuda *st = (FluidCuda *)state;
   const NwVolume *full = st->fixed_full;
-  const NwGrid gf{full->nx, full->ny, full->nz};
-  const size_t n = nw_volume_n_voxels(full);
-  ResultBufs b = {};
-  g_autoptr(NwMethodResult) r = nw_method_result_new();
-  NwVolume *fwd = NULL, *warped = NULL, *jac = NULL, *labels = NULL;
-  gboolean ok = NW_CUDA_CHECK(cudaMalloc(&b.s, n * sizeof(float4)), error) &&
-                NW_CUDA_CHECK(cudaMalloc(&b.img, n * sizeof(float)), error) &&
-                upload(&b.moving, st->moving_full->data, n, st->stream, error) &&
-                (st->moving_labels == NULL ||
-                 upload(&b.labels, st->moving_labels->data, n, st->stream, error)) &&
-                full_forward(st, &b, gf, error);
-  /* The forward field's host copy: staged through the state's f when it is full-sized (the
-   * last level), else through a temporary buffer. */
-  if (ok) {
-    fwd = nw_volume_new_like(full, 3, error);
-    void *staging = st->level == st->pyr.n_levels - 1 ? (void *)st->f : NULL;
-    ok = fwd != NULL &&
-         (staging != NULL || NW_CUDA_CHECK(cudaMalloc(&staging, n * 3 * sizeof(float)), error)) &&
-         NW_CUDA_CHECK(nw_field_download(fwd->data, staging, b.s, gf, st->stream), error);
-    if (staging != NULL && staging != (void *)st->f)
-      cudaFree(staging);
-  }
-  /* The original moving intensities, also when they were histogram-matched for the run. */
-  ok = ok && NW_CUDA_CHECK(nw_warp_cuda(b.img, b.moving, b.s, false, gf, st->stream), error) &&
-       (warped = download_image(st, b.img, full, error)) != NULL &&
-       NW_CUDA_CHECK(nw_jacobian_cuda(b.img, b.s, gf, st->stream), error) &&
-       (jac = download_image(st, b.img, full, error)) != NULL &&
-       (st->moving_labels == NULL ||
-        (NW_CUDA_CHECK(nw_warp_cuda(b.img, b.labels, b.s, true, gf, st->stream), error) &&
-         (labels = download_image(st, b.img, full, error)) != NULL));
-  result_bufs_free(&b);
-  if (!ok) {
-    g_clear_pointer(&fwd, nw_volume_free);
-    g_clear_pointer(&warped, nw_volume_free);
-    g_clear_pointer(&jac, nw_volume_free);
-    g_clear_pointer(&labels, nw_volume_free);
+  const gint64 t0 = g_get_monotonic_time();
+  void *staging = NULL;
+  const float4 *s = full_forward(st, &staging, error);
+  NwVolume *fwd = s != NULL ? nw_field_download_new(s, staging, full, st->stream, error) : NULL;
+  const double fwd_ms = ms_since(t0);
+  /* The original moving intensities, also when they were histogram-matched for the run:
+   * the finest level of M is the moving image itself unless it was matched. */
+  const gboolean matched = nw_params_get(st->params, "histogram-match") != 0.0;
+  const gint64 t1 = g_get_monotonic_time();
+  NwVolume *warped = fwd != NULL
+                         ? warp_full(st, s, st->moving_full,
+                                     matched ? NULL : st->M.level[st->n_levels - 1], FALSE, error)
+                         : NULL;
+  const double warp_ms = ms_since(t1);
+  const gint64 t2 = g_get_monotonic_time();
+  NwVolume *jac =
+      warped != NULL && NW_CUDA_CHECK(nw_jacobian_cuda(st->W, s, grid_of(full), st->stream), error)
+          ? nw_image_download_new(st->W, full, st->stream, error)
+          : NULL;
+  const double jac_ms = ms_since(t2);
+  const gint64 t3 = g_get_monotonic_time();
+  NwVolume *labels = jac != NULL && st->moving_labels != NULL
+                         ? warp_full(st, s, st->moving_labels, NULL, TRUE, error)
+                         : NULL;
+  if (jac == NULL || (st->moving_labels != NULL && labels == NULL)) {
+    NwVolume **all[] = {&fwd, &warped, &jac, &labels};
+    for (size_t q = 0; q < G_N_ELEMENTS(all); q++)
+      g_clear_pointer(all[q], nw_volume_free);
     return NULL;
   }
+  g_debug("fluid cuda: result %.2f ms: forward field %.2f ms (%s), warped %.2f ms, jacobian "
+          "%.2f ms, labels %.2f ms",
+          ms_since(t0), fwd_ms, st->level == st->n_levels - 1 ? "last level" : "carried up",
+          warp_ms, jac_ms, ms_since(t3));
   nw_volume_set_affine(fwd, full->vox_to_ras);
+  g_autoptr(NwMethodResult) r = nw_method_result_new();
   nw_method_result_add(r, "forward", fwd);
   nw_method_result_add(r, "warped", warped);
   nw_method_result_add(r, "jacobian", jac);

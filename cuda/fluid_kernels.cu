@@ -146,15 +146,11 @@ __device__ __forceinline__ double taps_sum(const float *__restrict__ T, const Nw
   return acc;
 }
 
-__global__ void deform_grad_kernel(float *__restrict__ Tw, float4 *__restrict__ gTw,
-                                   const float *__restrict__ T, const float4 *__restrict__ u,
-                                   NwGrid g)
+/* Tw and gTw at voxel e from the displacement d there. */
+__device__ __forceinline__ void deform_grad_at(float *__restrict__ Tw, float4 *__restrict__ gTw,
+                                               const float *__restrict__ T, float4 d, NwGrid g,
+                                               int i, int j, int k, long long e)
 {
-  int i, j, k;
-  long long e;
-  if (!voxel_of_thread(g, i, j, k, e))
-    return;
-  const float4 d = u[e];
   AxisTaps t[3];
   axis_taps((double)i - (double)d.x, g.nx, t[0]);
   axis_taps((double)j - (double)d.y, g.ny, t[1]);
@@ -164,10 +160,111 @@ __global__ void deform_grad_kernel(float *__restrict__ Tw, float4 *__restrict__ 
                        (float)taps_sum(T, g, t, 2), 0.0f);
 }
 
+__global__ void deform_grad_kernel(float *__restrict__ Tw, float4 *__restrict__ gTw,
+                                   const float *__restrict__ T, const float4 *__restrict__ u,
+                                   NwGrid g)
+{
+  int i, j, k;
+  long long e;
+  if (voxel_of_thread(g, i, j, k, e))
+    deform_grad_at(Tw, gTw, T, u[e], g, i, j, k, e);
+}
+
 cudaError_t nw_fluid_deform_grad_cuda(float *Tw, float4 *gTw, const float *T, const float4 *u,
                                       const NwGrid &g, cudaStream_t stream)
 {
   deform_grad_kernel<<<nw_voxel_grid(g), NW_VOXEL_THREADS, 0, stream>>>(Tw, gTw, T, u, g);
+  return nw_cuda_launched(stream);
+}
+
+/* The trial step fused with its deformed template: u_out = u + s r with s = (float)(delta /
+ * max|r|) formed here from the maximum the transport left on the device (the host needs not
+ * read it first), added as nw_field_axpy rounds (float product, then float sum: no FMA), then
+ * Tw and gTw of u_out. One pass over u and r instead of an axpy and a second read of u_out. */
+__global__ void trial_kernel(float4 *__restrict__ u_out, float *__restrict__ Tw,
+                             float4 *__restrict__ gTw, const float *__restrict__ T,
+                             const float4 *__restrict__ u, const float4 *__restrict__ r,
+                             double delta, const double *__restrict__ d_max_r, NwGrid g)
+{
+  int i, j, k;
+  long long e;
+  if (!voxel_of_thread(g, i, j, k, e))
+    return;
+  const double m = __ldg(d_max_r);
+  const float s = m > 0.0 ? (float)(delta / m) : 0.0f;
+  const float4 a = u[e], b = r[e];
+  const float4 d = make_float4(__fadd_rn(a.x, __fmul_rn(s, b.x)), __fadd_rn(a.y, __fmul_rn(s, b.y)),
+                               __fadd_rn(a.z, __fmul_rn(s, b.z)), 0.0f);
+  u_out[e] = d;
+  deform_grad_at(Tw, gTw, T, d, g, i, j, k, e);
+}
+
+cudaError_t nw_fluid_trial_cuda(float4 *u_out, float *Tw, float4 *gTw, const float *T,
+                                const float4 *u, const float4 *r, double delta,
+                                const double *d_max_r, const NwGrid &g, cudaStream_t stream)
+{
+  trial_kernel<<<nw_voxel_grid(g), NW_VOXEL_THREADS, 0, stream>>>(u_out, Tw, gTw, T, u, r, delta,
+                                                                  d_max_r, g);
+  return nw_cuda_launched(stream);
+}
+
+/* ---- carrying a field to a finer grid (nw_resize, bit for bit) ------------------------------ */
+
+/* a + f (b - a) rounded as the CPU's float expression (no FMA). */
+__device__ __forceinline__ float lerp_rn(float a, float b, float f)
+{
+  return __fadd_rn(a, __fmul_rn(f, __fsub_rn(b, a)));
+}
+
+__device__ __forceinline__ float4 lerp4_rn(float4 a, float4 b, float f)
+{
+  return make_float4(lerp_rn(a.x, b.x, f), lerp_rn(a.y, b.y, f), lerp_rn(a.z, b.z, f), 0.0f);
+}
+
+struct ResizeMap {
+  double scale[3], offset[3]; /* out index o -> in index o scale + offset */
+  float ratio[3];             /* vector components times n_out / n_in */
+};
+
+/* resample_grid then the vector scaling of nw_resize: the position o scale + offset in
+ * double (uncontracted), sample_trilinear_all's lerps along x, y, z, then times the ratio. */
+__global__ void resize_field_kernel(float4 *__restrict__ out, NwGrid go,
+                                    const float4 *__restrict__ in, NwGrid gi, ResizeMap m)
+{
+  int i, j, k;
+  long long e;
+  if (!voxel_of_thread(go, i, j, k, e))
+    return;
+  int x0, x1, y0, y1, z0, z1;
+  float fx, fy, fz;
+  clamp_split(__dadd_rn(__dmul_rn((double)i, m.scale[0]), m.offset[0]), gi.nx, x0, x1, fx);
+  clamp_split(__dadd_rn(__dmul_rn((double)j, m.scale[1]), m.offset[1]), gi.ny, y0, y1, fy);
+  clamp_split(__dadd_rn(__dmul_rn((double)k, m.scale[2]), m.offset[2]), gi.nz, z0, z1, fz);
+  const float4 c00 =
+      lerp4_rn(__ldg(in + gi.index(x0, y0, z0)), __ldg(in + gi.index(x1, y0, z0)), fx);
+  const float4 c10 =
+      lerp4_rn(__ldg(in + gi.index(x0, y1, z0)), __ldg(in + gi.index(x1, y1, z0)), fx);
+  const float4 c01 =
+      lerp4_rn(__ldg(in + gi.index(x0, y0, z1)), __ldg(in + gi.index(x1, y0, z1)), fx);
+  const float4 c11 =
+      lerp4_rn(__ldg(in + gi.index(x0, y1, z1)), __ldg(in + gi.index(x1, y1, z1)), fx);
+  const float4 v = lerp4_rn(lerp4_rn(c00, c10, fy), lerp4_rn(c01, c11, fy), fz);
+  out[e] = make_float4(__fmul_rn(v.x, m.ratio[0]), __fmul_rn(v.y, m.ratio[1]),
+                       __fmul_rn(v.z, m.ratio[2]), 0.0f);
+}
+
+cudaError_t nw_fluid_resize_field_cuda(float4 *out, const NwGrid &go, const float4 *in,
+                                       const NwGrid &gi, cudaStream_t stream)
+{
+  /* nw_resize's map: the same world box, in index = (o + 0.5) n_in / n_out - 0.5 */
+  const int n_in[3] = {gi.nx, gi.ny, gi.nz}, n_out[3] = {go.nx, go.ny, go.nz};
+  ResizeMap m;
+  for (int a = 0; a < 3; a++) {
+    m.scale[a] = (double)n_in[a] / (double)n_out[a];
+    m.offset[a] = 0.5 * m.scale[a] - 0.5;
+    m.ratio[a] = (float)((double)n_out[a] / (double)n_in[a]);
+  }
+  resize_field_kernel<<<nw_voxel_grid(go), NW_VOXEL_THREADS, 0, stream>>>(out, go, in, gi, m);
   return nw_cuda_launched(stream);
 }
 
@@ -349,6 +446,23 @@ __device__ __forceinline__ float cof_f(const float D[3][3], int r, int a)
   }
 }
 
+/* The factors of P = L'(J) cof(D) at a voxel from its six neighbours' u (grad_f's order):
+ * L'(J) and D = I - ∇u. Both force variants form every entry of P through this and p_entry,
+ * so they agree bit for bit by construction (the kernel test checks it). */
+__device__ __forceinline__ void p_factors(const float4 nb[6], float &Lp, float D[3][3])
+{
+  float G[3][3];
+  grad_f(nb, G);
+  Lp = lprime_f(G);
+  d_of(G, D);
+}
+
+/* P_ra = L'(J) cof(D)_ra. */
+__device__ __forceinline__ float p_entry(float Lp, const float D[3][3], int r, int a)
+{
+  return __fmul_rn(Lp, cof_f(D, r, a));
+}
+
 /* f at one voxel from the L2 term and the divergence d_r = Σ_a (P+ - P-)_ra / 2, summed over
  * a = 0, 1, 2 in the CPU's order; pm[a][r] = P_ra at x - e_a, pp[a][r] at x + e_a. */
 __device__ __forceinline__ float4 force_at(float res, float4 gT, const float pm[3][3],
@@ -384,13 +498,11 @@ __device__ __forceinline__ void p_column_global(const float4 *__restrict__ u, co
   const float4 nb[6] = {u_or_zero(u, g, i - 1, j, k), u_or_zero(u, g, i + 1, j, k),
                         u_or_zero(u, g, i, j - 1, k), u_or_zero(u, g, i, j + 1, k),
                         u_or_zero(u, g, i, j, k - 1), u_or_zero(u, g, i, j, k + 1)};
-  float G[3][3], D[3][3];
-  grad_f(nb, G);
-  const float Lp = lprime_f(G);
-  d_of(G, D);
+  float Lp, D[3][3];
+  p_factors(nb, Lp, D);
 #pragma unroll
   for (int r = 0; r < 3; r++)
-    out[r] = __fmul_rn(Lp, cof_f(D, r, a));
+    out[r] = p_entry(Lp, D, r, a);
 }
 
 __global__ void __launch_bounds__(NW_VOXEL_THREADS)
@@ -483,15 +595,13 @@ __global__ void __launch_bounds__(TX *TY)
       }
       const int c0 = (ly + 1) * UW + lx + 1; /* the point in the u tile */
       const float4 nb[6] = {uc[c0 - 1], uc[c0 + 1], uc[c0 - UW], uc[c0 + UW], um[c0], up[c0]};
-      float G[3][3], D[3][3];
-      grad_f(nb, G);
-      const float Lp = lprime_f(G);
-      d_of(G, D);
+      float Lp, D[3][3];
+      p_factors(nb, Lp, D);
 #pragma unroll
       for (int r = 0; r < 3; r++)
 #pragma unroll
         for (int a = 0; a < 3; a++)
-          P[3 * r + a][q] = __fmul_rn(Lp, cof_f(D, r, a));
+          P[3 * r + a][q] = p_entry(Lp, D, r, a);
     }
     __syncthreads();
     const int k = s - 1;
@@ -532,10 +642,12 @@ cudaError_t nw_fluid_force_cuda(float4 *f, const float *R, const float *Tw, cons
   return nw_cuda_launched(stream);
 }
 
+/* reuse by default: on the H100 (bench_fluid, 240^3) 0.438 ms against recompute's 0.746. */
 int nw_fluid_force_variant_default(void)
 {
   const char *env = getenv("NW_FLUID_FORCE");
-  return env != NULL && strcmp(env, "reuse") == 0 ? NW_FLUID_FORCE_REUSE : NW_FLUID_FORCE_RECOMPUTE;
+  return env != NULL && strcmp(env, "recompute") == 0 ? NW_FLUID_FORCE_RECOMPUTE
+                                                      : NW_FLUID_FORCE_REUSE;
 }
 
 /* Counted from the code above, an FMA as 2: grad_f 18, d_of 3, one cofactor (det2_f) 3,

@@ -26,6 +26,19 @@
 cudaError_t nw_fluid_deform_grad_cuda(float *Tw, float4 *gTw, const float *T, const float4 *u,
                                       const NwGrid &g, cudaStream_t stream);
 
+/* The trial step of fluid_method.h step 4 with its deformed template: u_out = u + s r,
+ * s = (float)(delta / max|r|) from *d_max_r (device; nw_fluid_transport_cuda's) or 0 when
+ * that is not positive, rounded as nw_field_axpy; then Tw, gTw of u_out as
+ * nw_fluid_deform_grad_cuda. u_out is neither u nor r. */
+cudaError_t nw_fluid_trial_cuda(float4 *u_out, float *Tw, float4 *gTw, const float *T,
+                                const float4 *u, const float4 *r, double delta,
+                                const double *d_max_r, const NwGrid &g, cudaStream_t stream);
+
+/* A voxel field of grid gi resampled onto grid go covering the same world box, components
+ * scaled by the size ratio per axis: nw_resize(in, ..., TRUE) bit for bit (w = 0). */
+cudaError_t nw_fluid_resize_field_cuda(float4 *out, const NwGrid &go, const float4 *in,
+                                       const NwGrid &gi, cudaStream_t stream);
+
 /* out(x) = in(x - u(x)), trilinear, clamped, position i - u in float as the CPU's:
  * nw_fluid_deform_cpu for a scalar image. */
 cudaError_t nw_fluid_deform_cuda(float *out, const float *in, const float4 *u, const NwGrid &g,
@@ -55,9 +68,9 @@ cudaError_t nw_fluid_jacobian_cuda(float *J, float *P, const float4 *u, const Nw
  *              three u slices (tile + 2 halo) and two P slices (tile + 1 halo) in shared
  *              memory, each P computed once per voxel (+ the halo) and read by its
  *              neighbours (Lee et al. 2010).
- * Both evaluate P with the same non-contracted float operations, so they agree bit for bit;
- * the choice is the benchmark's (NW_FLUID_FORCE=recompute|reuse; recompute by default until
- * measured). w of f is 0. */
+ * Both evaluate P through the same device functions (p_factors, p_entry) of non-contracted
+ * float operations, so they agree bit for bit; reuse is the default (the faster on the H100,
+ * bench_fluid), NW_FLUID_FORCE=recompute|reuse picks one. w of f is 0. */
 enum NwFluidForceVariant { NW_FLUID_FORCE_RECOMPUTE = 0, NW_FLUID_FORCE_REUSE = 1 };
 cudaError_t nw_fluid_force_cuda(float4 *f, const float *R, const float *Tw, const float4 *gTw,
                                 const float4 *u, const float *region, float lambda, int variant,

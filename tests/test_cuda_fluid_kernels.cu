@@ -1,6 +1,7 @@
 /* test_cuda_fluid_kernels.cu — every kernel of cuda/fluid_kernels.cu against its CPU twin in
  * core/cpu/fluid_kernels_cpu.c (fluid_kernels.h), one at a time, through tests/cuda_validate.h:
- * the deformed template and its gradient, the plain deformation, the composition (both signs,
+ * the deformed template and its gradient, the trial step fused with it, the map carried to a
+ * finer grid (nw_resize), the plain deformation, the composition (both signs,
  * with and without u_prev), the masks' region, the zeroed border, J and P, the force in both
  * variants (against the CPU, and against each other bit for bit), the transport with its
  * maximum, and the energy sums. Skips (77) without a CUDA device. Test thread only.
@@ -22,6 +23,7 @@
 #include "field.h"
 #include "fluid_kernels.cuh"
 #include "fluid_kernels.h"
+#include "resample.h"
 #include "testutil.h"
 
 typedef struct {
@@ -99,6 +101,86 @@ static void test_deform_grad(void)
     void *bufs[] = {dT, du, dTw, dg};
     for (gsize b = 0; b < G_N_ELEMENTS(bufs); b++)
       NW_TEST_CUDA(cudaFree(bufs[b]));
+  }
+}
+
+/* ---- the trial step with its deformed template ---------------------------------------------
+ * u_out = u + (float)(delta / max|r|) r rounded as nw_field_axpy (float product, float sum, no
+ * FMA): equal to the bit; with max|r| = 0 the step is 0 (u itself). Tw and gTw as deform_grad's
+ * (the same device code on the same u_out). */
+static void test_trial(void)
+{
+  const NwTolerance tol = {2e-5, 1e-6};
+  for (gsize gi = 0; gi < G_N_ELEMENTS(grids); gi++) {
+    const Dims d = grids[gi];
+    const size_t n = voxels(d);
+    const NwGrid g = grid_of(d);
+    g_autoptr(NwVolume) T = nw_test_random_volume(d.nx, d.ny, d.nz, 1, 10.0, 110.0, 0, 15);
+    g_autoptr(NwVolume) u = test_u(d, 16, FALSE);
+    g_autoptr(NwVolume) r = nw_test_random_volume(d.nx, d.ny, d.nz, 3, -3.0, 3.0, 0, 17);
+    float *dT = nw_test_device_floats(T->data, n);
+    float4 *du = (float4 *)nw_test_device_field(u), *dr = (float4 *)nw_test_device_field(r);
+    float4 *dout = (float4 *)nw_test_device_poisoned(n * sizeof(float4));
+    float *dTw = (float *)nw_test_device_poisoned(n * sizeof(float));
+    float4 *dg = (float4 *)nw_test_device_poisoned(n * sizeof(float4));
+    double *dmax = (double *)nw_test_device_poisoned(sizeof(double));
+    const double delta = 0.37, maxes[2] = {2.9, 0.0};
+    for (int c = 0; c < 2; c++) {
+      g_autoptr(NwVolume) want = nw_volume_new_like(u, 3, NULL);
+      g_autoptr(NwVolume) Tw = nw_volume_new_like(T, 1, NULL);
+      g_autoptr(NwVolume) gTw = nw_volume_new_like(T, 3, NULL);
+      if (maxes[c] > 0.0)
+        nw_field_axpy(want, u, delta / maxes[c], r);
+      else
+        memcpy(want->data, u->data, 3 * n * sizeof(float));
+      nw_fluid_deform_grad_cpu(Tw, gTw, T, want);
+      NW_TEST_CUDA(cudaMemcpy(dmax, &maxes[c], sizeof(double), cudaMemcpyHostToDevice));
+      NW_TEST_CUDA(nw_fluid_trial_cuda(dout, dTw, dg, dT, du, dr, delta, dmax, g, 0));
+      NW_TEST_CUDA(cudaDeviceSynchronize());
+      g_autofree char *n1 =
+          g_strdup_printf("trial u max|r| %g %dx%dx%d", maxes[c], d.nx, d.ny, d.nz);
+      g_autofree char *n2 = g_strdup_printf("trial Tw %dx%dx%d", d.nx, d.ny, d.nz);
+      g_autofree char *n3 = g_strdup_printf("trial gTw %dx%dx%d", d.nx, d.ny, d.nz);
+      check(nw_validate_result(n1, (const float *)dout, 4, want->data, 3, 3, n,
+                               NwTolerance{0.0, 0.0}));
+      check(nw_validate_result(n2, dTw, 1, Tw->data, 1, 1, n, tol));
+      check(nw_validate_result(n3, (const float *)dg, 4, gTw->data, 3, 3, n, tol));
+    }
+    void *bufs[] = {dT, du, dr, dout, dTw, dg, dmax};
+    for (gsize b = 0; b < G_N_ELEMENTS(bufs); b++)
+      NW_TEST_CUDA(cudaFree(bufs[b]));
+  }
+}
+
+/* ---- the map carried to a finer level ------------------------------------------------------
+ * nw_resize(in, ..., TRUE) repeated operation for operation (positions in double, float lerps
+ * without FMA, the ratio's product): equal to the bit, from each grid's pyramid level below
+ * (nw_downsample2's sizes: (n + 1) / 2, an axis of one voxel stays) and from an odd size up. */
+static void test_resize(void)
+{
+  for (gsize gi = 0; gi < G_N_ELEMENTS(grids); gi++) {
+    const Dims fine = grids[gi];
+    const Dims sizes[2] = {{fine.nx > 1 ? (fine.nx + 1) / 2 : 1,
+                            fine.ny > 1 ? (fine.ny + 1) / 2 : 1,
+                            fine.nz > 1 ? (fine.nz + 1) / 2 : 1},
+                           {7, 5, fine.nz > 1 ? 3 : 1}};
+    for (int c = 0; c < 2; c++) {
+      const Dims d = sizes[c];
+      g_autoptr(NwVolume) in = nw_test_random_volume(d.nx, d.ny, d.nz, 3, -2.0, 2.0, 0, 81 + c);
+      g_autoptr(GError) err = NULL;
+      g_autoptr(NwVolume) want = nw_resize(in, fine.nx, fine.ny, fine.nz, TRUE, &err);
+      g_assert_no_error(err);
+      float4 *din = (float4 *)nw_test_device_field(in);
+      float4 *dout = (float4 *)nw_test_device_poisoned(voxels(fine) * sizeof(float4));
+      NW_TEST_CUDA(nw_fluid_resize_field_cuda(dout, grid_of(fine), din, grid_of(d), 0));
+      NW_TEST_CUDA(cudaDeviceSynchronize());
+      g_autofree char *name = g_strdup_printf("resize %dx%dx%d -> %dx%dx%d", d.nx, d.ny, d.nz,
+                                              fine.nx, fine.ny, fine.nz);
+      check(nw_validate_result(name, (const float *)dout, 4, want->data, 3, 3, voxels(fine),
+                               NwTolerance{0.0, 0.0}));
+      NW_TEST_CUDA(cudaFree(din));
+      NW_TEST_CUDA(cudaFree(dout));
+    }
   }
 }
 
@@ -403,6 +485,8 @@ int main(int argc, char **argv)
   if (!nw_test_have_cuda())
     return NW_TEST_SKIP;
   g_test_add_func("/cuda/fluid-kernels/deform-grad", test_deform_grad);
+  g_test_add_func("/cuda/fluid-kernels/trial", test_trial);
+  g_test_add_func("/cuda/fluid-kernels/resize", test_resize);
   g_test_add_func("/cuda/fluid-kernels/deform-compose", test_deform_compose);
   g_test_add_func("/cuda/fluid-kernels/region-border", test_region_border);
   g_test_add_func("/cuda/fluid-kernels/jacobian", test_jacobian);

@@ -78,7 +78,17 @@ void nw_fluid_fill_report(NwIterationReport *r, const NwParams *p, int iteration
 
 double nw_fluid_intensity_scale(const NwVolume *fixed)
 {
-  NwVolumeStats fs;
-  nw_volume_stats(fixed, &fs);
-  return fs.max > fs.min ? 1.0 / ((double)fs.max - fs.min) : 1.0;
+  /* The extrema of nw_volume_stats (non-finite voxels skipped), over the cores: exact in any
+   * order, and a whole-volume pass that every job's create pays. */
+  const gint64 n = (gint64)nw_volume_n_floats(fixed);
+  float lo = INFINITY, hi = -INFINITY;
+#pragma omp parallel for schedule(static) reduction(min : lo) reduction(max : hi) if (n > (1 << 20))
+  for (gint64 e = 0; e < n; e++) {
+    const float x = fixed->data[e];
+    if (isfinite(x)) {
+      lo = x < lo ? x : lo;
+      hi = x > hi ? x : hi;
+    }
+  }
+  return hi > lo ? 1.0 / ((double)hi - lo) : 1.0;
 }

@@ -40,13 +40,13 @@ typedef struct {
   double prev_energy;      /* E before the last iteration (the stopping rule) */
 
   /* The current level. */
-  NwVolume *R, *T0;         /* fixed and moving of the level, as the energy sees them */
-  NwVolume *Tg;             /* the template since the last regridding, T0(x - u_prev) */
-  NwVolume *mmask_g;        /* the moving mask likewise (NULL without) */
-  NwVolume *u_prev;         /* the map at the last regridding, NULL before any */
-  FluidEval cur, trial;     /* the state, and a step being tried */
-  NwVolume *f, *r;          /* force then velocity (smoothed in place), transport */
-  NwVolume *u_tot, *J_tot;  /* the whole map and its J, for the figures after a regridding */
+  NwVolume *R, *T0;        /* fixed and moving of the level, as the energy sees them */
+  NwVolume *Tg;            /* the template since the last regridding, T0(x - u_prev) */
+  NwVolume *mmask_g;       /* the moving mask likewise (NULL without) */
+  NwVolume *u_prev;        /* the map at the last regridding, NULL before any */
+  FluidEval cur, trial;    /* the state, and a step being tried */
+  NwVolume *f, *r;         /* force then velocity (smoothed in place), transport */
+  NwVolume *u_tot, *J_tot; /* the whole map and its J, for the figures after a regridding */
 
   /* Figures of the whole map (fluid_method.h). */
   NwFluidFigures fig;
@@ -76,8 +76,8 @@ static void eval_clear(FluidEval *ev)
     g_clear_pointer(all[i], nw_volume_free);
 }
 
-static gboolean eval_alloc(FluidEval *ev, const NwVolume *F, gboolean moving_mask,
-                           gboolean masks, GError **error)
+static gboolean eval_alloc(FluidEval *ev, const NwVolume *F, gboolean moving_mask, gboolean masks,
+                           GError **error)
 {
   return (ev->u = nw_volume_new_like(F, 3, error)) != NULL &&
          (ev->Tw = nw_volume_new_like(F, 1, error)) != NULL &&
@@ -187,10 +187,9 @@ static gboolean iterate(FluidState *st, GError **error)
   const double energy = st->cur.E;
   st->iter_in_level++;
   st->iteration++;
-  st->level_done = !moved || nw_deformable_level_done(st->iter_in_level,
-                                                      nw_params_get_int(st->params, "iterations"),
-                                                      st->prev_energy, energy,
-                                                      param(st, "tolerance"));
+  st->level_done = !moved || nw_deformable_level_done(
+                                 st->iter_in_level, nw_params_get_int(st->params, "iterations"),
+                                 st->prev_energy, energy, param(st, "tolerance"));
   st->finished = st->level_done && st->level == st->pyr.n_levels - 1;
   if (moved && st->cur.s.min_jac < param(st, "regrid-jacobian") && !regrid(st, error))
     return FALSE;
@@ -204,8 +203,8 @@ static void free_level(FluidState *st)
 {
   eval_clear(&st->cur);
   eval_clear(&st->trial);
-  NwVolume **all[] = {&st->R,      &st->T0,     &st->Tg, &st->mmask_g,
-                      &st->u_prev, &st->f,      &st->r,  &st->u_tot, &st->J_tot};
+  NwVolume **all[] = {&st->R, &st->T0, &st->Tg,    &st->mmask_g, &st->u_prev,
+                      &st->f, &st->r,  &st->u_tot, &st->J_tot};
   for (gsize i = 0; i < G_N_ELEMENTS(all); i++)
     g_clear_pointer(all[i], nw_volume_free);
 }
@@ -225,10 +224,13 @@ static NwVolume *energy_image(const FluidState *st, const NwVolume *I, GError **
   }
   NwVolumeStats vs;
   nw_volume_stats(I, &vs);
-  const double range = (double)vs.max - vs.min, eps = NW_DEMONS_LCC_EPS * (range > 0 ? range * range : 1.0);
+  const double range = (double)vs.max - vs.min,
+               eps = NW_DEMONS_LCC_EPS * (range > 0 ? range * range : 1.0);
+  /* The shift (it cancels in Î; it only keeps G*I² - μ² precise) rounded to a float: the
+   * number the CUDA twin's kernels subtract, so that both normalise the same values. */
+  const float shift = (float)vs.mean;
   g_autoptr(NwVolume) q = nw_volume_new_like(I, 3, error);
-  if (q == NULL ||
-      !nw_demons_lcc_fixed_cpu(q, I, vs.mean, eps, param(st, "lcc-sigma"), error))
+  if (q == NULL || !nw_demons_lcc_fixed_cpu(q, I, shift, eps, param(st, "lcc-sigma"), error))
     return NULL;
   for (size_t e = 0; e < n; e++)
     out->data[e] = q->data[3 * e];
@@ -267,15 +269,17 @@ static gboolean enter_level(FluidState *st, int l, GError **error)
   if (!eval_alloc(&st->cur, F, mm, masks, error) || !eval_alloc(&st->trial, F, mm, masks, error) ||
       (st->R = energy_image(st, F, error)) == NULL ||
       (st->T0 = energy_image(st, st->pyr.moving[l], error)) == NULL ||
-      (st->Tg = nw_volume_try_copy(st->T0, error)) == NULL ||
       (mm && (st->mmask_g = nw_volume_try_copy(st->pyr.moving_mask[l], error)) == NULL) ||
       (st->f = nw_volume_new_like(F, 3, error)) == NULL ||
       (st->r = nw_volume_new_like(F, 3, error)) == NULL ||
       (st->u_tot = nw_volume_new_like(F, 3, error)) == NULL ||
       (st->J_tot = nw_volume_new_like(F, 1, error)) == NULL)
     return FALSE;
+  /* Tg is copied after the division: the energy compares R with Tg, both on one scale. */
   if (param(st, "similarity") == NW_FLUID_SIM_LCC)
     lcc_to_unit_range(st->R, st->T0);
+  if ((st->Tg = nw_volume_try_copy(st->T0, error)) == NULL)
+    return FALSE;
   memcpy(st->cur.u->data, carried->data, nw_volume_n_floats(carried) * sizeof(float));
   nw_fluid_zero_border_cpu(st->cur.u);
   evaluate(st, &st->cur);
@@ -323,8 +327,8 @@ static void *fluid_create(const NwMethodInputs *in, const NwParams *p, GError **
 
 static void fill_report(const FluidState *st, NwIterationReport *r)
 {
-  nw_fluid_fill_report(r, st->params, st->iteration, st->level, st->iter_in_level,
-                       st->pyr.n_levels, st->finished, &st->fig, st->last_step, st->regrids);
+  nw_fluid_fill_report(r, st->params, st->iteration, st->level, st->iter_in_level, st->pyr.n_levels,
+                       st->finished, &st->fig, st->last_step, st->regrids);
 }
 
 static gboolean fluid_step(void *state, NwIterationReport *report, GError **error)

@@ -106,7 +106,7 @@ void nw_fluid_figures(NwFluidFigures *f, const NwFluidSums *s, double lambda, do
 void nw_fluid_fill_report(NwIterationReport *r, const NwParams *p, int iteration, int level,
                           int iter_in_level, int n_levels, gboolean finished,
                           const NwFluidFigures *f, double step, int regrids);
-/* ssd's intensity scale: 1 / the fixed image's range (1 for a flat image). */
+/* ssd's intensity scale: 1 / the fixed image's range (1 for a flat image). OpenMP inside. */
 double nw_fluid_intensity_scale(const NwVolume *fixed);
 
 /* Halvings of δ an iteration tries before the level counts as converged. */

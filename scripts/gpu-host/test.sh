@@ -26,14 +26,18 @@
 # NW_SKIP_NLM_PEER=1 (the PyTorch peer of bench_nlm), NW_SKIP_NLM_BRAIN=1, NW_NLM_BRAIN_MM,
 # NW_NLM_BRAIN_TIMEOUT, NW_NLM_BRAIN_KERNELS (denoise-surface on the demo brain on CUDA),
 # NW_NLM_KERNELS (bench_nlm's top-m kernels: exact, tc or both),
-# NW_SKIP_FLUID_BENCH=1 (bench_fluid), NW_SKIP_DMI_BENCH=1 (bench_distributed_mi), NW_DMI_RANKS
+# NW_SKIP_FLUID_BENCH=1 (bench_fluid), NW_FLUID_BENCH_ARGS (its options), NW_FLUID_BENCH_TIMEOUT,
+# NW_SKIP_DMI_BENCH=1 (bench_distributed_mi), NW_DMI_RANKS
 # (its rank counts, default "1 2 4": one process, then mpirun -n R; a rank per GPU where
 # there are several, else the ranks share GPU 0), NW_DMI_SIZE (section edge, default 16384),
 # NW_DMI_BUDGET (s for all its runs, default 150),
 # NW_FUZZ_SECONDS / NW_FUZZ_JOBS (the long fuzz run beside the rest),
 # NW_GENERALIZE=1 with NW_GEN_MM, NW_GEN_SEEDS, NW_GEN_CONFIGS, NW_GEN_CHOOSE,
 # NW_GEN_REPORT_ALSO, NW_GEN_TIMEOUT, NW_GEN_PEERS=1, NW_GEN_PEER_TIMEOUT (the demons
-# evaluation on drawn cases and FireANTs beside it; see the step below).
+# evaluation on drawn cases and FireANTs beside it; see the step below),
+# NW_FLUID_GENERALIZE=1 with NW_FGEN_MM, NW_FGEN_SEEDS, NW_FGEN_CONFIGS, NW_FGEN_CHOOSE,
+# NW_FGEN_REPORT_ALSO, NW_FGEN_TIMEOUT (fluid tuned and reported beside demons on the same
+# cases; its JSON also lands in $OUT itself).
 # Carry .gl too (the GL loaders, see the device README) for the EGL tests and bench_live.
 # Exit status: 0 when every step passed, else 1.
 set -uo pipefail
@@ -308,11 +312,14 @@ print(src[0].split('(')[0].strip() if src else '', '; wall %.2f s;' % ($t1 - $t0
 fi
 
 # --- fluid (issue 14): per-iteration time at 128^3, 192x128x192, 240^3 for both force variants,
-# the force kernel's GFLOP/s and GB/s against the peaks, a full 240^3 registration, the CPU at
-# 128^3; the variants checked against the CPU force first (exit 1 when they differ) -----------
+# the force kernel's GFLOP/s and GB/s against the peaks, a full 240^3 registration per level
+# with the method's phases, the CPU at 128^3 on one thread and on all; the variants checked
+# against the CPU force first (exit 1 when they differ) ------------------------------------
 if [ -x "$build/bench/bench_fluid" ] && [ "${NW_SKIP_FLUID_BENCH:-0}" != 1 ]; then
   echo "== bench_fluid"
-  timeout 420 "$build/bench/bench_fluid" --json "$OUT/bench_fluid.json" >"$OUT/bench_fluid.log" 2>&1
+  # shellcheck disable=SC2086 # NW_FLUID_BENCH_ARGS: extra options, e.g. "--sizes 240x240x240"
+  timeout "${NW_FLUID_BENCH_TIMEOUT:-420}" "$build/bench/bench_fluid" ${NW_FLUID_BENCH_ARGS:-} \
+    --json "$OUT/bench_fluid.json" >"$OUT/bench_fluid.log" 2>&1
   record bench_fluid $? "$(grep -E '^(iteration|full|cpu) ' "$OUT/bench_fluid.log" | cut -c1-80 | tr '\n' ';')"
   cat "$OUT/bench_fluid.log"
 fi
@@ -489,6 +496,30 @@ if [ "${NW_GENERALIZE:-0}" = 1 ] && [ -x "$build/app/neurowarp-cli" ] &&
       record "fireants ${mm}mm" $? "$(grep 'reporting half' "$OUT/peer_demons_fireants_${mm}mm.log" | cut -c17-150 | tr '\n' ';')"
       grep -E 'half|Error|error:' "$OUT/peer_demons_fireants_${mm}mm.log" | tail -n 5
     fi
+  done
+fi
+
+# --- fluid beside demons on the same drawn cases (issue 14): bench/demons_generalize.py
+# --method fluid tunes bench/fluid_generalize.txt on the even seeds and reports the chosen
+# configuration beside demons' brain preset on the odd ones (NW_FLUID_GENERALIZE=1;
+# NW_FGEN_MM, NW_FGEN_SEEDS, NW_FGEN_CONFIGS, NW_FGEN_CHOOSE to report without tuning,
+# NW_FGEN_REPORT_ALSO, NW_FGEN_TIMEOUT s, default 200: the script stops tuning in time to
+# report). The cases are the NW_GENERALIZE step's (/tmp/nwgenMM), made here when absent. ----
+if [ "${NW_FLUID_GENERALIZE:-0}" = 1 ] && [ -x "$build/app/neurowarp-cli" ] &&
+  [ -d "$repo/.gpu-scripts/templates" ]; then
+  echo "== fluid generalize"
+  mkdir -p /usr/share/mricron/templates && cp "$repo"/.gpu-scripts/templates/* /usr/share/mricron/templates/
+  fgen_timeout=${NW_FGEN_TIMEOUT:-200}
+  for mm in ${NW_FGEN_MM:-2}; do
+    timeout "$fgen_timeout" python3 bench/demons_generalize.py --method fluid \
+      --cli "$build/app/neurowarp-cli" --work "/tmp/nwgen$mm" --seeds "${NW_FGEN_SEEDS:-100-123}" \
+      --resolution "$mm" --configs "${NW_FGEN_CONFIGS:-bench/fluid_generalize.txt}" --device cuda \
+      --report-also "${NW_FGEN_REPORT_ALSO-demons:brain-mri}" ${NW_FGEN_CHOOSE:+--choose "$NW_FGEN_CHOOSE"} \
+      --budget-s $((fgen_timeout - 15)) --json "$OUT/fluid_generalize_${mm}mm.json" \
+      >"$OUT/fluid_generalize_${mm}mm.log" 2>&1
+    record "fluid generalize ${mm}mm" $? "$(grep 'reporting half' "$OUT/fluid_generalize_${mm}mm.log" | cut -c17-150 | tr '\n' ';')"
+    grep -E 'half|made|skipped' "$OUT/fluid_generalize_${mm}mm.log"
+    cp "$OUT/fluid_generalize_${mm}mm.json" "$FINAL_OUT/" 2>/dev/null
   done
 fi
 

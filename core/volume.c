@@ -44,9 +44,9 @@ NwVolume *nw_volume_new_like(const NwVolume *like, int nc, GError **error)
   return v;
 }
 
-/* n floats from src to dst in chunks over the cores: one thread's memcpy reaches a fraction
- * of the memory bandwidth, and the new pages are first touched (faulted in) in parallel. */
-static void copy_floats(float *dst, const float *src, size_t n)
+/* One thread's memcpy reaches a fraction of the memory bandwidth, and the new pages of a
+ * fresh destination are first touched (faulted in) in parallel. */
+void nw_copy_floats(float *dst, const float *src, size_t n)
 {
   const size_t chunk = (size_t)1 << 18; /* 1 MiB */
   const gint64 n_chunks = (gint64)((n + chunk - 1) / chunk);
@@ -63,7 +63,7 @@ NwVolume *nw_volume_copy(const NwVolume *v)
   *c = *v;
   const size_t n = nw_volume_n_floats(v);
   c->data = g_new(float, n);
-  copy_floats(c->data, v->data, n);
+  nw_copy_floats(c->data, v->data, n);
   return c;
 }
 
@@ -71,7 +71,7 @@ NwVolume *nw_volume_try_copy(const NwVolume *v, GError **error)
 {
   NwVolume *c = nw_volume_new_like(v, v->nc, error);
   if (c != NULL)
-    copy_floats(c->data, v->data, nw_volume_n_floats(v));
+    nw_copy_floats(c->data, v->data, nw_volume_n_floats(v));
   return c;
 }
 

@@ -39,6 +39,8 @@ typedef struct {
 NwVolume *nw_volume_new(int nx, int ny, int nz, int nc, GError **error);
 /* A zero-filled volume on the same grid (dims, spacing, affine) as like, with nc components. */
 NwVolume *nw_volume_new_like(const NwVolume *like, int nc, GError **error);
+/* n floats from src to dst in 1 MiB pieces over the cores (OpenMP). */
+void nw_copy_floats(float *dst, const float *src, size_t n);
 NwVolume *nw_volume_copy(const NwVolume *v); /* aborts when memory is short (GLib) */
 /* The same, but NULL with an NW_ERROR_NOMEM error when memory is short. */
 NwVolume *nw_volume_try_copy(const NwVolume *v, GError **error);

@@ -63,8 +63,15 @@ def save_nifti(path, a):
     nib.save(nib.Nifti1Image(a, np.eye(4)), path)
 
 
+# NW_RANK_WRAPPER: a command each mpirun rank runs the CLI under, e.g. "compute-sanitizer
+# --tool racecheck --error-exitcode 9" (scripts/gpu-host/test.sh checks the CUDA ranks so: two
+# processes, each its own CUDA context, where test_cuda_dmi's thread ranks share one).
+WRAPPER = os.environ.get("NW_RANK_WRAPPER", "").split()
+
+
 def run(args, ranks=None, cli=None):
-    cmd = ([MPIRUN, "-n", str(ranks), "--oversubscribe"] if ranks else []) + [cli or CLI, "affine"] + args
+    cmd = (([MPIRUN, "-n", str(ranks), "--oversubscribe"] + WRAPPER) if ranks else []) + \
+        [cli or CLI, "affine"] + args
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=ENV)
     return p.returncode, p.stdout, p.stderr
 

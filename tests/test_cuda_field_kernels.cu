@@ -231,10 +231,9 @@ static void test_jacobian(void)
 
 /* Host float3 -> device float4 -> host float3 through the staging buffer: copies only, so
  * exactly equal (tolerance 0). */
-static void test_upload_download(void)
+static void upload_download(const Dims d)
 {
   const NwTolerance exact = {0.0, 0.0};
-  const Dims d = grids[2];
   const size_t n = voxels(d);
   g_autoptr(NwVolume) h = nw_test_random_volume(d.nx, d.ny, d.nz, 3, -5.0, 5.0, 0, 71);
   float4 *field = (float4 *)nw_test_device_poisoned(n * sizeof(float4));
@@ -252,6 +251,30 @@ static void test_upload_download(void)
   NW_TEST_CUDA(cudaFree(staging));
 }
 
+static void test_upload_download(void)
+{
+  upload_download(grids[2]);
+  /* 4.6 Mi floats: more than one 4 Mi-float chunk of download_floats' pinned staging, the
+   * last chunk partial */
+  upload_download(Dims{130, 121, 97});
+}
+
+/* An image of 4.3 Mi voxels down through the pinned chunks (two, the second partial) into a
+ * new host volume: copies only, so exactly equal. */
+static void test_image_download(void)
+{
+  const NwTolerance exact = {0.0, 0.0};
+  g_autoptr(NwVolume) h = nw_test_random_volume(170, 161, 157, 1, -5.0, 5.0, 0, 72);
+  const size_t n = nw_volume_n_voxels(h);
+  float *d = (float *)nw_test_device_poisoned(n * sizeof(float));
+  NW_TEST_CUDA(cudaMemcpy(d, h->data, n * sizeof(float), cudaMemcpyHostToDevice));
+  GError *error = NULL;
+  g_autoptr(NwVolume) back = nw_image_download_new(d, h, 0, &error);
+  g_assert_no_error(error);
+  check(nw_validate_floats("image download", back->data, 1, h->data, 1, 1, n, exact));
+  NW_TEST_CUDA(cudaFree(d));
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -264,5 +287,6 @@ int main(int argc, char **argv)
   g_test_add_func("/cuda/field-kernels/warp", test_warp);
   g_test_add_func("/cuda/field-kernels/jacobian", test_jacobian);
   g_test_add_func("/cuda/field-kernels/upload-download", test_upload_download);
+  g_test_add_func("/cuda/field-kernels/image-download", test_image_download);
   return g_test_run();
 }

@@ -282,6 +282,8 @@ static gpointer worker(gpointer data)
   GError *error = NULL;
   NwJobState final;
   void *state = NULL;
+  if (job->ops->device == NW_DEVICE_CUDA) /* every CUDA call of the job runs on this thread */
+    nw_method_cuda_bind_thread();
   if (job->hooks.prepare == NULL || job->hooks.prepare(&job->inputs, job->hooks_data, &error))
     state = job->ops->create(&job->inputs, job->work_params, &error);
   if (state == NULL) {

@@ -151,6 +151,12 @@ void nw_method_set_cuda_probe(const NwCudaProbe *probe)
   cuda_probe = probe;
 }
 
+void nw_method_cuda_bind_thread(void)
+{
+  if (cuda_probe != NULL && cuda_probe->bind_thread != NULL)
+    cuda_probe->bind_thread();
+}
+
 gboolean nw_method_cuda_available(char *name, size_t name_len)
 {
   if (cuda_probe == NULL || cuda_probe->available == NULL) {

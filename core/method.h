@@ -151,8 +151,14 @@ GPtrArray *nw_method_names(void);
 typedef struct {
   gboolean (*available)(char *name, size_t name_len);
   gboolean (*mem_info)(size_t *free_bytes, size_t *total_bytes);
+  /* Makes the calling thread use this process's device (a job's worker, before create):
+   * under mpirun on a host with several GPUs, local rank modulo the device count, so that
+   * ranks spread over the GPUs; else device 0. NULL: nothing to do. */
+  void (*bind_thread)(void);
 } NwCudaProbe;
 void nw_method_set_cuda_probe(const NwCudaProbe *probe);
+/* The probe's bind_thread, when there is one. */
+void nw_method_cuda_bind_thread(void);
 gboolean nw_method_cuda_available(char *name, size_t name_len);
 /* FALSE without a probe, or when the back end cannot tell. */
 gboolean nw_method_cuda_mem_info(size_t *free_bytes, size_t *total_bytes);

@@ -88,6 +88,38 @@ extern "C" gboolean nw_cuda_mem_info(size_t *free_bytes, size_t *total_bytes)
   return TRUE;
 }
 
+/* The device of this process: under mpirun (Open MPI, MPICH, Slurm, PMIx name the local
+ * rank) local rank modulo the device count, so that one rank per GPU is what mpirun -n GPUS
+ * gives; else device 0. Computed once. */
+extern "C" int nw_cuda_rank_device(void)
+{
+  static gsize done = 0;
+  static int device = 0;
+  if (g_once_init_enter(&done)) {
+    const char *names[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID",
+                           "PMIX_LOCAL_RANK"};
+    int local = 0;
+    for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+      const char *v = g_getenv(names[i]);
+      if (v != NULL) {
+        local = atoi(v);
+        break;
+      }
+    }
+    const int count = nw_cuda_device_count();
+    device = count > 0 && local > 0 ? local % count : 0;
+    g_once_init_leave(&done, 1);
+  }
+  return device;
+}
+
+static void bind_thread(void)
+{
+  const int d = nw_cuda_rank_device();
+  if (d != 0 && cudaSetDevice(d) != cudaSuccess)
+    cudaGetLastError(); /* the job's first allocation reports the device's trouble */
+}
+
 extern "C" void nw_cuda_register_methods(void)
 {
   nw_method_register(&nw_smooth_cuda_ops);
@@ -96,6 +128,7 @@ extern "C" void nw_cuda_register_methods(void)
   nw_method_register(&nw_affine_cuda_ops);
   nw_method_register(&nw_affine_demons_cuda_ops);
   nw_method_register(&nw_nlm_surface_cuda_ops);
-  static const NwCudaProbe probe = {.available = nw_cuda_probe, .mem_info = nw_cuda_mem_info};
+  static const NwCudaProbe probe = {
+      .available = nw_cuda_probe, .mem_info = nw_cuda_mem_info, .bind_thread = bind_thread};
   nw_method_set_cuda_probe(&probe);
 }

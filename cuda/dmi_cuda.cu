@@ -27,6 +27,7 @@
 
 #include "cuda_check.h"
 #include "interp_weights.h"
+#include "nw_cuda.h"
 #include "nw_dmi_cuda.h"
 #include "nw_error.h"
 #ifdef NW_HAVE_NCCL
@@ -856,20 +857,7 @@ gboolean cuda_dmi_reduce(void *impl, gint64 *hist, int n, GError **error)
 
 extern "C" int nw_dmi_cuda_pick_device(void)
 {
-  const char *names[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID",
-                         "PMIX_LOCAL_RANK"};
-  int local = 0;
-  for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
-    const char *v = g_getenv(names[i]);
-    if (v != nullptr) {
-      local = atoi(v);
-      break;
-    }
-  }
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count < 1)
-    return 0;
-  return local % count;
+  return nw_cuda_rank_device();
 }
 
 extern "C" const NwDmiMetricOps nw_dmi_metric_cuda_ops = {

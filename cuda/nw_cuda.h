@@ -14,6 +14,8 @@ extern "C" {
 
 /* Number of usable CUDA devices; 0 when there is no device or no driver (never an error). */
 int nw_cuda_device_count(void);
+/* This process's device: local rank modulo the device count under mpirun, else 0. */
+int nw_cuda_rank_device(void);
 /* Name of device 0, or a short reason when none: "NVIDIA H100 80GB HBM3" /
  * "cudaGetDeviceCount: no CUDA-capable device is detected" (callers wrap the reason as
  * "no CUDA device (...)"). TRUE when a device is usable: it exists and can run this build's

@@ -31,6 +31,7 @@
 # (its rank counts, default "1 2 4": one process, then mpirun -n R; a rank per GPU where
 # there are several, else the ranks share GPU 0), NW_DMI_SIZE (section edge, default 16384),
 # NW_DMI_BUDGET (s for all its runs, default 150),
+# NW_BATCH_BENCH=1 with NW_BATCH_PAIRS, NW_BATCH_RANKS, NW_BATCH_BUDGET (batch throughput),
 # NW_FUZZ_SECONDS / NW_FUZZ_JOBS (the long fuzz run beside the rest),
 # NW_GENERALIZE=1 with NW_GEN_MM, NW_GEN_SEEDS, NW_GEN_CONFIGS, NW_GEN_CHOOSE,
 # NW_GEN_REPORT_ALSO, NW_GEN_TIMEOUT, NW_GEN_PEERS=1, NW_GEN_PEER_TIMEOUT (the demons
@@ -355,6 +356,47 @@ if [ -x "$build/bench/bench_distributed_mi" ] && [ "${NW_SKIP_DMI_BENCH:-0}" != 
   done
 fi
 
+# --- batch throughput (issue 16/17): NW_BATCH_PAIRS drawn demo pairs at 2 mm (seeds 101, 103,
+# ...), demons with the brain preset on CUDA, `neurowarp-cli batch` as one process and under
+# mpirun -n R (NW_BATCH_RANKS, default "1 2 4"; a rank per GPU where there are several: the
+# CUDA jobs take local rank % devices), pairs per minute from command to table
+# (NW_BATCH_BENCH=1; NW_BATCH_BUDGET s for all, default 150) -------------------------------------
+if [ "${NW_BATCH_BENCH:-0}" = 1 ] && [ -x "$build/app/neurowarp-cli" ]; then
+  echo "== batch throughput"
+  cli=$build/app/neurowarp-cli
+  bw=/tmp/nwbatch
+  rm -rf "$bw" && mkdir -p "$bw"
+  echo "id,fixed,moving,fixed_labels,moving_labels" >"$bw/pairs.csv"
+  for ((q = 0; q < ${NW_BATCH_PAIRS:-16}; q++)); do
+    seed=$((101 + 2 * q))
+    "$cli" demo-data "$bw/c$seed" --draw --seed "$seed" --resolution 2 >>"$OUT/batch_bench.log" 2>&1
+    echo "c$seed,c$seed/fixed_2mm.nii.gz,c$seed/moving_2mm.nii.gz,c$seed/fixed_labels_2mm.nii.gz,c$seed/moving_labels_2mm.nii.gz" >>"$bw/pairs.csv"
+  done
+  bt0=$SECONDS
+  for r in ${NW_BATCH_RANKS:-1 2 4}; do
+    left=$((${NW_BATCH_BUDGET:-150} - (SECONDS - bt0)))
+    if [ "$left" -lt 15 ]; then
+      record "batch $r ranks" 77 "the ${NW_BATCH_BUDGET:-150} s budget is spent"
+      continue
+    fi
+    cmd=("$cli")
+    [ "$r" -gt 1 ] && [ -n "$mpirun" ] && cmd=("$mpirun" -n "$r" --oversubscribe --bind-to none -x OMP_NUM_THREADS "$cli")
+    t0=$(date +%s.%N)
+    OMP_NUM_THREADS=$(($(nproc) / r > 0 ? $(nproc) / r : 1)) timeout "$left" "${cmd[@]}" batch \
+      "$bw/pairs.csv" --out "$bw/out$r" --params resources/presets/demons-brain-mri.ini \
+      --device cuda >>"$OUT/batch_bench.log" 2>&1
+    rc=$?
+    wall=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.2f", b - a}')
+    cp "$bw/out$r/batch_summary.json" "$OUT/batch_summary_$r.json" 2>/dev/null
+    record "batch $r ranks" $rc "wall ${wall} s; $(python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = d.get('totals', d)
+print({k: v for k, v in t.items() if not isinstance(v, (list, dict))})" "$bw/out$r/batch_summary.json" 2>&1 | cut -c1-300)"
+  done
+  rm -rf "$bw"
+fi
+
 # --- live view while a demons job runs on the same GPU: interop vs host frames, drawn as fast
 # as possible and paced like a 60 Hz display --------------------------------------------------
 if [ -x "$build/bench/bench_live" ] && [ "${NW_SKIP_LIVE_BENCH:-0}" != 1 ]; then
@@ -593,7 +635,7 @@ else
       echo "== $tool mpirun ranks"
       (cd "$build" && NW_RANK_WRAPPER="$sanitizer --tool $tool --error-exitcode 9" \
         timeout "$((left < san_timeout ? left : san_timeout))" \
-        ctest -R '^affine_dist_cli_mpi_cuda$' --output-on-failure) >"$OUT/$tool-mpirun-ranks.log" 2>&1
+        ctest -V -R '^affine_dist_cli_mpi_cuda$') >"$OUT/$tool-mpirun-ranks.log" 2>&1
       rc=$?
       record "$tool mpirun ranks" "$rc" "$(grep -cE 'ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards' "$OUT/$tool-mpirun-ranks.log") clean rank runs; $(grep -E 'tests passed' "$OUT/$tool-mpirun-ranks.log")"
       [ "$rc" -eq 0 ] || tail -n 30 "$OUT/$tool-mpirun-ranks.log"

@@ -77,6 +77,9 @@ typedef struct {
   /* results (rank 0's) */
   NwDmiPlan plan;
   double cap_mb, setup_s, ms, requests, mass;
+  /* per sweep angle (0, 15, ..., 180 degrees), mean over the repeats: where each strategy
+   * wins is a matter of angle (the samples that leave a rank's block) */
+  double ms_angle[N_ANGLES], requests_angle[N_ANGLES];
   gboolean ok;
   char error[256];
 } Case;
@@ -135,16 +138,26 @@ static gboolean run_case(NwDmiTransport *t, Case *c, GError **error)
   /* warm-up: the first evaluation's allocations and the caches */
   ok = ok && c->ops->local(metric, maps[1], hist, &sent, error) &&
        t->allreduce_i64(t, hist, BINS * BINS, error);
+  gint64 sent_angle[N_ANGLES] = {0}, us_angle[N_ANGLES] = {0};
   const gint64 t1 = g_get_monotonic_time();
   for (int r = 0; ok && r < c->repeat; r++)
     for (int a = 0; ok && a < N_ANGLES; a++) {
+      /* an evaluation ends with the collective sum: every rank has waited for the slowest */
+      const gint64 ta = g_get_monotonic_time();
       ok = c->ops->local(metric, maps[a], hist, &sent, error) &&
            (c->ops->reduce != NULL ? c->ops->reduce(metric, hist, BINS * BINS, error)
                                    : t->allreduce_i64(t, hist, BINS * BINS, error));
+      us_angle[a] += g_get_monotonic_time() - ta;
+      sent_angle[a] += sent;
       requests += sent;
     }
   const double evals = (double)c->repeat * N_ANGLES;
   c->ms = (g_get_monotonic_time() - t1) / 1e3 / evals;
+  ok = ok && t->allreduce_i64(t, sent_angle, N_ANGLES, error);
+  for (int a = 0; a < N_ANGLES; a++) {
+    c->ms_angle[a] = us_angle[a] / 1e3 / c->repeat;
+    c->requests_angle[a] = (double)sent_angle[a] / c->repeat;
+  }
   c->mass = 0.0;
   for (int b = 0; b < BINS * BINS; b++)
     c->mass += (double)hist[b];
@@ -260,6 +273,12 @@ static gboolean bench_rank(NwDmiTransport *t, gpointer data)
         printf("%-5d %-11s %-7s %-5d %-9.3g %-9.3g %-8.2f %-10.3f %-9.1f %-10.3f %-12.0f\n", t->size,
                b->strategies[s], lay, c.per_rank, c.cap_mb, c.plan.block_mb, c.setup_s, c.ms,
                1e3 / c.ms, gvox, c.requests);
+      if (t->rank == 0) {
+        printf("      ms per angle (0, 15, ..., 180 degrees):");
+        for (int a = 0; a < N_ANGLES; a++)
+          printf(" %.2f", c.ms_angle[a]);
+        printf("\n");
+      }
       json_builder_begin_object(jb);
       nw_json_member_string(jb, "strategy", b->strategies[s]);
       nw_json_member_string(jb, "layout", lay);
@@ -272,6 +291,16 @@ static gboolean bench_rank(NwDmiTransport *t, gpointer data)
       nw_json_member_number(jb, "fixed_gvoxels_per_s", gvox);
       nw_json_member_number(jb, "remote_requests_per_evaluation", c.requests);
       nw_json_member_number(jb, "histogram_mass", c.mass);
+      json_builder_set_member_name(jb, "ms_per_angle");
+      json_builder_begin_array(jb);
+      for (int a = 0; a < N_ANGLES; a++)
+        json_builder_add_double_value(jb, c.ms_angle[a]);
+      json_builder_end_array(jb);
+      json_builder_set_member_name(jb, "requests_per_angle");
+      json_builder_begin_array(jb);
+      for (int a = 0; a < N_ANGLES; a++)
+        json_builder_add_double_value(jb, c.requests_angle[a]);
+      json_builder_end_array(jb);
       json_builder_end_object(jb);
     }
   json_builder_end_array(jb);

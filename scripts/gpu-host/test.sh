@@ -127,6 +127,9 @@ if [ -x "$prefix/usr/bin/orterun" ]; then
   export OPAL_PREFIX=$prefix/usr
   export PMIX_INSTALL_PREFIX=$prefix/usr/lib/x86_64-linux-gnu/pmix2
   export PMIX_MCA_mca_base_component_path=$PMIX_INSTALL_PREFIX/lib/pmix
+  # the ranks' PMIx also tried the host's own pmix2 compression component (a newer PMIx's)
+  # and warned for every rank; compression of start-up data does not matter here
+  export PMIX_MCA_pcompress_base_silence_warning=1
   export LD_LIBRARY_PATH=$prefix/usr/lib/x86_64-linux-gnu/openmpi/lib:$prefix/usr/lib/x86_64-linux-gnu/pmix2/lib:${LD_LIBRARY_PATH:-}
   mpirun=$prefix/usr/bin/orterun
   mpi_cmake=(-DMPI_C_COMPILER="$prefix/usr/bin/mpicc.openmpi" -DMPIEXEC_EXECUTABLE="$mpirun")

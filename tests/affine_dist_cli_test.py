@@ -73,10 +73,11 @@ def run(args, ranks=None, cli=None):
     cmd = (([MPIRUN, "-n", str(ranks), "--oversubscribe"] + WRAPPER) if ranks else []) + \
         [cli or CLI, "affine"] + args
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=ENV)
-    if WRAPPER and ranks:  # the tool's verdict per rank, for the log (ctest -V)
-        for line in (p.stdout + p.stderr).splitlines():
-            if "SUMMARY" in line:
-                print(line, flush=True)
+    if WRAPPER and ranks:  # the tool's findings (the first 80 lines) and verdicts, for the log
+        lines = [l for l in (p.stdout + p.stderr).splitlines() if l.startswith("=========")]
+        for line in [l for l in lines if "SUMMARY" not in l][:80] + \
+                [l for l in lines if "SUMMARY" in l]:
+            print(line, flush=True)
     return p.returncode, p.stdout, p.stderr
 
 

@@ -23,16 +23,19 @@
  * distances) and a header nlm_N.json naming them, written last (each file atomically), for
  * the PyTorch peer (bench/peer_nlm_torch.py) to time and judge on the same data.
  * --cpu-only: no GPU (CPU timing and the dump only): also runs where there is no device.
- * --kernel exact|tc|both (default both): the exact FP32 kernel, the tensor-core variant
- * (nlm_topm_tc_kernel.cu: FP16 filter with a rigorous bound, exact recheck), or both; with
- * both, every row of the tc kernel's output must equal the exact kernel's (indices, order,
+ * --kernel exact|tc|tc64|tc128|both (default both): the exact FP32 kernel, the tensor-core
+ * variant (nlm_topm_tc_kernel.cu: FP16 filter with a rigorous bound, exact recheck) in its
+ * default configuration (tc) or a named one (tc64: 64 query rows a block, 4 warps; tc128: 128
+ * rows, 8 warps, 4-stage pipeline), or the exact kernel and both configurations; with both,
+ * every row of each configuration's output must equal the exact kernel's (indices, order,
  * distance bits) and its sample rows the CPU's, else the benchmark exits 1. The JSON's
- * top-level cuda_ms_* are the exact kernel's, "tc" holds the variant's time, its equality
- * counts, mean candidates a row and the blocks it left to the exact fallback.
+ * top-level cuda_ms_* are the exact kernel's; an object per configuration ("tc64", "tc128",
+ * or "tc") holds its time, equality counts, mean candidates a row and the blocks it left to
+ * the exact fallback.
  *
  *   bench_nlm [--sizes 17500,50000,100000,175000] [--m 96] [--patch 5] [--repeats 3]
  *             [--check-rows 64] [--cpu-rows 256] [--dump-patches DIR] [--cpu-only]
- *             [--kernel exact|tc|both] [--json FILE] */
+ *             [--kernel exact|tc|tc64|tc128|both] [--json FILE] */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -54,7 +57,9 @@
 typedef struct {
   int m, patch, repeats, check_rows, cpu_rows, threads_all;
   const char *dump_dir;
-  gboolean cpu_only, run_exact, run_tc; /* --kernel exact|tc|both */
+  gboolean cpu_only, run_exact; /* --kernel */
+  NwNlmKernel tc[2];            /* the tc configurations --kernel asks for */
+  int n_tc;
 } BenchOptions;
 
 /* One band size: its patches and the CPU reference's exact top-m of the sample rows. */
@@ -277,15 +282,17 @@ static int identical_rows(const int *nbr, const float *nd, const int *tnbr, cons
   return same;
 }
 
-/* The tc kernel: timed, the sample rows checked against the CPU, and (after the exact kernel,
- * exact_ms > 0) every row against the exact kernel's output nbr / nd. An object "tc" in jb. */
-static gboolean gpu_tc(JsonBuilder *jb, NwNlmTopmBench *b, const BenchCase *c,
+/* One configuration k of the tc kernel: timed, the sample rows checked against the CPU, and
+ * (after the exact kernel, exact_ms > 0) every row against the exact kernel's output nbr / nd.
+ * An object named after k ("tc64", "tc128", or "tc" for the default) in jb. */
+static gboolean gpu_tc(JsonBuilder *jb, NwNlmTopmBench *b, NwNlmKernel k, const BenchCase *c,
                        const BenchOptions *o, double exact_ms, const int *nbr, const float *nd,
                        GError **error)
 {
   double best = 0.0, mean = 0.0;
   NwNlmTcStats st = {0};
-  if (!time_kernel(b, NW_NLM_KERNEL_TC, o->repeats, &best, &mean, error) ||
+  const char *name = nw_nlm_kernel_name(k);
+  if (!time_kernel(b, k, o->repeats, &best, &mean, error) ||
       !nw_nlm_topm_bench_tc_stats(b, &st, error))
     return FALSE;
   const int matched = gpu_rows_matching(b, c, error);
@@ -300,7 +307,7 @@ static gboolean gpu_tc(JsonBuilder *jb, NwNlmTopmBench *b, const BenchCase *c,
     same = identical_rows(nbr, nd, tnbr, tnd, c->n, c->m);
   }
   const double flops = 2.0 * (double)c->n * c->n * c->p;
-  json_builder_set_member_name(jb, "tc");
+  json_builder_set_member_name(jb, name);
   json_builder_begin_object(jb);
   nw_json_member_number(jb, "cuda_ms_best", best);
   nw_json_member_number(jb, "cuda_ms_mean", mean);
@@ -319,16 +326,16 @@ static gboolean gpu_tc(JsonBuilder *jb, NwNlmTopmBench *b, const BenchCase *c,
   json_builder_add_boolean_value(jb, st.out_of_range);
   json_builder_end_object(jb);
   fprintf(stderr,
-          "  tc: %9.2f ms (best of %d)  %6.2f TFLOP/s equivalent  rows identical to the CPU: "
+          "  %-6s %9.2f ms (best of %d)  %6.2f TFLOP/s equivalent  rows identical to the CPU: "
           "%d/%d, to the exact kernel: %d/%d  (%.1f candidates a row, %d of %d blocks by the "
           "exact fallback)\n",
-          best, o->repeats, flops / (best * 1e-3) / 1e12, matched, c->k, same, c->n,
+          name, best, o->repeats, flops / (best * 1e-3) / 1e12, matched, c->k, same, c->n,
           st.mean_candidates, st.fallback_blocks, st.blocks);
   if (matched != c->k || (same >= 0 && same != c->n)) {
     g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
-                "the tc kernel's rows differ (%d of %d sample rows identical to the CPU, %d of %d "
+                "the %s kernel's rows differ (%d of %d sample rows identical to the CPU, %d of %d "
                 "rows to the exact kernel)",
-                matched, c->k, same, c->n);
+                name, matched, c->k, same, c->n);
     return FALSE;
   }
   return TRUE;
@@ -346,8 +353,8 @@ static gboolean gpu_case(JsonBuilder *jb, const BenchCase *c, const BenchOptions
   g_autofree float *nd = g_new(float, (size_t)c->n * c->m);
   double exact_ms = 0.0;
   gboolean ok = !o->run_exact || gpu_exact(jb, b, c, o, &exact_ms, nbr, nd, error);
-  if (ok && o->run_tc)
-    ok = gpu_tc(jb, b, c, o, exact_ms, nbr, nd, error);
+  for (int i = 0; ok && i < o->n_tc; i++)
+    ok = gpu_tc(jb, b, o->tc[i], c, o, exact_ms, nbr, nd, error);
   nw_nlm_topm_bench_free(b);
   *best_ms = exact_ms;
   return ok;
@@ -421,7 +428,9 @@ int main(int argc, char **argv)
        "Write each size's patches and sample top-m here (for peer_nlm_torch.py)", "DIR"},
       {"cpu-only", 0, 0, G_OPTION_ARG_NONE, &o.cpu_only, "No GPU: CPU timing and the dump", NULL},
       {"kernel", 0, 0, G_OPTION_ARG_STRING, &kernel,
-       "GPU top-m kernel: exact, tc (tensor-core filter + exact recheck) or both (default)", "K"},
+       "GPU top-m kernel: exact, tc (tensor-core filter + exact recheck, default configuration), "
+       "tc64, tc128 or both (default: exact and every tc configuration)",
+       "K"},
       {"json", 0, 0, G_OPTION_ARG_FILENAME, &json_path, "Write the JSON here", "FILE"},
       {NULL, 0, 0, 0, NULL, NULL, NULL}};
   g_autoptr(GOptionContext) ctx = g_option_context_new("- benchmark the nlm-surface top-m");
@@ -436,9 +445,16 @@ int main(int argc, char **argv)
   }
   o.dump_dir = dump_dir;
   o.run_exact = strcmp(kernel, "exact") == 0 || strcmp(kernel, "both") == 0;
-  o.run_tc = strcmp(kernel, "tc") == 0 || strcmp(kernel, "both") == 0;
-  if (!o.run_exact && !o.run_tc) {
-    fprintf(stderr, "bench_nlm: --kernel: '%s' is not exact, tc or both\n", kernel);
+  if (strcmp(kernel, "both") == 0)
+    o.tc[o.n_tc++] = NW_NLM_KERNEL_TC64, o.tc[o.n_tc++] = NW_NLM_KERNEL_TC128;
+  else if (strcmp(kernel, "tc") == 0)
+    o.tc[o.n_tc++] = NW_NLM_KERNEL_TC;
+  else if (strcmp(kernel, "tc64") == 0)
+    o.tc[o.n_tc++] = NW_NLM_KERNEL_TC64;
+  else if (strcmp(kernel, "tc128") == 0)
+    o.tc[o.n_tc++] = NW_NLM_KERNEL_TC128;
+  if (!o.run_exact && o.n_tc == 0) {
+    fprintf(stderr, "bench_nlm: --kernel: '%s' is not exact, tc, tc64, tc128 or both\n", kernel);
     return 2;
   }
 #ifdef _OPENMP

@@ -61,7 +61,16 @@ extern "C" NwNlmKernel nw_nlm_kernel_from_env(void)
 
 extern "C" const char *nw_nlm_kernel_name(NwNlmKernel k)
 {
-  return k == NW_NLM_KERNEL_TC ? "tc" : "exact";
+  switch (k) {
+  case NW_NLM_KERNEL_TC:
+    return "tc";
+  case NW_NLM_KERNEL_TC64:
+    return "tc64";
+  case NW_NLM_KERNEL_TC128:
+    return "tc128";
+  default:
+    return "exact";
+  }
 }
 
 /* The tc kernel's figures from its scratch, after a run on c's stream. */
@@ -75,18 +84,19 @@ static gboolean tc_stats(NwNlmTcStats *st, const NwNlmTcWork *w, int n, cudaStre
   return TRUE;
 }
 
-/* The chosen top-m kernel on a padded matrix on the device; *tc (the tc kernel's scratch) is
- * made on first use and kept by the caller. */
+/* The chosen top-m kernel on a padded matrix on the device; *tc (the tc kernel's scratch, shared
+ * by its configurations) is made on first use and kept by the caller. */
 static cudaError_t run_topm(NwNlmKernel kernel, NwNlmTcWork **tc, int *nbr, float *nd,
                             const float *pad, int n, int p, int m, cudaStream_t stream)
 {
-  if (kernel != NW_NLM_KERNEL_TC)
+  if (!nw_nlm_kernel_is_tc(kernel))
     return nw_nlm_topm_cuda(nbr, nd, pad, n, p, m, stream);
-  if (*tc == NULL) {
-    cudaError_t e = nw_nlm_tc_work_new(tc, n, p, m);
-    if (e != cudaSuccess)
-      return e;
-  }
+  cudaError_t e;
+  if (*tc == NULL && (e = nw_nlm_tc_work_new(tc, n, p, m)) != cudaSuccess)
+    return e;
+  const int rows = kernel == NW_NLM_KERNEL_TC64 ? 64 : kernel == NW_NLM_KERNEL_TC128 ? 128 : 0;
+  if ((e = nw_nlm_tc_work_set_rows(*tc, rows)) != cudaSuccess)
+    return e;
   return nw_nlm_topm_tc_cuda(nbr, nd, pad, n, p, m, *tc, stream);
 }
 
@@ -280,7 +290,7 @@ extern "C" gboolean nw_nlm_topm_bench_run(NwNlmTopmBench *b, NwNlmKernel kernel,
                                           GError **error)
 {
   float t = 0.0f;
-  if (kernel == NW_NLM_KERNEL_TC && b->tc == NULL &&
+  if (nw_nlm_kernel_is_tc(kernel) && b->tc == NULL &&
       !NW_CUDA_CHECK(nw_nlm_tc_work_new(&b->tc, b->n, b->p, b->m), error))
     return FALSE;
   if (!NW_CUDA_CHECK(cudaEventRecord(b->t0, b->c.stream), error) ||

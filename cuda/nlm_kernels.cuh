@@ -54,6 +54,12 @@ struct NwNlmTcWork;
 size_t nw_nlm_tc_work_bytes(int n, int p, int m);
 cudaError_t nw_nlm_tc_work_new(NwNlmTcWork **w, int n, int p, int m);
 void nw_nlm_tc_work_free(NwNlmTcWork *w);
+/* The filter's configuration, query rows a block: 64 (4 warps, the first one), 128 (8 warps,
+ * a 4-stage pipeline; patches up to 5^3, wider ones take the 64), 0: the default (the
+ * environment's NW_NLM_TC_CONFIG=64|128, else NW_NLM_TC_DEFAULT_ROWS), which a new scratch
+ * starts with. Same output either way. */
+int nw_nlm_tc_rows_default(void);
+cudaError_t nw_nlm_tc_work_set_rows(NwNlmTcWork *w, int rows);
 cudaError_t nw_nlm_topm_tc_cuda(int *nbr, float *nd, const float *padded, int n, int p, int m,
                                 NwNlmTcWork *w, cudaStream_t stream);
 /* After a run (synchronous): the mean list length of the rows the recheck did, the blocks the

@@ -15,7 +15,8 @@
  *            the float row, rounded up), per 64-row tile the largest n^ and r; a flag when a
  *            value is outside FP16's safe range (|a| > 32768 or not finite): then every block
  *            takes the exact fallback.
- *   filter   blocks of 64 query rows (4 warps x 16) stream all rows 64 at a time through
+ *   filter   blocks of 64 query rows (4 warps x 16; or 128 rows, 8 warps, in the wide
+ *            configuration below, NW_NLM_TC_CONFIG) stream all rows 64 at a time through
  *            mma.sync m16n8k16 (FP16 in, FP32 accumulate): s~ = a^.b^, X = fl(n^_b - 2 s~).
  *            A pair is a candidate when X <= T(row), a per-row limit from the row's running
  *            threshold (below); candidates (X, index) go to the row's list in global memory
@@ -63,11 +64,19 @@
  * halves, N x TC_CAP x 8 B of lists (358 MB at N = 175k), a few floats per row. */
 #include <cuda_fp16.h>
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cuda_check.h"
 #include "nlm_kernels.cuh"
 
-#define TC_ROWS 64 /* query rows per block: the exact kernel's tile, the fallback's unit */
+#define TC_ROWS                                                                                    \
+  64               /* the first filter's query rows per block: the exact kernel's tile, the        \
+                     fallback's unit, the unit of the tile maxima and block flags */
+#define TC_PAD 128 /* a^, n^ and r are padded to this many rows: the widest filter's block */
+/* The filter's configuration unless NW_NLM_TC_CONFIG says: 64 (the first filter below) or 128
+ * (nlm_tc_filter_wide_kernel). */
+#define NW_NLM_TC_DEFAULT_ROWS 64
 #define TC_COLS 64 /* candidate rows per step */
 #define TC_THREADS 128
 #define TC_CAP 256                 /* list capacity per row */
@@ -77,7 +86,8 @@
 #define FULL_MASK 0xffffffffu
 
 struct NwNlmTcWork {
-  int cap_n, kp, m;         /* rows (before padding to 64), padded width, neighbours */
+  int cap_n, kp, m;         /* rows (before padding to TC_PAD), padded width, neighbours */
+  int rows;                 /* the filter's configuration: query rows a block, 64 or 128 */
   __half *h;                /* n_pad x kp */
   float *nh, *ra;           /* n_pad: ||a^||^2 (nearest), ||a|| (rounded up) */
   float *tile_nh, *tile_ra; /* n_pad / 64 maxima */
@@ -265,7 +275,7 @@ __device__ void tc_compact(const NwNlmTcWork &w, const TcBound &b, int m, int jq
     s_cnt[lq] = kept, s_root[lq] = root;
     if (kept > TC_SOFT) { /* the candidates themselves do not fit: the exact kernel's block */
       s_dead[lq] = 1;
-      w.block_flag[blockIdx.x] = 1;
+      w.block_flag[jq / TC_ROWS] = 1; /* the 64-row block of the row, whatever the CTA's size */
     }
   }
   __syncwarp();
@@ -379,6 +389,169 @@ __global__ void __launch_bounds__(TC_THREADS)
 #endif
 }
 
+/* ---- filter, wide configuration ----------------------------------------------------------
+ * The same filter with the tile width and the patch width compile-time constants: TC_WIDE_WARPS
+ * warps of 16 query rows each (128 rows a block), every warp the whole 16 x 64 product of its
+ * rows with each streamed tile, so a row's list, count and threshold still belong to one warp
+ * and the admission, tightening and fallback above apply unchanged (the fallback's unit stays
+ * the 64-row block: a dead row flags its own). The streamed tiles (a^, n^ and the tile's
+ * maxima) go through a ring of TC_STAGES shared buffers by cp.async, tile t + 3 loading while
+ * tile t is multiplied, with one barrier a tile; the hot test takes the minimum X of each row's
+ * 16 values a thread holds and looks at single pairs only when one may pass. */
+#define TC_STAGES 4
+#define TC_WIDE_WARPS 8
+#define TC_WIDE_ROWS (16 * TC_WIDE_WARPS)
+#define TC_WIDE_K 128 /* the padded width this configuration is built for (patches up to 5^3) */
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+/* Streamed tile t into stage buffer dst (64 x SK halves), its n^ into cn (64 floats) and its
+ * maxima into mx (2 floats); one commit group, empty past the last tile. */
+template <int K, int THREADS>
+__device__ __forceinline__ void load_stream_tile(__half *dst, float *cn, float *mx,
+                                                 const NwNlmTcWork &w, int t, int n_tiles, int tid)
+{
+  constexpr int SK = K + 8, PER_ROW = K / 8, CHUNKS = TC_COLS * PER_ROW;
+  static_assert(CHUNKS % THREADS == 0, "whole 16-byte chunks per thread");
+  if (t < n_tiles) {
+    const __half *src = w.h + (size_t)t * TC_COLS * K; /* the tile's rows are contiguous */
+#pragma unroll
+    for (int i = 0; i < CHUNKS / THREADS; i++) {
+      const int c = tid + i * THREADS, r = c / PER_ROW, col = (c % PER_ROW) * 8;
+      asm volatile(
+          "cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(dst + r * SK + col)),
+          "l"(src + c * 8));
+    }
+    if (tid < TC_COLS / 4)
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(cn + tid * 4)),
+                   "l"(w.nh + (size_t)t * TC_COLS + tid * 4));
+    else if (tid < TC_COLS / 4 + 2)
+      asm volatile(
+          "cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(smem_addr(mx + tid - TC_COLS / 4)),
+          "l"((tid == TC_COLS / 4 ? w.tile_nh : w.tile_ra) + t));
+  }
+  asm volatile("cp.async.commit_group;\n" ::);
+}
+#endif
+
+template <int K, int WARPS, int STAGES, int MIN_BLOCKS>
+__global__ void __launch_bounds__(WARPS * 32, MIN_BLOCKS)
+    nlm_tc_filter_wide_kernel(NwNlmTcWork w, TcBound b, int n, int m)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  constexpr int QROWS = 16 * WARPS, THREADS = 32 * WARPS, SK = K + 8, PER_ROW = K / 8;
+  extern __shared__ __align__(16) unsigned char tc_smem[];
+  __shared__ int s_cnt[QROWS], s_dead[QROWS];
+  __shared__ double s_root[QROWS];
+  __shared__ __align__(16) float s_cn[STAGES][TC_COLS];
+  __shared__ float s_mx[STAGES][2]; /* the tile's largest n^ and r */
+  __half *sq = reinterpret_cast<__half *>(tc_smem);
+  __half *sc = sq + QROWS * SK; /* stage s at sc + s * TC_COLS * SK */
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int q0 = blockIdx.x * QROWS;
+  if (*w.status != 0) { /* a value FP16 cannot hold safely: the exact kernel does it all */
+    if (tid < QROWS / TC_ROWS && q0 + tid * TC_ROWS < n)
+      w.block_flag[q0 / TC_ROWS + tid] = 1;
+    return;
+  }
+  if (tid < QROWS)
+    s_cnt[tid] = 0, s_dead[tid] = 0, s_root[tid] = INFINITY;
+  const int n_tiles = (n + TC_COLS - 1) / TC_COLS;
+  /* the query rows (a^ is padded to TC_PAD rows, so all QROWS exist), in the first group */
+#pragma unroll
+  for (int i = 0; i < QROWS * PER_ROW / THREADS; i++) {
+    const int c = tid + i * THREADS, r = c / PER_ROW, col = (c % PER_ROW) * 8;
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(sq + r * SK + col)),
+                 "l"(w.h + (size_t)q0 * K + c * 8));
+  }
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; s++)
+    load_stream_tile<K, THREADS>(sc + s * TC_COLS * SK, s_cn[s], s_mx[s], w, s, n_tiles, tid);
+  /* this thread's two query rows (C fragment rows lane / 4 and + 8 of the warp's 16) */
+  const int lr[2] = {warp * 16 + lane / 4, warp * 16 + lane / 4 + 8};
+  const int jq[2] = {q0 + lr[0], q0 + lr[1]};
+  const float nq[2] = {w.nh[jq[0]], w.nh[jq[1]]}, rq[2] = {w.ra[jq[0]], w.ra[jq[1]]};
+  const __half *qa = sq + (warp * 16 + lane % 16) * SK + (lane / 16) * 8;
+  const int cb_off = ((lane % 8) + (lane / 16) * 8) * SK + ((lane / 8) % 2) * 8;
+  for (int t = 0; t < n_tiles; t++) {
+    const int st = t % STAGES;
+    /* groups committed so far: STAGES - 1 + t; tile t's is complete when at most
+     * STAGES - 2 are pending. The barrier also says every warp is done with tile t - 1,
+     * whose buffer the next load overwrites. */
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2));
+    __syncthreads();
+    {
+      const int tl = t + STAGES - 1, sl = tl % STAGES;
+      load_stream_tile<K, THREADS>(sc + sl * TC_COLS * SK, s_cn[sl], s_mx[sl], w, tl, n_tiles, tid);
+    }
+    float acc[8][4];
+#pragma unroll
+    for (int nt = 0; nt < 8; nt++)
+      acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.0f;
+    const __half *cb = sc + st * TC_COLS * SK + cb_off;
+#pragma unroll
+    for (int ks = 0; ks < K; ks += 16) {
+      unsigned a[4];
+      ldmatrix_x4(a, qa + ks);
+#pragma unroll
+      for (int np = 0; np < 4; np++) {
+        unsigned bb[4];
+        ldmatrix_x4(bb, cb + np * 16 * SK + ks);
+        mma_16816(acc[2 * np], a, bb[0], bb[1]);
+        mma_16816(acc[2 * np + 1], a, bb[2], bb[3]);
+      }
+    }
+    /* the rows' limits for this tile, with the tile's largest candidate norms */
+    float lim[2];
+#pragma unroll
+    for (int i = 0; i < 2; i++)
+      lim[i] = s_dead[lr[i]] || jq[i] >= n
+                   ? -INFINITY
+                   : tc_limit(b, s_root[lr[i]], nq[i], rq[i], s_mx[st][0], s_mx[st][1]);
+    /* X = fl(n^_c - 2 s~) exactly as the first filter forms it; the least of each row's */
+    float lo[2] = {INFINITY, INFINITY};
+#pragma unroll
+    for (int nt = 0; nt < 8; nt++) {
+      const float2 cn = *reinterpret_cast<const float2 *>(&s_cn[st][nt * 8 + 2 * (lane % 4)]);
+#pragma unroll
+      for (int v = 0; v < 4; v++)
+        lo[v / 2] = fminf(lo[v / 2], fmaf(-2.0f, acc[nt][v], v & 1 ? cn.y : cn.x));
+    }
+    /* the row itself and the padding rows past n (in one tile each) are left out below */
+    if (__any_sync(FULL_MASK, lo[0] <= lim[0] || lo[1] <= lim[1])) {
+#pragma unroll
+      for (int nt = 0; nt < 8; nt++) {
+        const float2 cn = *reinterpret_cast<const float2 *>(&s_cn[st][nt * 8 + 2 * (lane % 4)]);
+#pragma unroll
+        for (int v = 0; v < 4; v++) {
+          const int i = v / 2, c = t * TC_COLS + nt * 8 + 2 * (lane % 4) + (v & 1);
+          const float x = fmaf(-2.0f, acc[nt][v], v & 1 ? cn.y : cn.x);
+          if (x <= lim[i] && c < n && c != jq[i]) {
+            const int slot = atomicAdd(&s_cnt[lr[i]], 1); /* < TC_CAP: tightened at SOFT */
+            w.lx[(size_t)jq[i] * TC_CAP + slot] = x;
+            w.li[(size_t)jq[i] * TC_CAP + slot] = c;
+          }
+        }
+      }
+      __syncwarp();
+      const int mine = warp * 16 + lane % 16; /* each of the warp's rows, twice over */
+      unsigned full = __ballot_sync(FULL_MASK, lane < 16 && s_cnt[mine] > TC_SOFT && !s_dead[mine]);
+      while (full != 0) {
+        const int r = warp * 16 + __ffs(full) - 1;
+        full &= full - 1;
+        tc_compact(w, b, m, q0 + r, r, s_cnt, s_root, s_dead, lane);
+      }
+    }
+  }
+  asm volatile("cp.async.wait_group 0;\n" ::); /* no copy outlives the block */
+  /* the last tightening, so the recheck reads short lists; then the lengths */
+  for (int r = warp * 16; r < warp * 16 + 16; r++)
+    if (q0 + r < n && !s_dead[r] && s_cnt[r] > m + 32)
+      tc_compact(w, b, m, q0 + r, r, s_cnt, s_root, s_dead, lane);
+  if (lane < 16 && q0 + warp * 16 + lane < n)
+    w.count[q0 + warp * 16 + lane] = s_cnt[warp * 16 + lane];
+#endif
+}
+
 /* ---- recheck ----------------------------------------------------------------------------- */
 
 /* (d, l) before (e, k): the exact kernel's total order. */
@@ -440,9 +613,39 @@ __global__ void __launch_bounds__(RECHECK_WARPS * 32)
 
 /* ---- host ------------------------------------------------------------------------------------ */
 
+/* Rows of a^, n^ and r: n padded to the widest block; the tile maxima and block flags are per
+ * 64 rows of that. */
 static size_t tc_rows_padded(int n)
 {
-  return ((size_t)n + TC_ROWS - 1) / TC_ROWS * TC_ROWS;
+  return ((size_t)n + TC_PAD - 1) / TC_PAD * TC_PAD;
+}
+
+/* The 64-row blocks that hold rows: the fallback's and the statistics' unit. */
+static int tc_blocks(int n)
+{
+  return (n + TC_ROWS - 1) / TC_ROWS;
+}
+
+/* The configuration the environment asks for (NW_NLM_TC_CONFIG=64 or 128), else
+ * NW_NLM_TC_DEFAULT_ROWS. */
+int nw_nlm_tc_rows_default(void)
+{
+  const char *v = getenv("NW_NLM_TC_CONFIG");
+  if (v != NULL && strcmp(v, "64") == 0)
+    return 64;
+  if (v != NULL && strcmp(v, "128") == 0)
+    return TC_WIDE_ROWS;
+  return NW_NLM_TC_DEFAULT_ROWS;
+}
+
+cudaError_t nw_nlm_tc_work_set_rows(NwNlmTcWork *w, int rows)
+{
+  if (rows == 0)
+    rows = nw_nlm_tc_rows_default();
+  if (rows != TC_ROWS && rows != TC_WIDE_ROWS)
+    return cudaErrorInvalidValue;
+  w->rows = rows;
+  return cudaSuccess;
 }
 
 size_t nw_nlm_tc_work_bytes(int n, int p, int m)
@@ -458,7 +661,7 @@ cudaError_t nw_nlm_tc_work_new(NwNlmTcWork **out, int n, int p, int m)
   *out = NULL;
   NwNlmTcWork *w = new NwNlmTcWork();
   const size_t np = tc_rows_padded(n), tiles = np / TC_ROWS;
-  w->cap_n = n, w->kp = nw_nlm_padded_width(p), w->m = m;
+  w->cap_n = n, w->kp = nw_nlm_padded_width(p), w->m = m, w->rows = nw_nlm_tc_rows_default();
   cudaError_t e = cudaMalloc(&w->h, np * w->kp * sizeof(__half));
   if (e == cudaSuccess)
     e = cudaMalloc(&w->nh, np * sizeof(float));
@@ -507,6 +710,30 @@ static bool tc_supported()
          major >= 8;
 }
 
+/* The filter in w's configuration: the wide one where it is built for the patch width, else
+ * the first. */
+static cudaError_t tc_filter(const NwNlmTcWork &w, const TcBound &b, int n, int m,
+                             cudaStream_t stream)
+{
+  cudaError_t e;
+  if (w.rows == TC_WIDE_ROWS && w.kp == TC_WIDE_K) {
+    auto kern = nlm_tc_filter_wide_kernel<TC_WIDE_K, TC_WIDE_WARPS, TC_STAGES, 2>;
+    const size_t dyn = (size_t)(TC_WIDE_ROWS + TC_STAGES * TC_COLS) * (TC_WIDE_K + 8) *
+                       sizeof(__half); /* 102 KB: two blocks an SM */
+    if ((e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn)) !=
+        cudaSuccess)
+      return e;
+    kern<<<(n + TC_WIDE_ROWS - 1) / TC_WIDE_ROWS, TC_WIDE_WARPS * 32, dyn, stream>>>(w, b, n, m);
+    return nw_cuda_launched(stream);
+  }
+  const size_t dyn = (size_t)3 * TC_ROWS * (w.kp + 8) * sizeof(__half);
+  if ((e = cudaFuncSetAttribute(nlm_tc_filter_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                (int)dyn)) != cudaSuccess)
+    return e;
+  nlm_tc_filter_kernel<<<tc_blocks(n), TC_THREADS, dyn, stream>>>(w, b, n, m);
+  return nw_cuda_launched(stream);
+}
+
 cudaError_t nw_nlm_topm_tc_cuda(int *nbr, float *nd, const float *padded, int n, int p, int m,
                                 NwNlmTcWork *w, cudaStream_t stream)
 {
@@ -533,12 +760,7 @@ cudaError_t nw_nlm_topm_tc_cuda(int *nbr, float *nd, const float *padded, int n,
   nlm_tc_prep_kernel<<<(np + 7) / 8, 256, 0, stream>>>(wv, padded, n, np);
   if ((e = nw_cuda_launched(stream)) != cudaSuccess)
     return e;
-  const size_t dyn = (size_t)3 * TC_ROWS * (w->kp + 8) * sizeof(__half);
-  if ((e = cudaFuncSetAttribute(nlm_tc_filter_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                (int)dyn)) != cudaSuccess)
-    return e;
-  nlm_tc_filter_kernel<<<tiles, TC_THREADS, dyn, stream>>>(wv, b, n, m);
-  if ((e = nw_cuda_launched(stream)) != cudaSuccess)
+  if ((e = tc_filter(wv, b, n, m, stream)) != cudaSuccess)
     return e;
   nlm_tc_recheck_kernel<<<(n + RECHECK_WARPS - 1) / RECHECK_WARPS, RECHECK_WARPS * 32, 0, stream>>>(
       nbr, nd, padded, wv, n, m);
@@ -550,7 +772,7 @@ cudaError_t nw_nlm_topm_tc_cuda(int *nbr, float *nd, const float *padded, int n,
 cudaError_t nw_nlm_tc_stats(const NwNlmTcWork *w, int n, double *mean_candidates,
                             int *fallback_blocks, int *out_of_range, cudaStream_t stream)
 {
-  const int tiles = (int)(tc_rows_padded(n) / TC_ROWS);
+  const int tiles = tc_blocks(n);
   int *count = new int[n], *flag = new int[tiles], status = 0;
   cudaError_t e = cudaMemcpyAsync(count, w->count, n * sizeof(int), cudaMemcpyDeviceToHost, stream);
   if (e == cudaSuccess)

@@ -33,16 +33,26 @@ static inline int nw_nlm_padded_width(int p)
 /* Which fused top-m kernel: the exact FP32 one (nlm_topm_kernel.cu, the default), or the
  * tensor-core filter with an exact FP32 recheck of its candidates (nlm_topm_tc_kernel.cu): the
  * same output by construction (kept set, order and distance bits), to be shown faster on the
- * GPU before it becomes the default. */
+ * GPU before it becomes the default. The tc filter comes in two configurations, the same output
+ * either way: 64 query rows a block with 4 warps (the first), or 128 with 8 warps and a
+ * 4-stage pipeline; NW_NLM_KERNEL_TC takes the default one (NW_NLM_TC_CONFIG=64|128 in the
+ * environment, else the built-in), the other two name theirs (benchmark and tests). */
 typedef enum {
   NW_NLM_KERNEL_EXACT,
   NW_NLM_KERNEL_TC,
+  NW_NLM_KERNEL_TC64,
+  NW_NLM_KERNEL_TC128,
 } NwNlmKernel;
+
+static inline gboolean nw_nlm_kernel_is_tc(NwNlmKernel k)
+{
+  return k != NW_NLM_KERNEL_EXACT;
+}
 
 /* The kernel the environment asks for: NW_NLM_KERNEL=tc, else (unset, "exact", anything
  * else) the exact one. The method reads it when a job is created. */
 NwNlmKernel nw_nlm_kernel_from_env(void);
-const char *nw_nlm_kernel_name(NwNlmKernel k); /* "exact", "tc" */
+const char *nw_nlm_kernel_name(NwNlmKernel k); /* "exact", "tc", "tc64", "tc128" */
 
 /* What the tc kernel's last run did: the mean candidate-list length of the rows it rechecked,
  * the 64-row blocks it left to the exact kernel (lists that overflowed, or every block when a

@@ -11,7 +11,8 @@
  * rows are identical in indices, order and distance bits; with ties that must be all. large       a
  * band of 30000 rows (469 tiles of 64): rows sampled across it (tile edges, the last rows) against
  * a CPU computation of just those rows, and the tc kernel against the exact one on all of them.
- * top-m-tc   the tensor-core variant (nlm_topm_tc_kernel.cu) against the exact kernel: every row
+ * top-m-tc   the tensor-core variant (nlm_topm_tc_kernel.cu), both filter configurations (64 and
+ *            128 query rows a block), against the exact kernel: every row
  * identical (indices, order, distance bits) on the sphere band, random patches, exact ties (its
  * lists overflow: the exact fallback), the shapes above, and a value beyond FP16's range (all
  * blocks by the fallback); on the band-like cases at most 5 % of blocks may fall back. patches the
@@ -280,16 +281,17 @@ static void test_topm_large(void)
  * patches: every row identical in indices, order and distance bits (the variant is exact by
  * construction, not to a tolerance). filtering: the share of 64-row blocks it may leave to the
  * exact fallback (1.0: any; the band-like cases must be filtered by the tensor cores). */
-static void check_tc(const char *what, const float *x, int n, int p, int m, double most_fallback,
-                     gboolean want_out_of_range)
+static void check_tc_config(NwNlmKernel k, const char *what, const float *x, int n, int p, int m,
+                            double most_fallback, gboolean want_out_of_range)
 {
   g_autoptr(GError) error = NULL;
   g_autofree int *nbr = g_new(int, (size_t)n *m), *tnbr = g_new(int, (size_t)n *m);
   g_autofree float *nd = g_new(float, (size_t)n *m), *tnd = g_new(float, (size_t)n *m);
   NwNlmTcStats st = {0};
+  const char *kn = nw_nlm_kernel_name(k);
   if (!nw_nlm_neighbours_kernel_cuda_host(nbr, nd, x, n, p, m, NW_NLM_KERNEL_EXACT, NULL, &error) ||
-      !nw_nlm_neighbours_kernel_cuda_host(tnbr, tnd, x, n, p, m, NW_NLM_KERNEL_TC, &st, &error))
-    g_error("top-m tc %s (n %d, p %d, m %d): %s", what, n, p, m, error->message);
+      !nw_nlm_neighbours_kernel_cuda_host(tnbr, tnd, x, n, p, m, k, &st, &error))
+    g_error("top-m %s %s (n %d, p %d, m %d): %s", kn, what, n, p, m, error->message);
   int differ = 0, first = -1;
   for (int j = 0; j < n; j++)
     if (memcmp(nbr + (size_t)j * m, tnbr + (size_t)j * m, m * sizeof(int)) != 0 ||
@@ -297,19 +299,27 @@ static void check_tc(const char *what, const float *x, int n, int p, int m, doub
       differ++;
       first = first < 0 ? j : first;
     }
-  printf("# top-m tc %s (n %d, p %d, m %d): %d rows differ from the exact kernel; mean %.1f "
+  printf("# top-m %s %s (n %d, p %d, m %d): %d rows differ from the exact kernel; mean %.1f "
          "candidates a row, %d of %d blocks by the exact fallback%s\n",
-         what, n, p, m, differ, st.mean_candidates, st.fallback_blocks, st.blocks,
+         kn, what, n, p, m, differ, st.mean_candidates, st.fallback_blocks, st.blocks,
          st.out_of_range ? ", values beyond FP16's range" : "");
   if (differ > 0)
-    g_error("top-m tc %s: %d of %d rows differ from the exact kernel's (first: row %d, element "
+    g_error("top-m %s %s: %d of %d rows differ from the exact kernel's (first: row %d, element "
             "0: %d (%.9g) against %d (%.9g))",
-            what, differ, n, first, tnbr[(size_t)first * m], tnd[(size_t)first * m],
+            kn, what, differ, n, first, tnbr[(size_t)first * m], tnd[(size_t)first * m],
             nbr[(size_t)first * m], nd[(size_t)first * m]);
   g_assert_cmpint(st.out_of_range, ==, want_out_of_range);
   if (st.fallback_blocks > most_fallback * st.blocks)
-    g_error("top-m tc %s: %d of %d blocks fell back to the exact kernel; at most %.0f %% may", what,
-            st.fallback_blocks, st.blocks, 100.0 * most_fallback);
+    g_error("top-m %s %s: %d of %d blocks fell back to the exact kernel; at most %.0f %% may", kn,
+            what, st.fallback_blocks, st.blocks, 100.0 * most_fallback);
+}
+
+/* Both configurations of the tc filter (64 query rows a block, 128) on the same case. */
+static void check_tc(const char *what, const float *x, int n, int p, int m, double most_fallback,
+                     gboolean want_out_of_range)
+{
+  check_tc_config(NW_NLM_KERNEL_TC64, what, x, n, p, m, most_fallback, want_out_of_range);
+  check_tc_config(NW_NLM_KERNEL_TC128, what, x, n, p, m, most_fallback, want_out_of_range);
 }
 
 static void test_topm_tc(void)

@@ -258,7 +258,7 @@ if [ -x "$build/bench/bench_nlm" ] && [ "${NW_SKIP_NLM_BENCH:-0}" != 1 ]; then
   timeout 300 "$build/bench/bench_nlm" --sizes "${NW_NLM_SIZES:-17500,50000,100000,175000}" \
     --check-rows 256 --kernel "${NW_NLM_KERNELS:-both}" ${nlm_dump:+--dump-patches "$nlm_dump"} \
     --json "$OUT/bench_nlm.json" >"$OUT/bench_nlm.log" 2>&1
-  record bench_nlm $? "$(grep -E '^(N |  tc: )' "$OUT/bench_nlm.log" | awk '$1 == "N" {printf "N=%s %s ms %s TF/s; ", $2, $7, $12} $1 == "tc:" {printf "tc %s ms; ", $2}')"
+  record bench_nlm $? "$(grep -E '^(N |  tc)' "$OUT/bench_nlm.log" | awk '$1 == "N" {printf "N=%s %s ms %s TF/s; ", $2, $7, $12} $1 ~ /^tc/ {printf "%s %s ms; ", $1, $2}')"
   cat "$OUT/bench_nlm.log"
   if [ -n "$nlm_dump" ]; then
     timeout 120 python3 bench/peer_nlm_torch.py --patches "$nlm_dump" \

@@ -22,7 +22,7 @@
  * and CUDA on test_nlm_accuracy's noisy sphere (its parameters, the default 4 iterations; and
  * re-initialising every 2 so the band is taken again on the GPU path): the result SDFs differ by <
  * 0.01 voxel (max abs), band sizes are equal and dt / rms_change agree. method-tc the CUDA method
- * with NW_NLM_KERNEL=tc gives the exact kernel's SDF bit for bit. */
+ * with its default (tc) kernel gives the exact kernel's SDF bit for bit. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -477,8 +477,9 @@ static void test_method(void)
   check_method(2); /* the band taken again on the GPU path after iteration 2 */
 }
 
-/* The method with NW_NLM_KERNEL=tc: the same SDF bit for bit as with the exact kernel (the
- * neighbours are the same, so is every later step), re-initialising every 2 iterations. */
+/* The method with its default kernel (tc) and with NW_NLM_KERNEL=exact: the same SDF bit for
+ * bit (the neighbours are the same, so is every later step), re-initialising every 2
+ * iterations. */
 static void test_method_tc(void)
 {
   const double r = 8.0;
@@ -487,10 +488,10 @@ static void test_method_tc(void)
   g_autoptr(NwParams) p = method_params(2);
   NwIterationReport re[4], rt[4];
   int band_e = 0, band_t = 0;
+  g_setenv("NW_NLM_KERNEL", "exact", TRUE);
   g_autoptr(NwVolume) a = nlm_test_denoise_ops(&nw_nlm_surface_cuda_ops, noisy, p, &band_e, re);
-  g_setenv("NW_NLM_KERNEL", "tc", TRUE);
-  g_autoptr(NwVolume) b = nlm_test_denoise_ops(&nw_nlm_surface_cuda_ops, noisy, p, &band_t, rt);
   g_unsetenv("NW_NLM_KERNEL");
+  g_autoptr(NwVolume) b = nlm_test_denoise_ops(&nw_nlm_surface_cuda_ops, noisy, p, &band_t, rt);
   g_assert_cmpint(band_e, ==, band_t);
   size_t differ = 0;
   for (size_t e = 0; e < nw_volume_n_voxels(a); e++)

@@ -133,31 +133,56 @@ static inline double lcc_rho(const NwVolume *lcc_f, const NwVolume *lcc_w, doubl
   return pw[3] / sqrt((pf[2] + eps) * (pw[2] + eps));
 }
 
+/* The sums over fixed 64 Ki-voxel chunks, added in chunk order: the same bits on every run
+ * and for any thread count. (An OpenMP reduction adds the threads' partial sums in the
+ * order they finish: two runs of the same job parted in the energy's last bits on the H100
+ * host's 16 cores, 2026-11-26.) */
+#define SIM_SUM_CHUNK ((size_t)1 << 16)
+
 void nw_demons_similarity_sums_cpu(NwDemonsSimSums *t, const NwVolume *F, const NwVolume *W,
                                    const NwVolume *lcc_f, const NwVolume *lcc_w,
                                    const NwVolume *region, double shift, double eps)
 {
   const gboolean lcc = lcc_f != NULL && lcc_w != NULL;
   const size_t n = nw_volume_n_voxels(F);
-  double sf = 0, sw = 0, sff = 0, sww = 0, sfw = 0, sd2 = 0, slcc = 0, n_lcc = 0, n_in = 0;
-#pragma omp parallel for schedule(static) reduction(+ : sf, sw, sff, sww, sfw, sd2, slcc, n_lcc, n_in)
-  for (size_t e = 0; e < n; e++) {
-    if (region != NULL && region->data[e] == 0.0f)
-      continue; /* outside the masks */
-    n_in += 1.0;
-    double f = F->data[e] - shift, w = W->data[e] - shift;
-    sf += f;
-    sw += w;
-    sff += f * f;
-    sww += w * w;
-    sfw += f * w;
-    sd2 += (f - w) * (f - w);
-    if (lcc && lcc_f->data[3 * e + 2] > eps) {
-      slcc += lcc_rho(lcc_f, lcc_w, eps, e); /* over the fixed image's structured voxels only */
-      n_lcc += 1.0;
+  const gint64 n_chunks = (gint64)((n + SIM_SUM_CHUNK - 1) / SIM_SUM_CHUNK);
+  NwDemonsSimSums *part = g_new0(NwDemonsSimSums, MAX(n_chunks, 1));
+#pragma omp parallel for schedule(static)
+  for (gint64 c = 0; c < n_chunks; c++) {
+    NwDemonsSimSums a = {0};
+    const size_t e1 = MIN(n, (size_t)(c + 1) * SIM_SUM_CHUNK);
+    for (size_t e = (size_t)c * SIM_SUM_CHUNK; e < e1; e++) {
+      if (region != NULL && region->data[e] == 0.0f)
+        continue; /* outside the masks */
+      a.n += 1.0;
+      double f = F->data[e] - shift, w = W->data[e] - shift;
+      a.sf += f;
+      a.sw += w;
+      a.sff += f * f;
+      a.sww += w * w;
+      a.sfw += f * w;
+      a.sd2 += (f - w) * (f - w);
+      if (lcc && lcc_f->data[3 * e + 2] > eps) {
+        a.slcc += lcc_rho(lcc_f, lcc_w, eps, e); /* over the fixed image's structured voxels only */
+        a.n_lcc += 1.0;
+      }
     }
+    part[c] = a;
   }
-  *t = (NwDemonsSimSums){sf, sw, sff, sww, sfw, sd2, slcc, n_lcc, n_in};
+  NwDemonsSimSums sum = {0};
+  for (gint64 c = 0; c < n_chunks; c++) {
+    sum.sf += part[c].sf;
+    sum.sw += part[c].sw;
+    sum.sff += part[c].sff;
+    sum.sww += part[c].sww;
+    sum.sfw += part[c].sfw;
+    sum.sd2 += part[c].sd2;
+    sum.slcc += part[c].slcc;
+    sum.n_lcc += part[c].n_lcc;
+    sum.n += part[c].n;
+  }
+  g_free(part);
+  *t = sum;
 }
 
 /* One demons step for residual r and gradient J: out = r J / (|J|² + r²/K), K = 4 α²,

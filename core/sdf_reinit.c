@@ -108,58 +108,97 @@ static double upwind_solve(const double a_in[3], const double h_in[3])
   return d;
 }
 
-/* One Gauss-Seidel sweep in the ordering given by the signs dir[3] (+1 ascending); returns
- * the largest decrease of a value. */
-static double sweep(const NwVolume *phi, double *d, const guint8 *fixed, const int dir[3])
+/* The edge of the sweeps' tiles, taken in wavefronts (below). */
+#define TILE 16
+
+/* One voxel of a sweep: the upwind solution from the six face neighbours; returns the
+ * decrease of d[idx] (INFINITY when it was unknown, 0 when it did not decrease). */
+static inline double sweep_voxel(const NwVolume *phi, double *d, const double h[3], int i, int j,
+                                 int k, size_t idx)
 {
   const int nx = phi->nx, ny = phi->ny, nz = phi->nz;
+  double a[3] = {INFINITY, INFINITY, INFINITY};
+  if (i > 0)
+    a[0] = d[idx - 1];
+  if (i < nx - 1)
+    a[0] = MIN(a[0], d[idx + 1]);
+  if (j > 0)
+    a[1] = d[idx - (size_t)nx];
+  if (j < ny - 1)
+    a[1] = MIN(a[1], d[idx + (size_t)nx]);
+  if (k > 0)
+    a[2] = d[idx - (size_t)nx * ny];
+  if (k < nz - 1)
+    a[2] = MIN(a[2], d[idx + (size_t)nx * ny]);
+  const double v = upwind_solve(a, h);
+  if (!(v < d[idx]))
+    return 0.0;
+  const double drop = isfinite(d[idx]) ? d[idx] - v : INFINITY;
+  d[idx] = v;
+  return drop;
+}
+
+/* One Gauss-Seidel sweep in the ordering given by the signs dir[3] (+1 ascending); returns
+ * the largest decrease of a value.
+ *
+ * The serial sweep visits z slowest and x fastest in the sweep's direction. A voxel reads
+ * only its six face neighbours: the three upwind ones the sweep has already passed, the three
+ * downwind ones it has not. Tiles of tile^3 taken in wavefronts (tile coordinates in the
+ * sweep's direction summing to w, w ascending), each tile in the serial order inside, keep
+ * exactly that: an upwind face neighbour is earlier in the same tile or in a tile of wavefront
+ * w - 1, a downwind one later in the tile or in wavefront w + 1, and two tiles of one
+ * wavefront share no face. So the tiles of a wavefront run in parallel and every voxel sees
+ * the values it would see in the serial sweep: the result is the serial one, bit for bit, for
+ * any thread count. (The serial sweep took about 9 s a re-initialisation on the 1 mm brain's
+ * 7.2 M voxels on one core, three times a whole-brain denoising.) */
+static double sweep(const NwVolume *phi, double *d, const guint8 *fixed, const int dir[3],
+                    int tile)
+{
+  const int n[3] = {phi->nx, phi->ny, phi->nz};
   const double h[3] = {phi->spacing_mm[0], phi->spacing_mm[1], phi->spacing_mm[2]};
+  int nt[3];
+  for (int a = 0; a < 3; a++)
+    nt[a] = (n[a] + tile - 1) / tile;
   double biggest = 0.0;
-  for (int kk = 0; kk < nz; kk++) {
-    int k = dir[2] > 0 ? kk : nz - 1 - kk;
-    for (int jj = 0; jj < ny; jj++) {
-      int j = dir[1] > 0 ? jj : ny - 1 - jj;
-      for (int ii = 0; ii < nx; ii++) {
-        int i = dir[0] > 0 ? ii : nx - 1 - ii;
-        size_t idx = nw_volume_index(phi, i, j, k);
-        if (fixed[idx])
+  for (int w = 0; w <= nt[0] + nt[1] + nt[2] - 3; w++) {
+    /* the wavefront's tiles (tz, ty), tx = w - tz - ty, in sweep coordinates */
+    const int tz0 = MAX(0, w - (nt[0] - 1) - (nt[1] - 1)), tz1 = MIN(nt[2] - 1, w);
+#pragma omp parallel for collapse(2) schedule(dynamic, 1) reduction(max : biggest)
+    for (int tz = tz0; tz <= tz1; tz++)
+      for (int ty = 0; ty < nt[1]; ty++) {
+        const int tx = w - tz - ty;
+        if (tx < 0 || tx >= nt[0])
           continue;
-        double a[3] = {INFINITY, INFINITY, INFINITY};
-        if (i > 0)
-          a[0] = d[idx - 1];
-        if (i < nx - 1)
-          a[0] = MIN(a[0], d[idx + 1]);
-        if (j > 0)
-          a[1] = d[idx - (size_t)nx];
-        if (j < ny - 1)
-          a[1] = MIN(a[1], d[idx + (size_t)nx]);
-        if (k > 0)
-          a[2] = d[idx - (size_t)nx * ny];
-        if (k < nz - 1)
-          a[2] = MIN(a[2], d[idx + (size_t)nx * ny]);
-        double v = upwind_solve(a, h);
-        if (v < d[idx]) {
-          if (isfinite(d[idx]))
-            biggest = MAX(biggest, d[idx] - v);
-          else
-            biggest = INFINITY;
-          d[idx] = v;
+        for (int kk = tz * tile; kk < MIN(n[2], tz * tile + tile); kk++) {
+          const int k = dir[2] > 0 ? kk : n[2] - 1 - kk;
+          for (int jj = ty * tile; jj < MIN(n[1], ty * tile + tile); jj++) {
+            const int j = dir[1] > 0 ? jj : n[1] - 1 - jj;
+            const size_t row = nw_volume_index(phi, 0, j, k);
+            const int i0 = tx * tile, i1 = MIN(n[0], tx * tile + tile);
+            for (int ii = i0; ii < i1; ii++) {
+              const int i = dir[0] > 0 ? ii : n[0] - 1 - ii;
+              if (fixed[row + i])
+                continue;
+              const double drop = sweep_voxel(phi, d, h, i, j, k, row + i); /* once: MAX evaluates twice */
+              biggest = MAX(biggest, drop);
+            }
+          }
         }
       }
-    }
   }
   return biggest;
 }
 
 /* Sweep d (unsigned, +inf where unknown) to the distance solution, fixed voxels kept. */
-static void sweep_to_convergence(const NwVolume *phi, double *d, const guint8 *fixed)
+static void sweep_to_convergence(const NwVolume *phi, double *d, const guint8 *fixed, int tile)
 {
   const double tol = 1e-4 * MIN(phi->spacing_mm[0], MIN(phi->spacing_mm[1], phi->spacing_mm[2]));
   for (int round = 0; round < MAX_ROUNDS; round++) {
     double change = 0.0;
     for (int o = 0; o < 8; o++) {
       const int dir[3] = {o & 1 ? -1 : 1, o & 2 ? -1 : 1, o & 4 ? -1 : 1};
-      change = MAX(change, sweep(phi, d, fixed, dir));
+      const double c = sweep(phi, d, fixed, dir, tile);
+      change = MAX(change, c);
     }
     if (change <= tol)
       break;
@@ -196,7 +235,7 @@ static void put_signs(NwVolume *phi, const double *d)
     phi->data[e] = is_inside(phi->data[e]) ? -(float)d[e] : (float)d[e];
 }
 
-gboolean nw_sdf_reinit(NwVolume *phi, const char *name, GError **error)
+gboolean nw_sdf_reinit_tiled(NwVolume *phi, int tile, const char *name, GError **error)
 {
   g_autofree double *d = NULL;
   g_autofree guint8 *fixed = NULL;
@@ -219,9 +258,14 @@ gboolean nw_sdf_reinit(NwVolume *phi, const char *name, GError **error)
                 is_inside(phi->data[0]) ? "inside (<= 0)" : "outside (> 0)");
     return FALSE;
   }
-  sweep_to_convergence(phi, d, fixed);
+  sweep_to_convergence(phi, d, fixed, MAX(tile, 1));
   put_signs(phi, d);
   return TRUE;
+}
+
+gboolean nw_sdf_reinit(NwVolume *phi, const char *name, GError **error)
+{
+  return nw_sdf_reinit_tiled(phi, TILE, name, error);
 }
 
 gboolean nw_sdf_extend(NwVolume *phi, const guint8 *known, const char *name, GError **error)
@@ -242,7 +286,7 @@ gboolean nw_sdf_extend(NwVolume *phi, const guint8 *known, const char *name, GEr
     g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "%s: no known distance to extend", name);
     return FALSE;
   }
-  sweep_to_convergence(phi, d, fixed);
+  sweep_to_convergence(phi, d, fixed, TILE);
   put_signs(phi, d);
   return TRUE;
 }

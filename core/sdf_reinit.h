@@ -26,6 +26,10 @@ G_BEGIN_DECLS
  * inside. Errors: nc != 1, NaN/Inf voxels (named by `name`), no zero crossing (all one sign:
  * there is no surface). */
 gboolean nw_sdf_reinit(NwVolume *phi, const char *name, GError **error);
+/* nw_sdf_reinit with the sweeps' tiles of tile^3 voxels (nw_sdf_reinit: 16): the result is the
+ * same bits for every tile and thread count; a tile larger than the grid is the plain serial
+ * sweep (the tests compare with it). */
+gboolean nw_sdf_reinit_tiled(NwVolume *phi, int tile, const char *name, GError **error);
 
 /* Extend known distances to the whole grid: voxels with known[e] != 0 keep |phi| as their
  * distance (e.g. exact distances to a mesh near it), every other voxel gets the fast-sweeping

@@ -4,6 +4,10 @@
  * |grad phi| close to 1, also on an anisotropic grid; masks, extension from known values, and
  * the errors (no surface, NaN). */
 #include <math.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "nw_error.h"
 #include "sdf_reinit.h"
@@ -156,6 +160,106 @@ static void test_extend(void)
     g_assert_cmpfloat_with_epsilon(phi->data[nw_volume_index(phi, 3, 3, k)], k - 4.5, 1e-5);
 }
 
+/* The largest d an upwind voxel allows (the eikonal update written out again here, apart from
+ * sdf_reinit.c): sum over the axes used of ((d - a_i) / h_i)^2 = 1. */
+static double upwind(double a0, double a1, double a2, const double h_in[3])
+{
+  double a[3] = {a0, a1, a2}, h[3] = {h_in[0], h_in[1], h_in[2]};
+  for (int x = 0; x < 3; x++) /* by a, ascending */
+    for (int y = x + 1; y < 3; y++)
+      if (a[y] < a[x]) {
+        double t = a[x], u = h[x];
+        a[x] = a[y], h[x] = h[y], a[y] = t, h[y] = u;
+      }
+  double d = a[0] + h[0];
+  for (int m = 2; m <= 3; m++) { /* the first m axes, while d stays above the next a */
+    if (d <= a[m - 1])
+      break;
+    double sa = 0, sb = 0, sc = 0;
+    for (int q = 0; q < m; q++) {
+      const double w = 1.0 / (h[q] * h[q]);
+      sa += w, sb += a[q] * w, sc += a[q] * a[q] * w;
+    }
+    const double disc = sb * sb - sa * (sc - 1.0);
+    if (disc >= 0.0)
+      d = (sb + sqrt(disc)) / sa;
+  }
+  return d;
+}
+
+/* The sweeps ran to their fixed point: every voxel off the interface (no face neighbour of the
+ * other sign) holds the upwind solution of its neighbours to 1e-4 mm (the stopping tolerance;
+ * the floats' rounding is far below it). Returns the largest residual. */
+static double eikonal_residual(const NwVolume *phi)
+{
+  const int n[3] = {phi->nx, phi->ny, phi->nz};
+  const double h[3] = {phi->spacing_mm[0], phi->spacing_mm[1], phi->spacing_mm[2]};
+  double worst = 0.0;
+  for (int k = 0; k < n[2]; k++)
+    for (int j = 0; j < n[1]; j++)
+      for (int i = 0; i < n[0]; i++) {
+        const int c[3] = {i, j, k};
+        const float v = phi->data[nw_volume_index(phi, i, j, k)];
+        double a[3] = {INFINITY, INFINITY, INFINITY};
+        gboolean interface = FALSE;
+        for (int ax = 0; ax < 3; ax++)
+          for (int s = -1; s <= 1; s += 2) {
+            int q[3] = {c[0], c[1], c[2]};
+            q[ax] += s;
+            if (q[ax] < 0 || q[ax] >= n[ax])
+              continue;
+            const float w = phi->data[nw_volume_index(phi, q[0], q[1], q[2])];
+            interface |= (w <= 0.0f) != (v <= 0.0f);
+            a[ax] = MIN(a[ax], fabs(w));
+          }
+        if (!interface)
+          worst = MAX(worst, fabs(upwind(a[0], a[1], a[2], h) - fabs(v)));
+      }
+  return worst;
+}
+
+/* The sweeps run the tiles of a wavefront in parallel and must give the plain serial sweep's
+ * bits (one tile larger than the grid, one thread) for any tile and thread count: a grid of
+ * partial tiles (53 x 41 x 37, anisotropic), two spheres' rough level set. */
+static void test_tiles(void)
+{
+  g_autoptr(NwVolume) serial = nw_volume_new(53, 41, 37, 1, NULL);
+  nw_volume_set_spacing(serial, 1.0, 1.3, 0.8);
+  for (int k = 0; k < serial->nz; k++)
+    for (int j = 0; j < serial->ny; j++)
+      for (int i = 0; i < serial->nx; i++) {
+        const double r1 = sqrt((i - 15.2) * (i - 15.2) + (j - 20.1) * (j - 20.1) + (k - 18.3) * (k - 18.3));
+        const double r2 = sqrt((i - 38.7) * (i - 38.7) + (j - 14.9) * (j - 14.9) + (k - 12.4) * (k - 12.4));
+        serial->data[nw_volume_index(serial, i, j, k)] =
+            (float)(MIN(r1 - 9.0, r2 - 6.5) * (1.0 + 0.3 * sin(0.7 * i)));
+      }
+  g_autoptr(GError) error = NULL;
+  const int tiles[] = {16, 5, 1, 64};
+  NwVolume *tiled[G_N_ELEMENTS(tiles)];
+  for (size_t t = 0; t < G_N_ELEMENTS(tiles); t++)
+    tiled[t] = nw_volume_copy(serial);
+#ifdef _OPENMP
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+#endif
+  g_assert_true(nw_sdf_reinit_tiled(serial, 1 << 20, "serial", &error));
+  const double res = eikonal_residual(serial);
+  g_test_message("tiles: largest eikonal residual off the interface %.2g mm", res);
+  g_assert_cmpfloat(res, <=, 1e-4);
+#ifdef _OPENMP
+  omp_set_num_threads(4);
+#endif
+  for (size_t t = 0; t < G_N_ELEMENTS(tiles); t++) {
+    g_assert_true(nw_sdf_reinit_tiled(tiled[t], tiles[t], "tiled", &error));
+    g_assert_cmpint(memcmp(serial->data, tiled[t]->data, nw_volume_n_voxels(serial) * sizeof(float)), ==, 0);
+    nw_volume_free(tiled[t]);
+  }
+#ifdef _OPENMP
+  omp_set_num_threads(threads);
+#endif
+  g_assert_no_error(error);
+}
+
 static void test_errors(void)
 {
   g_autoptr(NwVolume) v = nw_volume_new(4, 4, 4, 1, NULL);
@@ -184,6 +288,7 @@ int main(int argc, char **argv)
   g_test_add_func("/sdf/reinit/sphere-anisotropic", test_sphere_anisotropic);
   g_test_add_func("/sdf/reinit/mask", test_mask);
   g_test_add_func("/sdf/reinit/extend", test_extend);
+  g_test_add_func("/sdf/reinit/tiles", test_tiles);
   g_test_add_func("/sdf/reinit/errors", test_errors);
   return g_test_run();
 }

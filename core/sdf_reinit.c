@@ -197,6 +197,8 @@ static void sweep_to_convergence(const NwVolume *phi, double *d, const guint8 *f
     double change = 0.0;
     for (int o = 0; o < 8; o++) {
       const int dir[3] = {o & 1 ? -1 : 1, o & 2 ? -1 : 1, o & 4 ? -1 : 1};
+      /* one sweep a direction: MAX(change, sweep(...)) would run a sweep twice (GLib's MAX
+       * evaluates an argument twice) and judge convergence on the repeat */
       const double c = sweep(phi, d, fixed, dir, tile);
       change = MAX(change, c);
     }

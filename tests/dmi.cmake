@@ -1,6 +1,6 @@
 # Distributed mutual information (issue 16, core/dmi_*.c): the loopback transport's simulated
 # ranks against the single-process metric, the decomposition and its messages.
-nw_add_test(test_dmi SOURCES test_dmi.c LIBS nw_affine_testutil LABELS unit affine distributed)
+nw_add_test(test_dmi SOURCES test_dmi.c dmi_testutil.c LIBS nw_affine_testutil LABELS unit affine distributed)
 # Images read block by block (core/io_tiles.c): NIfTI rows, TIFF strips and tiles, BigTIFF.
 nw_add_test(test_io_tiles SOURCES test_io_tiles.c LIBS TIFF::TIFF LABELS unit io distributed)
 # neurowarp-cli affine --distributed: one rank cut into blocks and the messages
@@ -41,6 +41,6 @@ endif()
 # The CUDA twin of the local histograms (cuda/dmi_cuda.cu) against the CPU's, count for count,
 # simulated ranks sharing the GPU (skips without one).
 if(NW_HAVE_CUDA)
-  nw_add_test(test_cuda_dmi SOURCES test_cuda_dmi.c LIBS nw_cuda CUDA LABELS distributed)
+  nw_add_test(test_cuda_dmi SOURCES test_cuda_dmi.c dmi_testutil.c LIBS nw_cuda CUDA LABELS distributed)
   target_compile_definitions(test_cuda_dmi PRIVATE NW_HAVE_CUDA=1)
 endif()

@@ -13,24 +13,13 @@
 #include "affine_resample.h"
 #include "affine_transform.h"
 #include "dmi_metric.h"
+#include "dmi_testutil.h"
 #include "nw_dmi_cuda.h"
 #include "testutil.h"
 
 #define BINS 32
-#define N_ANGLES 13
+#define N_ANGLES NW_DMI_TEST_ANGLES
 #define MAX_RANKS 4
-
-static NwVolume *disc_mask(const NwVolume *like, double r)
-{
-  NwVolume *m = nw_volume_new_like(like, 1, NULL);
-  for (int k = 0; k < m->nz; k++)
-    for (int j = 0; j < m->ny; j++)
-      for (int i = 0; i < m->nx; i++) {
-        const double dx = i - 0.5 * (m->nx - 1), dy = j - 0.5 * (m->ny - 1);
-        m->data[nw_volume_index(m, i, j, k)] = dx * dx + dy * dy <= r * r ? 1.0f : 0.0f;
-      }
-  return m;
-}
 
 typedef struct {
   const NwVolume *fixed, *moving, *fmask, *mmask;
@@ -74,30 +63,8 @@ static gboolean rank_main(NwDmiTransport *t, gpointer data)
 
 static void setup(Case *c, int dim)
 {
-  double centre[3];
-  const double mid[3] = {0.5 * (c->fixed->nx - 1), 0.5 * (c->fixed->ny - 1),
-                         0.5 * (c->fixed->nz - 1)};
-  nw_volume_voxel_to_world(c->fixed, mid, centre);
-  for (int a = 0; a < N_ANGLES; a++) {
-    NwTransform t;
-    nw_transform_init(&t, dim, NW_XFORM_RIGID, centre);
-    t.rotation_rad[2] = a * 15.0 * G_PI / 180.0;
-    if (dim == 3)
-      t.rotation_rad[0] = 0.5 * t.rotation_rad[2];
-    t.translation_mm[0] = 1.3;
-    t.translation_mm[1] = -0.7;
-    double m[16];
-    nw_transform_matrix(&t, m);
-    g_assert_true(nw_affine_voxel_map(c->fixed, c->moving, m, dim, c->maps[a]));
-  }
-  NwAffineStats f, m;
-  nw_affine_stats_init(&f);
-  nw_affine_stats_init(&m);
-  nw_affine_stats_add(&f, c->fixed->data, c->fmask->data, nw_volume_n_voxels(c->fixed));
-  nw_affine_stats_add(&m, c->moving->data, c->mmask ? c->mmask->data : NULL,
-                      nw_volume_n_voxels(c->moving));
-  const double r[4] = {f.lo, f.hi, m.lo, m.hi};
-  memcpy(c->ranges, r, sizeof r);
+  nw_dmi_test_sweep_maps(c->fixed, c->moving, dim, c->maps);
+  nw_dmi_test_ranges(c->fixed, c->fmask, c->moving, c->mmask, c->ranges);
 }
 
 /* CPU and CUDA local histograms of every rank, every angle; and their sums. */
@@ -128,8 +95,8 @@ static void test_parity_2d(void)
   g_autoptr(NwVolume) fixed = nw_test_volume(90, 76, 1, 1, 3);
   g_autoptr(NwVolume) moving = nw_test_volume(84, 88, 1, 1, 5);
   nw_volume_set_spacing(moving, 1.1, 0.9, 1.0);
-  g_autoptr(NwVolume) fmask = disc_mask(fixed, 33.0);
-  g_autoptr(NwVolume) mmask = disc_mask(moving, 38.0);
+  g_autoptr(NwVolume) fmask = nw_dmi_test_disc_mask(fixed, 33.0);
+  g_autoptr(NwVolume) mmask = nw_dmi_test_disc_mask(moving, 38.0);
   Case *c = g_new0(Case, 1);
   *c = (Case){.fixed = fixed, .moving = moving, .fmask = fmask, .mmask = mmask};
   setup(c, 2);
@@ -154,7 +121,7 @@ static void test_parity_3d(void)
     exit(NW_TEST_SKIP);
   g_autoptr(NwVolume) fixed = nw_test_volume(30, 26, 22, 1, 9);
   g_autoptr(NwVolume) moving = nw_test_volume(28, 28, 24, 1, 11);
-  g_autoptr(NwVolume) fmask = disc_mask(fixed, 12.0);
+  g_autoptr(NwVolume) fmask = nw_dmi_test_disc_mask(fixed, 12.0);
   Case *c = g_new0(Case, 1);
   *c = (Case){.fixed = fixed, .moving = moving, .fmask = fmask, .sampler = NW_SAMPLER_LINEAR};
   setup(c, 3);

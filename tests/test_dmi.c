@@ -12,6 +12,7 @@
 #include "affine_cost.h"
 #include "affine_resample.h"
 #include "affine_testutil.h"
+#include "dmi_testutil.h"
 #include "dmi_cost.h"
 #include "pyramid.h"
 #include "ras_affine.h"
@@ -19,20 +20,7 @@
 #include "testutil.h"
 
 #define BINS 32
-#define N_ANGLES 13 /* 0, 15, ..., 180 degrees */
-
-/* A disc of radius r voxels about the grid's middle (1 inside, 0 outside), each slice. */
-static NwVolume *disc_mask(const NwVolume *like, double r)
-{
-  NwVolume *m = nw_volume_new_like(like, 1, NULL);
-  for (int k = 0; k < m->nz; k++)
-    for (int j = 0; j < m->ny; j++)
-      for (int i = 0; i < m->nx; i++) {
-        const double dx = i - 0.5 * (m->nx - 1), dy = j - 0.5 * (m->ny - 1);
-        m->data[nw_volume_index(m, i, j, k)] = dx * dx + dy * dy <= r * r ? 1.0f : 0.0f;
-      }
-  return m;
-}
+#define N_ANGLES NW_DMI_TEST_ANGLES /* 0, 15, ..., 180 degrees */
 
 typedef struct {
   int dim;
@@ -74,28 +62,6 @@ static gboolean rank_main(NwDmiTransport *t, gpointer data)
   return TRUE;
 }
 
-/* The sweep's maps: rotations by 0..180 degrees about the fixed image's world z (2D and 3D)
- * and, in 3D, half as much about x, about the fixed image's centre. */
-static void sweep_maps(Case *c)
-{
-  double centre[3];
-  const double mid[3] = {0.5 * (c->fixed->nx - 1), 0.5 * (c->fixed->ny - 1),
-                         0.5 * (c->fixed->nz - 1)};
-  nw_volume_voxel_to_world(c->fixed, mid, centre);
-  for (int a = 0; a < N_ANGLES; a++) {
-    NwTransform t;
-    nw_transform_init(&t, c->dim, NW_XFORM_RIGID, centre);
-    t.rotation_rad[2] = a * 15.0 * G_PI / 180.0;
-    if (c->dim == 3)
-      t.rotation_rad[0] = 0.5 * t.rotation_rad[2];
-    t.translation_mm[0] = 1.3;
-    t.translation_mm[1] = -0.7;
-    double m[16];
-    nw_transform_matrix(&t, m);
-    g_assert_true(nw_affine_voxel_map(c->fixed, c->moving, m, c->dim, c->maps[a]));
-  }
-}
-
 /* The CPU affine cost's MI at every angle (plain bins), and the ranges it used. */
 static void reference(Case *c, double mi[N_ANGLES])
 {
@@ -107,32 +73,14 @@ static void reference(Case *c, double mi[N_ANGLES])
   g_assert_true(nw_affine_cost_set_level(cost, &lv, &err));
   for (int a = 0; a < N_ANGLES; a++) {
     double t[16];
-    NwTransform tr;
-    double centre[3];
-    const double mid[3] = {0.5 * (c->fixed->nx - 1), 0.5 * (c->fixed->ny - 1),
-                           0.5 * (c->fixed->nz - 1)};
-    nw_volume_voxel_to_world(c->fixed, mid, centre);
-    nw_transform_init(&tr, c->dim, NW_XFORM_RIGID, centre);
-    tr.rotation_rad[2] = a * 15.0 * G_PI / 180.0;
-    if (c->dim == 3)
-      tr.rotation_rad[0] = 0.5 * tr.rotation_rad[2];
-    tr.translation_mm[0] = 1.3;
-    tr.translation_mm[1] = -0.7;
-    nw_transform_matrix(&tr, t);
+    nw_dmi_test_sweep_matrix(c->fixed, c->dim, a, t);
     NwAffineCostValue v;
     g_assert_true(nw_affine_cost_eval_matrix(cost, t, &v, &err));
     mi[a] = v.value;
   }
   nw_affine_cost_free(cost);
   /* the ranges nw_affine_cost_set_level takes (these images are not flat) */
-  NwAffineStats f, m;
-  nw_affine_stats_init(&f);
-  nw_affine_stats_init(&m);
-  nw_affine_stats_add(&f, c->fixed->data, c->fmask->data, nw_volume_n_voxels(c->fixed));
-  nw_affine_stats_add(&m, c->moving->data, c->mmask ? c->mmask->data : NULL,
-                      nw_volume_n_voxels(c->moving));
-  const double r[4] = {f.lo, f.hi, m.lo, m.hi};
-  memcpy(c->ranges, r, sizeof r);
+  nw_dmi_test_ranges(c->fixed, c->fmask, c->moving, c->mmask, c->ranges);
 }
 
 static double mi_of(const gint64 *hist)
@@ -148,7 +96,7 @@ static double mi_of(const gint64 *hist)
 static void check_layouts(Case *c, const char *const *layouts, const int *ranks, int n)
 {
   double mi_ref[N_ANGLES];
-  sweep_maps(c);
+  nw_dmi_test_sweep_maps(c->fixed, c->moving, c->dim, c->maps);
   reference(c, mi_ref);
   /* one rank, one block: the plain single-process histogram of this code */
   static gint64 single[N_ANGLES][BINS * BINS];
@@ -195,8 +143,8 @@ static void test_sweep_2d(gconstpointer data)
   g_autoptr(NwVolume) moving = nw_test_volume(66, 70, 1, 1, 5);
   nw_volume_set_spacing(fixed, 1.0, 1.0, 1.0);
   nw_volume_set_spacing(moving, 1.1, 0.9, 1.0);
-  g_autoptr(NwVolume) fmask = disc_mask(fixed, 26.0);
-  g_autoptr(NwVolume) mmask = disc_mask(moving, 31.0);
+  g_autoptr(NwVolume) fmask = nw_dmi_test_disc_mask(fixed, 26.0);
+  g_autoptr(NwVolume) mmask = nw_dmi_test_disc_mask(moving, 31.0);
   Case *c = g_new0(Case, 1);
   *c = (Case){.dim = 2, .fixed = fixed, .moving = moving, .fmask = fmask, .mmask = mmask,
               .sampler = sampler};
@@ -210,7 +158,7 @@ static void test_sweep_3d(void)
 {
   g_autoptr(NwVolume) fixed = nw_test_volume(28, 24, 20, 1, 9);
   g_autoptr(NwVolume) moving = nw_test_volume(26, 26, 22, 1, 11);
-  g_autoptr(NwVolume) fmask = disc_mask(fixed, 11.0);
+  g_autoptr(NwVolume) fmask = nw_dmi_test_disc_mask(fixed, 11.0);
   Case *c = g_new0(Case, 1);
   *c = (Case){.dim = 3, .fixed = fixed, .moving = moving, .fmask = fmask, .mmask = NULL,
               .sampler = NW_SAMPLER_LINEAR};
@@ -413,7 +361,7 @@ static gboolean register_rank(NwDmiTransport *t, gpointer data)
 static void test_registration(void)
 {
   g_autoptr(NwVolume) fixed = nw_test_volume(96, 88, 1, 1, 21);
-  g_autoptr(NwVolume) fmask = disc_mask(fixed, 40.0);
+  g_autoptr(NwVolume) fmask = nw_dmi_test_disc_mask(fixed, 40.0);
   double centre[3];
   const double mid[3] = {47.5, 43.5, 0.0};
   nw_volume_voxel_to_world(fixed, mid, centre);

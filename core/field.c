@@ -6,6 +6,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "ordered_sums.h"
+
 /* Clamp a continuous coordinate into [0, n-1] and split it into the lower index and the
  * weight of the upper neighbour; i1 stays inside the grid. */
 static inline void clamp_split(double x, int n, int *i0, int *i1, float *w)
@@ -180,23 +182,33 @@ void nw_field_jacobian_det(NwVolume *out, const NwVolume *u)
         out->data[nw_volume_index(u, i, j, k)] = (float)jacobian_det_at(u, i, j, k);
 }
 
+enum { J_MIN, J_MAX, J_SUM, J_FOLDS, J_COUNT };
+
+static void jacobian_stats_chunk(double *a, size_t begin, size_t end, const void *user)
+{
+  const NwVolume *det = user;
+  for (size_t e = begin; e < end; e++) {
+    const double d = det->data[e];
+    a[J_MIN] = d < a[J_MIN] ? d : a[J_MIN];
+    a[J_MAX] = d > a[J_MAX] ? d : a[J_MAX];
+    a[J_SUM] += d;
+    a[J_FOLDS] += d <= 0.0;
+  }
+}
+
+/* The mean's sum in fixed chunks added in order (ordered_sums.h): the same bits for any
+ * thread count. */
 void nw_jacobian_stats(const NwVolume *det, NwJacobianStats *stats)
 {
+  static const NwCombine kind[J_COUNT] = {NW_COMBINE_MIN, NW_COMBINE_MAX, NW_COMBINE_SUM,
+                                          NW_COMBINE_SUM};
   const size_t n = nw_volume_n_voxels(det);
-  double mn = INFINITY, mx = -INFINITY, sum = 0.0;
-  size_t folds = 0;
-#pragma omp parallel for reduction(min : mn) reduction(max : mx) reduction(+ : sum, folds)
-  for (size_t e = 0; e < n; e++) {
-    double d = det->data[e];
-    mn = d < mn ? d : mn;
-    mx = d > mx ? d : mx;
-    sum += d;
-    folds += d <= 0.0;
-  }
-  stats->min = mn;
-  stats->max = mx;
-  stats->mean = n > 0 ? sum / (double)n : 0.0;
-  stats->n_folds = folds;
+  double v[J_COUNT];
+  nw_ordered_reduce(v, J_COUNT, kind, n, jacobian_stats_chunk, det);
+  stats->min = v[J_MIN];
+  stats->max = v[J_MAX];
+  stats->mean = n > 0 ? v[J_SUM] / (double)n : 0.0;
+  stats->n_folds = (size_t)v[J_FOLDS];
 }
 
 size_t nw_field_count_folds(const NwVolume *u)

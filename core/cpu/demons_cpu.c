@@ -11,6 +11,7 @@
 
 #include "field.h"
 #include "nw_error.h"
+#include "ordered_sums.h"
 #include "resample.h"
 #include "smooth.h"
 
@@ -133,56 +134,46 @@ static inline double lcc_rho(const NwVolume *lcc_f, const NwVolume *lcc_w, doubl
   return pw[3] / sqrt((pf[2] + eps) * (pw[2] + eps));
 }
 
-/* The sums over fixed 64 Ki-voxel chunks, added in chunk order: the same bits on every run
- * and for any thread count. (An OpenMP reduction adds the threads' partial sums in the
- * order they finish: two runs of the same job parted in the energy's last bits on the H100
- * host's 16 cores, 2026-11-26.) */
-#define SIM_SUM_CHUNK ((size_t)1 << 16)
+/* The similarity sums' inputs, for the chunks of nw_ordered_reduce. */
+typedef struct {
+  const NwVolume *F, *W, *lcc_f, *lcc_w, *region;
+  double shift, eps;
+} SimSumsIn;
 
+enum { S_SF, S_SW, S_SFF, S_SWW, S_SFW, S_SD2, S_SLCC, S_NLCC, S_N, S_COUNT };
+
+static void sim_sums_chunk(double *a, size_t begin, size_t end, const void *user)
+{
+  const SimSumsIn *in = user;
+  const gboolean lcc = in->lcc_f != NULL && in->lcc_w != NULL;
+  for (size_t e = begin; e < end; e++) {
+    if (in->region != NULL && in->region->data[e] == 0.0f)
+      continue; /* outside the masks */
+    a[S_N] += 1.0;
+    const double f = in->F->data[e] - in->shift, w = in->W->data[e] - in->shift;
+    a[S_SF] += f;
+    a[S_SW] += w;
+    a[S_SFF] += f * f;
+    a[S_SWW] += w * w;
+    a[S_SFW] += f * w;
+    a[S_SD2] += (f - w) * (f - w);
+    if (lcc && in->lcc_f->data[3 * e + 2] > in->eps) {
+      a[S_SLCC] += lcc_rho(in->lcc_f, in->lcc_w, in->eps, e); /* the fixed image's structured voxels only */
+      a[S_NLCC] += 1.0;
+    }
+  }
+}
+
+/* In fixed chunks added in order (ordered_sums.h): the same bits for any thread count. */
 void nw_demons_similarity_sums_cpu(NwDemonsSimSums *t, const NwVolume *F, const NwVolume *W,
                                    const NwVolume *lcc_f, const NwVolume *lcc_w,
                                    const NwVolume *region, double shift, double eps)
 {
-  const gboolean lcc = lcc_f != NULL && lcc_w != NULL;
-  const size_t n = nw_volume_n_voxels(F);
-  const gint64 n_chunks = (gint64)((n + SIM_SUM_CHUNK - 1) / SIM_SUM_CHUNK);
-  NwDemonsSimSums *part = g_new0(NwDemonsSimSums, MAX(n_chunks, 1));
-#pragma omp parallel for schedule(static)
-  for (gint64 c = 0; c < n_chunks; c++) {
-    NwDemonsSimSums a = {0};
-    const size_t e1 = MIN(n, (size_t)(c + 1) * SIM_SUM_CHUNK);
-    for (size_t e = (size_t)c * SIM_SUM_CHUNK; e < e1; e++) {
-      if (region != NULL && region->data[e] == 0.0f)
-        continue; /* outside the masks */
-      a.n += 1.0;
-      double f = F->data[e] - shift, w = W->data[e] - shift;
-      a.sf += f;
-      a.sw += w;
-      a.sff += f * f;
-      a.sww += w * w;
-      a.sfw += f * w;
-      a.sd2 += (f - w) * (f - w);
-      if (lcc && lcc_f->data[3 * e + 2] > eps) {
-        a.slcc += lcc_rho(lcc_f, lcc_w, eps, e); /* over the fixed image's structured voxels only */
-        a.n_lcc += 1.0;
-      }
-    }
-    part[c] = a;
-  }
-  NwDemonsSimSums sum = {0};
-  for (gint64 c = 0; c < n_chunks; c++) {
-    sum.sf += part[c].sf;
-    sum.sw += part[c].sw;
-    sum.sff += part[c].sff;
-    sum.sww += part[c].sww;
-    sum.sfw += part[c].sfw;
-    sum.sd2 += part[c].sd2;
-    sum.slcc += part[c].slcc;
-    sum.n_lcc += part[c].n_lcc;
-    sum.n += part[c].n;
-  }
-  g_free(part);
-  *t = sum;
+  const SimSumsIn in = {F, W, lcc_f, lcc_w, region, shift, eps};
+  double v[S_COUNT];
+  nw_ordered_reduce(v, S_COUNT, NULL, nw_volume_n_voxels(F), sim_sums_chunk, &in);
+  *t = (NwDemonsSimSums){v[S_SF],  v[S_SW],   v[S_SFF],  v[S_SWW], v[S_SFW],
+                         v[S_SD2], v[S_SLCC], v[S_NLCC], v[S_N]};
 }
 
 /* One demons step for residual r and gradient J: out = r J / (|J|² + r²/K), K = 4 α²,

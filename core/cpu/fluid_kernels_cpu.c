@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "field.h"
+#include "ordered_sums.h"
 #include "resample.h"
 
 /* ---- per-voxel helpers ---------------------------------------------------------------- */
@@ -300,31 +301,48 @@ void nw_fluid_zero_border_cpu(NwVolume *u)
             u->data[nw_volume_index(u, i, j, k) * u->nc + c] = 0.0f;
 }
 
+/* The energy sums' inputs, for the chunks of nw_ordered_reduce. */
+typedef struct {
+  const NwVolume *R, *Tw, *J, *region;
+} FluidSumsIn;
+
+enum { F_L2, F_NREGION, F_SKL, F_SUMLOG, F_NFOLDS, F_MIN, F_MAX, F_COUNT };
+
+static void fluid_sums_chunk(double *a, size_t begin, size_t end, const void *user)
+{
+  const FluidSumsIn *in = user;
+  for (size_t e = begin; e < end; e++) {
+    if (in->region == NULL || in->region->data[e] != 0.0f) {
+      const double d = (double)in->Tw->data[e] - in->R->data[e];
+      a[F_L2] += 0.5 * d * d;
+      a[F_NREGION] += 1.0;
+    }
+    const double j = in->J->data[e];
+    a[F_MIN] = fmin(a[F_MIN], j);
+    a[F_MAX] = fmax(a[F_MAX], j);
+    if (j > 0.0) {
+      a[F_SKL] += (j - 1.0) * log(j);
+      a[F_SUMLOG] += log(j);
+    } else {
+      a[F_NFOLDS] += 1.0;
+    }
+  }
+}
+
+/* In fixed chunks added in order (ordered_sums.h): the same bits for any thread count, so
+ * that the line search's energy comparisons do not depend on it. */
 void nw_fluid_sums_cpu(NwFluidSums *s, const NwVolume *R, const NwVolume *Tw, const NwVolume *J,
                        const NwVolume *region)
 {
+  static const NwCombine kind[F_COUNT] = {NW_COMBINE_SUM, NW_COMBINE_SUM, NW_COMBINE_SUM,
+                                          NW_COMBINE_SUM, NW_COMBINE_SUM, NW_COMBINE_MIN,
+                                          NW_COMBINE_MAX};
+  const FluidSumsIn in = {R, Tw, J, region};
   const size_t n = nw_volume_n_voxels(R);
-  double l2 = 0, n_region = 0, skl = 0, sum_log = 0, n_folds = 0;
-  double mn = DBL_MAX, mx = -DBL_MAX;
-#pragma omp parallel for schedule(static) \
-    reduction(+ : l2, n_region, skl, sum_log, n_folds) reduction(min : mn) reduction(max : mx)
-  for (size_t e = 0; e < n; e++) {
-    if (region == NULL || region->data[e] != 0.0f) {
-      const double d = (double)Tw->data[e] - R->data[e];
-      l2 += 0.5 * d * d;
-      n_region += 1.0;
-    }
-    const double j = J->data[e];
-    mn = fmin(mn, j);
-    mx = fmax(mx, j);
-    if (j > 0.0) {
-      skl += (j - 1.0) * log(j);
-      sum_log += log(j);
-    } else {
-      n_folds += 1.0;
-    }
-  }
-  *s = (NwFluidSums){l2, n_region, skl, sum_log, n_folds, mn, mx, (double)n};
+  double v[F_COUNT];
+  nw_ordered_reduce(v, F_COUNT, kind, n, fluid_sums_chunk, &in);
+  *s = (NwFluidSums){v[F_L2],     v[F_NREGION], v[F_SKL], v[F_SUMLOG],
+                     v[F_NFOLDS], v[F_MIN],     v[F_MAX], (double)n};
 }
 
 double nw_fluid_energy(const NwFluidSums *s, double lambda)

@@ -156,16 +156,49 @@ cudaError_t nw_field_upload(float4 *d_field, void *d_staging, const float *h_xyz
  * goes through two pinned chunks in turn: while the GPU fills one, the cores (nw_copy_floats,
  * 1 MiB a thread) move the other into place, faulting its pages in parallel. Small copies
  * (one chunk or less) go straight. */
+#define STAGE_CHUNK ((size_t)1 << 22) /* 4 Mi floats, 16 MiB: 16 pieces for the cores */
+
+/* The process's pinned staging buffer (two chunks), made at the first large download and kept:
+ * cudaHostAlloc of 32 MiB costs milliseconds, and a result downloads two or three volumes.
+ * Portable, so any device's context may copy into it. A download that finds it in use (two
+ * jobs finishing at once) makes a buffer of its own for that download. */
+static GMutex stage_lock;
+static float *stage_kept;
+
+static cudaError_t take_stage(float **stage, gboolean *kept)
+{
+  *stage = NULL;
+  *kept = g_mutex_trylock(&stage_lock);
+  if (*kept && stage_kept != NULL) {
+    *stage = stage_kept;
+    return cudaSuccess;
+  }
+  cudaError_t e = cudaHostAlloc((void **)stage, 2 * STAGE_CHUNK * sizeof(float),
+                                cudaHostAllocPortable);
+  if (*kept && e == cudaSuccess)
+    stage_kept = *stage;
+  return e;
+}
+
+static void give_stage(float *stage, gboolean kept)
+{
+  if (kept)
+    g_mutex_unlock(&stage_lock);
+  else if (stage != NULL)
+    cudaFreeHost(stage);
+}
+
 static cudaError_t download_floats(float *h, const float *d, size_t n, cudaStream_t stream)
 {
-  const size_t chunk = (size_t)1 << 22; /* 4 Mi floats, 16 MiB: 16 pieces for the cores */
+  const size_t chunk = STAGE_CHUNK;
   if (n <= chunk) {
     cudaError_t e = cudaMemcpyAsync(h, d, n * sizeof(float), cudaMemcpyDeviceToHost, stream);
     return e != cudaSuccess ? e : cudaStreamSynchronize(stream);
   }
   float *stage = NULL;
+  gboolean kept = FALSE;
   cudaEvent_t filled[2] = {NULL, NULL};
-  cudaError_t e = cudaHostAlloc((void **)&stage, 2 * chunk * sizeof(float), cudaHostAllocDefault);
+  cudaError_t e = take_stage(&stage, &kept);
   for (int b = 0; b < 2 && e == cudaSuccess; b++)
     e = cudaEventCreateWithFlags(&filled[b], cudaEventDisableTiming);
   const size_t n_chunks = (n + chunk - 1) / chunk;
@@ -190,8 +223,7 @@ static cudaError_t download_floats(float *h, const float *d, size_t n, cudaStrea
   for (int b = 0; b < 2; b++)
     if (filled[b] != NULL)
       cudaEventDestroy(filled[b]);
-  if (stage != NULL)
-    cudaFreeHost(stage);
+  give_stage(stage, kept);
   return e;
 }
 

@@ -93,6 +93,9 @@ typedef struct {
    * wins is a matter of angle (the samples that leave a rank's block) */
   double ms_angle[N_ANGLES], requests_angle[N_ANGLES];
   double ms_angle_nearby[N_ANGLES]; /* an evaluation 0.01 degrees from the angle's */
+  /* cuda, replicated: MB copied into the resident windows at the angle (rank 0's) and at
+   * the nearby evaluations (0: reused) */
+  double window_mb_angle[N_ANGLES], window_mb_nearby[N_ANGLES];
   gboolean ok;
   char error[256];
 } Case;
@@ -121,6 +124,18 @@ static void sweep_maps_at(int n, double offset_deg, double maps[N_ANGLES][12])
 static void sweep_maps(int n, double maps[N_ANGLES][12])
 {
   sweep_maps_at(n, 0.0, maps);
+}
+
+/* MB the CUDA twin copied into its resident windows in the last evaluation (0 on the CPU). */
+static double window_mb(const Case *c, void *metric)
+{
+#ifdef NW_HAVE_CUDA
+  if (c->ops == &nw_dmi_metric_cuda_ops)
+    return nw_dmi_cuda_window_voxels(metric) * 4.0 / 1e6;
+#else
+  (void)c, (void)metric;
+#endif
+  return 0.0;
 }
 
 /* One case on this rank: plan (the cap that forces per_rank blocks a rank), blocks, metric,
@@ -170,6 +185,7 @@ static gboolean run_case(NwDmiTransport *t, Case *c, GError **error)
            (c->ops->reduce != NULL ? c->ops->reduce(metric, hist, BINS * BINS, error)
                                    : t->allreduce_i64(t, hist, BINS * BINS, error));
       us_angle[a] += g_get_monotonic_time() - ta;
+      c->window_mb_angle[a] += window_mb(c, metric) / c->repeat;
       sent_angle[a] += sent;
       requests += sent;
       for (int e = 0; ok && e < c->nearby; e++) {
@@ -179,6 +195,7 @@ static gboolean run_case(NwDmiTransport *t, Case *c, GError **error)
              (c->ops->reduce != NULL ? c->ops->reduce(metric, hist, BINS * BINS, error)
                                      : t->allreduce_i64(t, hist, BINS * BINS, error));
         us_near[a] += g_get_monotonic_time() - tn;
+        c->window_mb_nearby[a] += window_mb(c, metric) / c->repeat / c->nearby;
       }
     }
   const double evals = (double)c->repeat * N_ANGLES;
@@ -370,6 +387,12 @@ static gboolean bench_rank(NwDmiTransport *t, gpointer data)
         for (int a = 0; a < N_ANGLES; a++)
           printf(" %.2f", c.ms_angle_nearby[a]);
         printf("\n");
+        if (ops != &nw_dmi_metric_cpu_ops && c.strategy == NW_DMI_REPLICATED) {
+          printf("      MB into rank 0's windows per angle (nearby):");
+          for (int a = 0; a < N_ANGLES; a++)
+            printf(" %.0f (%.0f)", c.window_mb_angle[a], c.window_mb_nearby[a]);
+          printf("\n");
+        }
       }
       json_builder_begin_object(jb);
       nw_json_member_string(jb, "strategy", b->strategies[s]);
@@ -394,6 +417,16 @@ static gboolean bench_rank(NwDmiTransport *t, gpointer data)
       json_builder_begin_array(jb);
       for (int a = 0; a < N_ANGLES; a++)
         json_builder_add_double_value(jb, c.ms_angle_nearby[a]);
+      json_builder_end_array(jb);
+      json_builder_set_member_name(jb, "window_mb_per_angle");
+      json_builder_begin_array(jb);
+      for (int a = 0; a < N_ANGLES; a++)
+        json_builder_add_double_value(jb, c.window_mb_angle[a]);
+      json_builder_end_array(jb);
+      json_builder_set_member_name(jb, "window_mb_per_angle_nearby");
+      json_builder_begin_array(jb);
+      for (int a = 0; a < N_ANGLES; a++)
+        json_builder_add_double_value(jb, c.window_mb_nearby[a]);
       json_builder_end_array(jb);
       json_builder_set_member_name(jb, "evaluations_per_s_per_angle");
       json_builder_begin_array(jb);

@@ -956,6 +956,11 @@ extern "C" int nw_dmi_cuda_pick_device(void)
   return nw_cuda_rank_device();
 }
 
+extern "C" gint64 nw_dmi_cuda_window_voxels(const void *impl)
+{
+  return ((const CudaDmi *)impl)->window_voxels;
+}
+
 extern "C" const NwDmiMetricOps nw_dmi_metric_cuda_ops = {
     .name = "cuda",
     .create = cuda_dmi_create,

@@ -103,6 +103,18 @@ static void size_for(const int e[3], const int moving_n[3], gint64 budget, int m
   }
 }
 
+/* Voxels of the needed box inside a window of size n placed for it. */
+static gint64 covered(const int need_lo[3], const int need_hi[3], const int n[3],
+                      const int moving_n[3])
+{
+  int lo[3];
+  place(need_lo, need_hi, n, moving_n, lo);
+  gint64 v = 1;
+  for (int a = 0; a < 3; a++)
+    v *= MAX(0, MIN(need_hi[a], lo[a] + n[a]) - MAX(need_lo[a], lo[a]));
+  return v;
+}
+
 /* Box [lo, lo + n) of window w (its storage at w->org) as copies cut at the wrap. */
 static void add_box(NwDmiWindowPlan *p, const NwDmiWindow *w, const int lo[3], const int n[3])
 {
@@ -144,26 +156,28 @@ void nw_dmi_window_plan(const NwDmiWindow *cur, const int need_lo[3], const int 
     out->action = NW_DMI_WINDOW_REUSE;
     return;
   }
-  int e[3], n[3];
+  int e[3], n[3], fresh[3];
   gboolean partial, fits = cur->valid;
   for (int a = 0; a < 3; a++) {
     e[a] = need_hi[a] - need_lo[a];
     fits = fits && cur->n[a] >= e[a];
   }
   NwDmiWindow *next = &out->next;
-  /* a partial window keeps its size while the needed box still exceeds the budget, so that
-   * a sweep or an optimiser moves it strip by strip instead of copying it whole each time */
-  if (cur->valid && (fits || (cur->partial && box_voxels(e) > budget))) {
-    /* keep the size (and the storage): only the strips not yet resident travel */
-    memcpy(n, cur->n, sizeof n);
-    partial = cur->partial;
-  } else {
-    size_for(e, moving_n, budget, margin, n, &partial);
-  }
+  size_for(e, moving_n, budget, margin, fresh, &partial);
+  /* keep the size (and the storage: only the strips not yet resident travel) where that holds
+   * the box, or at least 4/5 of what a window shaped for it would: a reshaped window is copied
+   * whole, and a sweep that alternates shapes would pay that at every step */
+  gboolean keep = cur->valid && box_voxels(cur->n) <= budget;
+  if (keep && !fits)
+    keep = 5 * covered(need_lo, need_hi, cur->n, moving_n) >=
+           4 * covered(need_lo, need_hi, fresh, moving_n);
+  memcpy(n, keep ? cur->n : fresh, sizeof n);
   memcpy(next->n, n, sizeof n);
   place(need_lo, need_hi, n, moving_n, next->lo);
   next->valid = TRUE;
-  next->partial = partial;
+  next->partial = FALSE;
+  for (int a = 0; a < 3; a++)
+    next->partial = next->partial || need_lo[a] < next->lo[a] || need_hi[a] > next->lo[a] + n[a];
   int ilo[3], ihi[3];
   gboolean shared = cur->valid && memcmp(n, cur->n, sizeof n) == 0;
   for (int a = 0; a < 3; a++) {

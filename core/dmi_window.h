@@ -29,7 +29,7 @@ typedef struct {
   int lo[3], n[3]; /* moving voxels [lo, lo + n) */
   int org[3];      /* storage position of lo along each axis (toroidal) */
   gboolean valid;  /* FALSE: nothing resident yet */
-  gboolean partial; /* sized by the budget, smaller than the box it was made for */
+  gboolean partial; /* the last needed box is not all inside (the taps outside read the host) */
 } NwDmiWindow;
 
 /* The moving voxels that sampler s reads for any fixed voxel of [lo, hi) under map (fixed
@@ -76,12 +76,14 @@ typedef struct {
  * given the one held (cur), at most budget voxels (>= 1), and a margin in voxels on each side
  * for nearby transforms:
  *   - the needed box inside cur: REUSE;
- *   - cur large enough along every axis (or already budget-limited): SHIFT it, the needed box
- *     centred, to the domain;
- *   - else a new window: the needed box plus the margin (the margin shrunk to fit the
- *     budget), or, when the needed box alone exceeds the budget, a partial window of the
- *     needed box's proportions centred on it (the taps outside read the host copy): FETCH.
- * A window covering the whole level is placed once and never moves. */
+ *   - else cur's size kept, the window centred on the box (inside the domain), where that size
+ *     holds the box or at least 4/5 of what a window shaped for the box would hold: SHIFT (a
+ *     reshaped window is copied whole, and a sweep that alternated shapes would pay that at
+ *     every step);
+ *   - else a window shaped for the box: the box plus the margin (the margin shrunk to fit the
+ *     budget), or, when the box alone exceeds the budget, the box's proportions scaled to the
+ *     budget and centred on it (the taps outside read the host copy): FETCH.
+ * A budget that holds the whole level gets the whole level, placed once and never moved. */
 void nw_dmi_window_plan(const NwDmiWindow *cur, const int need_lo[3], const int need_hi[3],
                         const int moving_n[3], gint64 budget, int margin, NwDmiWindowPlan *out);
 

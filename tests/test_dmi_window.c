@@ -144,6 +144,18 @@ static void test_decisions(void)
   nw_dmi_window_plan(&part, lo, hi, n, 40000, 16, &p);
   g_assert_cmpint(p.action, ==, NW_DMI_WINDOW_SHIFT);
   g_assert_cmpmem(p.next.n, sizeof p.next.n, part.n, sizeof part.n);
+  /* a box of another shape that the held size mostly covers (a sweep's next angle): shifted,
+   * not copied whole in a new shape; one that it covers badly: reshaped */
+  NwDmiWindow turned = {{300, 300, 0}, {134, 100, 1}, {5, 7, 0}, TRUE, TRUE};
+  int tlo[3] = {320, 330, 0}, thi[3] = {480, 412, 1};
+  nw_dmi_window_plan(&turned, tlo, thi, n, 13400, 16, &p);
+  g_assert_cmpint(p.action, ==, NW_DMI_WINDOW_SHIFT);
+  g_assert_true(p.next.partial);
+  g_assert_cmpmem(p.next.n, sizeof p.next.n, turned.n, sizeof turned.n);
+  tlo[0] = 360, thi[0] = 442, tlo[1] = 300, thi[1] = 460;
+  nw_dmi_window_plan(&turned, tlo, thi, n, 13400, 16, &p);
+  g_assert_cmpint(p.action, ==, NW_DMI_WINDOW_FETCH);
+  g_assert_false(p.next.partial);
   /* a budget for the whole level: the whole level, once */
   NwDmiWindow none = {0};
   nw_dmi_window_plan(&none, lo, hi, n, 1000 * 800, 16, &p);

@@ -293,8 +293,8 @@ static gboolean baseline_case(const char *file, const char *strategy, const char
                        : NULL;
     for (guint q = 0; q < N_ANGLES; q++) {
       ms[q] = q < json_array_get_length(a) ? json_array_get_double_element(a, q) : 0.0;
-      near[q] = n != NULL && q < json_array_get_length(n) ? json_array_get_double_element(n, q)
-                                                          : 0.0;
+      near[q] =
+          n != NULL && q < json_array_get_length(n) ? json_array_get_double_element(n, q) : 0.0;
     }
     *mean = json_object_get_double_member_with_default(c, "ms_per_evaluation", 0.0);
     return TRUE;
@@ -361,8 +361,13 @@ static gboolean bench_rank(NwDmiTransport *t, gpointer data)
            "requests");
   for (int s = 0; b->strategies[s] != NULL; s++)
     for (int k = 0; b->per_rank[k] != NULL; k++) {
-      Case c = {.size = b->size, .repeat = b->repeat, .per_rank = atoi(b->per_rank[k]),
-                .nearby = b->nearby, .fixed_cap = b->fixed_cap, .chunk = b->chunk, .ops = ops};
+      Case c = {.size = b->size,
+                .repeat = b->repeat,
+                .per_rank = atoi(b->per_rank[k]),
+                .nearby = b->nearby,
+                .fixed_cap = b->fixed_cap,
+                .chunk = b->chunk,
+                .ops = ops};
       if (!nw_dmi_strategy_parse(b->strategies[s], &c.strategy, &error) || c.per_rank < 1 ||
           !run_case(t, &c, &error)) {
         if (t->rank == 0)
@@ -376,9 +381,9 @@ static gboolean bench_rank(NwDmiTransport *t, gpointer data)
       nw_dmi_layout_format(&c.plan.layout, 2, lay);
       const double gvox = (double)b->size * b->size / (c.ms / 1e3) / 1e9;
       if (t->rank == 0)
-        printf("%-5d %-11s %-7s %-5d %-9.4g %-9.3g %-8.2f %-10.3f %-9.1f %-10.3f %-12.0f\n", t->size,
-               b->strategies[s], lay, c.blocks_per_rank, c.cap_mb, c.plan.block_mb, c.setup_s, c.ms,
-               1e3 / c.ms, gvox, c.requests);
+        printf("%-5d %-11s %-7s %-5d %-9.4g %-9.3g %-8.2f %-10.3f %-9.1f %-10.3f %-12.0f\n",
+               t->size, b->strategies[s], lay, c.blocks_per_rank, c.cap_mb, c.plan.block_mb,
+               c.setup_s, c.ms, 1e3 / c.ms, gvox, c.requests);
       if (t->rank == 0) {
         printf("      ms per angle (0, 15, ..., 180 degrees):");
         for (int a = 0; a < N_ANGLES; a++)
@@ -438,8 +443,7 @@ static gboolean bench_rank(NwDmiTransport *t, gpointer data)
                         c.per_rank, t1, t1n, &t1m)) {
         nw_json_member_number(jb, "parallel_efficiency", t1m / (t->size * c.ms));
         add_efficiency(jb, "parallel_efficiency_per_angle", t1, c.ms_angle, t->size);
-        add_efficiency(jb, "parallel_efficiency_per_angle_nearby", t1n, c.ms_angle_nearby,
-                       t->size);
+        add_efficiency(jb, "parallel_efficiency_per_angle_nearby", t1n, c.ms_angle_nearby, t->size);
         if (t->rank == 0) {
           printf("      parallel efficiency per angle:");
           for (int a = 0; a < N_ANGLES; a++)
@@ -487,7 +491,8 @@ int main(int argc, char **argv)
       {"json", 0, 0, G_OPTION_ARG_FILENAME, &json, "Write the results as JSON here", "FILE"},
       {"cap-mode", 0, 0, G_OPTION_ARG_STRING, &cap_mode,
        "per-rank (k blocks a rank for every R, the default) or fixed (one GPU's cap for k "
-       "blocks, the same for every R)", "MODE"},
+       "blocks, the same for every R)",
+       "MODE"},
       {"nearby", 0, 0, G_OPTION_ARG_INT, &nearby,
        "Evaluations 0.01 degrees apart after each sweep angle, timed apart (default 1)", "E"},
       {"baseline", 0, 0, G_OPTION_ARG_FILENAME, &baseline,
@@ -504,13 +509,18 @@ int main(int argc, char **argv)
     fprintf(stderr, "bench_distributed_mi: --cap-mode %s: expected per-rank or fixed\n", cap_mode);
     return 2;
   }
-  Bench b = {.size = size, .repeat = MAX(repeat, 1), .ranks = MAX(ranks, 1), .chunk = chunk,
-             .nearby = MAX(nearby, 0), .baseline = baseline,
+  Bench b = {.size = size,
+             .repeat = MAX(repeat, 1),
+             .ranks = MAX(ranks, 1),
+             .chunk = chunk,
+             .nearby = MAX(nearby, 0),
+             .baseline = baseline,
              .fixed_cap = cap_mode != NULL && g_str_equal(cap_mode, "fixed"),
-             .device = device != NULL ? device : "cpu", .json = json,
+             .device = device != NULL ? device : "cpu",
+             .json = json,
              .per_rank = g_strsplit(per_rank != NULL ? per_rank : "2,4", ",", -1),
-             .strategies = g_strsplit(strategies != NULL ? strategies : "replicated,distributed",
-                                      ",", -1)};
+             .strategies =
+                 g_strsplit(strategies != NULL ? strategies : "replicated,distributed", ",", -1)};
   if (!g_str_equal(b.device, "cpu") && !g_str_equal(b.device, "cuda")) {
     fprintf(stderr, "bench_distributed_mi: --device %s: expected cpu or cuda\n", b.device);
     return 2;

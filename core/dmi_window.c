@@ -42,8 +42,8 @@ gint64 nw_dmi_window_budget(double cap_mb, gint64 fixed_voxels, gboolean fixed_m
 {
   if (cap_mb <= 0.0)
     return G_MAXINT64;
-  const double left = cap_mb * 1e6 - 4.0 * (double)fixed_voxels * (fixed_mask ? 2 : 1) -
-                      8.0 * (double)bins * bins;
+  const double left =
+      cap_mb * 1e6 - 4.0 * (double)fixed_voxels * (fixed_mask ? 2 : 1) - 8.0 * (double)bins * bins;
   /* (+1e-3: the cap came from bytes / 1e6; its round trip must not cost the slab a voxel) */
   return MAX((gint64)1, (gint64)floor(left / (moving_mask ? 8.0 : 4.0) + 1e-3));
 }
@@ -59,8 +59,8 @@ static int clamp_lo(int lo, int n, int full)
 }
 
 /* A window of size n centred on the needed box, inside the domain. */
-static void place(const int need_lo[3], const int need_hi[3], const int n[3],
-                  const int moving_n[3], int lo[3])
+static void place(const int need_lo[3], const int need_hi[3], const int n[3], const int moving_n[3],
+                  int lo[3])
 {
   for (int a = 0; a < 3; a++) {
     const int e = need_hi[a] - need_lo[a];

@@ -26,9 +26,9 @@
 G_BEGIN_DECLS
 
 typedef struct {
-  int lo[3], n[3]; /* moving voxels [lo, lo + n) */
-  int org[3];      /* storage position of lo along each axis (toroidal) */
-  gboolean valid;  /* FALSE: nothing resident yet */
+  int lo[3], n[3];  /* moving voxels [lo, lo + n) */
+  int org[3];       /* storage position of lo along each axis (toroidal) */
+  gboolean valid;   /* FALSE: nothing resident yet */
   gboolean partial; /* the last needed box is not all inside (the taps outside read the host) */
 } NwDmiWindow;
 

@@ -342,7 +342,7 @@ ServeKernel serve_for(NwSampler s)
 
 struct Block {
   DevBlock dev;
-  Win moving; /* distributed: the block's window; replicated: the resident window */
+  Win moving;      /* distributed: the block's window; replicated: the resident window */
   float *owned[4]; /* F, FM, moving, moving mask: device allocations */
   long long n_vox;
   /* replicated: what the resident window holds (dmi_window.h), its capacity in voxels, and
@@ -553,12 +553,12 @@ gboolean alloc_windows(CudaDmi *c, const NwDmiLevel *l, GError **error)
   if (!NW_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b), error))
     return FALSE;
   const double reserve = 512e6;
-  const long long share = (long long)MAX(
-      1.0, ((double)free_b - reserve) / MAX(1, c->n_blocks) / (mmask ? 8.0 : 4.0));
+  const long long share =
+      (long long)MAX(1.0, ((double)free_b - reserve) / MAX(1, c->n_blocks) / (mmask ? 8.0 : 4.0));
   for (int b = 0; b < c->n_blocks; b++) {
     Block *db = &c->blocks[b];
-    const gint64 budget = nw_dmi_window_budget(c->spec.cap_mb, db->n_vox, db->dev.FM != nullptr,
-                                               mmask, c->spec.bins);
+    const gint64 budget =
+        nw_dmi_window_budget(c->spec.cap_mb, db->n_vox, db->dev.FM != nullptr, mmask, c->spec.bins);
     db->capacity = MAX(1LL, MIN(MIN((long long)budget, whole), share));
     db->win = NwDmiWindow{};
     if (!NW_CUDA_CHECK(cudaMalloc(&db->owned[2], db->capacity * sizeof(float)), error) ||
@@ -660,11 +660,8 @@ gboolean cuda_dmi_set_level(void *impl, const NwDmiLevel *l, const double r[4], 
   }
   if (ok && !dist) {
     ok = alloc_windows(c, l, error);
-    a.host = Win{nullptr,
-                 nullptr,
-                 {0, 0, 0},
-                 {l->moving_n[0], l->moving_n[1], l->moving_n[2]},
-                 {0, 0, 0}};
+    a.host = Win{
+        nullptr, nullptr, {0, 0, 0}, {l->moving_n[0], l->moving_n[1], l->moving_n[2]}, {0, 0, 0}};
     ok = map_host(c, 0, &l->moving, &a.host.d, error) &&
          (l->moving_mask.data == nullptr || map_host(c, 1, &l->moving_mask, &a.host.mask, error));
   }

@@ -154,7 +154,10 @@ static void test_windows(void)
   g_autoptr(NwVolume) fmask = nw_dmi_test_disc_mask(fixed, 33.0);
   g_autoptr(NwVolume) mmask = nw_dmi_test_disc_mask(moving, 38.0);
   Case *c = g_new0(Case, 1);
-  *c = (Case){.fixed = fixed, .moving = moving, .fmask = fmask, .mmask = mmask,
+  *c = (Case){.fixed = fixed,
+              .moving = moving,
+              .fmask = fmask,
+              .mmask = mmask,
               .strategy = NW_DMI_REPLICATED};
   setup(c, 2);
   /* the sweep's angles, then small steps about 30 degrees (an optimiser's): reuse */

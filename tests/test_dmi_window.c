@@ -29,8 +29,8 @@ static void tap_range(NwSampler s, double p, int n, int *a, int *b)
   *b = clampi(s == NW_SAMPLER_LINEAR ? f + 1 : f + 2, n);
 }
 
-static void rotation_map(double deg, double scale, double shear, const double c[3],
-                         double tx, double ty, int dim, double map[12])
+static void rotation_map(double deg, double scale, double shear, const double c[3], double tx,
+                         double ty, int dim, double map[12])
 {
   const double t = deg * G_PI / 180.0, co = cos(t) * scale, si = sin(t) * scale;
   memset(map, 0, 12 * sizeof(double));
@@ -190,8 +190,7 @@ static void replay(const float *image, const int n[3], const NwDmiWindowPlan *p,
   }
 }
 
-static void check_window(const float *image, const int n[3], const NwDmiWindow *w,
-                         const float *buf)
+static void check_window(const float *image, const int n[3], const NwDmiWindow *w, const float *buf)
 {
   for (int k = w->lo[2]; k < w->lo[2] + w->n[2]; k++)
     for (int j = w->lo[1]; j < w->lo[1] + w->n[1]; j++)

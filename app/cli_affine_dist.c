@@ -223,6 +223,7 @@ static int rank_main(NwDmiTransport *t, Run *r)
   NwDmiInputs in = {.t = t,
                     .strategy = r->strategy,
                     .layout = r->plan.layout,
+                    .cap_mb = r->cap_mb,
                     .dim = dim,
                     .fixed_grid = fg,
                     .moving_grid = mg,

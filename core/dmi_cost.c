@@ -48,7 +48,7 @@ static void *dmi_create(const NwAffineCostSpec *spec, GError **error)
     dmi_destroy(c);
     return NULL;
   }
-  const NwDmiSpec ms = {spec->sampler, spec->bins, c->d->chunk_voxels};
+  const NwDmiSpec ms = {spec->sampler, spec->bins, c->d->chunk_voxels, c->d->cap_mb};
   if ((c->metric = c->ops->create(&ms, c->d->t, error)) == NULL) {
     dmi_destroy(c);
     return NULL;
@@ -244,8 +244,12 @@ NwAffineJob *nw_dmi_job_new(const NwDmiInputs *in, const NwParams *p,
     nw_downsample2_header(lv.moving[l + 1], lv.moving[l]);
   }
   NwDmiCostData *d = g_new0(NwDmiCostData, 1);
-  *d = (NwDmiCostData){.t = t, .ops = in->ops, .chunk_voxels = in->chunk_voxels,
-                       .n_levels = n_levels, .counters = in->counters};
+  *d = (NwDmiCostData){.t = t,
+                       .ops = in->ops,
+                       .chunk_voxels = in->chunk_voxels,
+                       .cap_mb = in->cap_mb,
+                       .n_levels = n_levels,
+                       .counters = in->counters};
   NwDmiPyramid pyr[4];
   const NwDmiSource *src[4] = {&in->fixed, &in->moving, &in->fixed_mask, &in->moving_mask};
   for (int i = 0; i < 4; i++)

@@ -23,6 +23,7 @@ typedef struct {
   NwDmiStrategy strategy;
   NwDmiLayout layout;
   gint64 chunk_voxels; /* 0: dmi_metric.h's default */
+  double cap_mb;       /* --memory-cap (0: none): sizes the GPU's resident windows */
   int dim;
   /* The images' finest levels: grids (headers; data may be NULL) and where their voxels
    * come from (masks: read NULL for none); borrowed until nw_dmi_job_new returns. The moving
@@ -47,6 +48,7 @@ typedef struct {
   NwDmiTransport *t;
   const NwDmiMetricOps *ops; /* NULL: the CPU's */
   gint64 chunk_voxels;
+  double cap_mb;
   int n_levels;
   const NwVolume *fixed_grid[NW_DMI_MAX_LEVELS]; /* the level headers set_level is given */
   NwDmiLevel *levels[NW_DMI_MAX_LEVELS];          /* the rank's share of each, owned */

@@ -93,6 +93,10 @@ typedef struct {
   NwSampler sampler;
   int bins;             /* 4..256 */
   gint64 chunk_voxels;  /* fixed voxels per exchange chunk (distributed), e.g. 1 << 20 */
+  /* The memory cap (dmi_decomp.h: one block's bytes on a device), 0: none. The CUDA twin sizes
+   * the replicated strategy's resident moving windows from it (dmi_window.h); the CPU's
+   * histogram does not depend on it. */
+  double cap_mb;
 } NwDmiSpec;
 
 typedef struct NwDmiMetric NwDmiMetric;

@@ -30,6 +30,7 @@
 #include "nw_cuda.h"
 #include "nw_dmi_cuda.h"
 #include "nw_error.h"
+#include "dmi_window.h"
 #ifdef NW_HAVE_NCCL
 #include <nccl.h>
 #include <unistd.h>
@@ -40,11 +41,16 @@ namespace {
 constexpr int kBlock = 256;
 constexpr int kStreams = 2;
 constexpr size_t kSharedHistMax = 48 * 1024;
+/* Voxels a new resident window keeps beyond the needed box on each side (the budget
+ * allowing): an optimiser's next transforms stay inside it and copy nothing. */
+constexpr int kWindowMargin = 32;
 
-/* A window of an image on the device (or mapped host memory): voxels [lo, lo + n). */
+/* A window of an image on the device (or mapped host memory): voxels [lo, lo + n), stored
+ * toroidally from org (dmi_window.h: a resident window moves by its new strips only; org 0
+ * everywhere else). */
 struct Win {
   const float *d, *mask; /* mask NULL: none */
-  int lo[3], n[3];
+  int lo[3], n[3], org[3];
 };
 
 struct DevBlock {
@@ -58,7 +64,7 @@ struct Args {
   int bins, shared_hist;
   double flo, fhi, mlo, mhi;
   unsigned long long *hist;
-  /* replicated: the block's slab, and the whole level through the host mapping */
+  /* replicated: the block's resident window, and the whole level through the host mapping */
   Win slab, host;
   /* distributed */
   const int *owner_x, *owner_y, *owner_z;
@@ -78,10 +84,19 @@ __device__ inline int clampi(int i, int n)
   return i < 0 ? 0 : (i >= n ? n - 1 : i);
 }
 
+/* (i, j, k) inside w: one conditional subtraction per axis undoes the wrap */
+__device__ inline int wrap(int g, int lo, int org, int n)
+{
+  const int s = g - lo + org;
+  return s >= n ? s - n : s;
+}
+
 __device__ inline float at(const float *d, const Win &w, int i, int j, int k)
 {
-  return d[((size_t)(k - w.lo[2]) * (size_t)w.n[1] + (size_t)(j - w.lo[1])) * (size_t)w.n[0] +
-           (size_t)(i - w.lo[0])];
+  return d[((size_t)wrap(k, w.lo[2], w.org[2], w.n[2]) * (size_t)w.n[1] +
+            (size_t)wrap(j, w.lo[1], w.org[1], w.n[1])) *
+               (size_t)w.n[0] +
+           (size_t)wrap(i, w.lo[0], w.org[0], w.n[0])];
 }
 
 __device__ inline float sample_nearest(const float *d, const Win &w, const int *full, double x,
@@ -267,7 +282,8 @@ __global__ void __launch_bounds__(kBlock)
       continue;
     const int fb = bin_of((double)b.F[e], a.flo, a.fhi, a.bins);
     if (!DIST) {
-      /* the device slab where it holds every tap (and the mask's voxel), else the host copy */
+      /* the resident window where it holds every tap (and the mask's voxel), else the host
+       * copy: the counts do not depend on where the window is */
       const bool in_slab = inside<S>(a.slab, a.full, x, y, z) &&
                            (a.slab.mask == nullptr || inside<NW_SAMPLER_NEAREST>(a.slab, a.full, x, y, z));
       add_sample<S>(a, sh, in_slab ? a.slab : a.host, x, y, z, fb);
@@ -326,9 +342,14 @@ ServeKernel serve_for(NwSampler s)
 
 struct Block {
   DevBlock dev;
-  Win moving; /* the device slab / window and its mask */
+  Win moving;      /* distributed: the block's window; replicated: the resident window */
   float *owned[4]; /* F, FM, moving, moving mask: device allocations */
   long long n_vox;
+  /* replicated: what the resident window holds (dmi_window.h), its capacity in voxels, and
+   * the event its copies end with (the walk on the other stream waits for it) */
+  NwDmiWindow win;
+  long long capacity;
+  cudaEvent_t copied;
 };
 
 struct CudaDmi {
@@ -348,6 +369,7 @@ struct CudaDmi {
   void *host_registered[2];   /* replicated: the level's moving image and mask, mapped */
   size_t shared_bytes;
   int n_chunks;
+  long long window_voxels; /* replicated: voxels copied into the windows, last evaluation */
   /* distributed: per stream, a chunk's flags, requests, their compaction and its count */
   long long chunk_cap;
   NwDmiRequest *d_rq[kStreams], *d_sel[kStreams], *h_sel[kStreams];
@@ -368,9 +390,12 @@ struct CudaDmi {
 
 void free_level(CudaDmi *c)
 {
-  for (int b = 0; b < c->n_blocks; b++)
+  for (int b = 0; b < c->n_blocks; b++) {
     for (int i = 0; i < 4; i++)
       cudaFree(c->blocks[b].owned[i]);
+    if (c->blocks[b].copied != nullptr)
+      cudaEventDestroy(c->blocks[b].copied);
+  }
   g_free(c->blocks);
   c->blocks = nullptr;
   c->n_blocks = 0;
@@ -515,27 +540,33 @@ gboolean upload(float **dst, const float *src, size_t n, GError **error)
                                   error));
 }
 
-/* The replicated level's slab of block b: its moving block with the halo, cut from the whole
- * moving image on the host. */
-gboolean upload_slab(const NwDmiLevel *l, int index, const NwSampleWindow *full, float **dst,
-                     Win *w, GError **error)
+/* Room for the replicated strategy's resident window of each block (dmi_window.h): what the
+ * memory cap leaves a block beside its fixed voxels, at most the whole level; without a cap,
+ * at most a share of the device's free memory (less a reserve for the histograms, CUB and
+ * the runtime). Nothing is copied here: the first evaluation places the windows where its
+ * transform needs them. */
+gboolean alloc_windows(CudaDmi *c, const NwDmiLevel *l, GError **error)
 {
-  int lo[3], hi[3];
-  nw_dmi_block_bounds(&l->layout, l->moving_n, index, lo, hi);
-  for (int a = 0; a < 3; a++) {
-    lo[a] = MAX(0, lo[a] - NW_DMI_HALO);
-    hi[a] = MIN(l->moving_n[a], hi[a] + NW_DMI_HALO);
-    w->lo[a] = lo[a];
-    w->n[a] = MAX(0, hi[a] - lo[a]);
+  const bool mmask = l->moving_mask.data != nullptr;
+  const long long whole = (long long)l->moving_n[0] * l->moving_n[1] * l->moving_n[2];
+  size_t free_b = 0, total_b = 0;
+  if (!NW_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b), error))
+    return FALSE;
+  const double reserve = 512e6;
+  const long long share =
+      (long long)MAX(1.0, ((double)free_b - reserve) / MAX(1, c->n_blocks) / (mmask ? 8.0 : 4.0));
+  for (int b = 0; b < c->n_blocks; b++) {
+    Block *db = &c->blocks[b];
+    const gint64 budget =
+        nw_dmi_window_budget(c->spec.cap_mb, db->n_vox, db->dev.FM != nullptr, mmask, c->spec.bins);
+    db->capacity = MAX(1LL, MIN(MIN((long long)budget, whole), share));
+    db->win = NwDmiWindow{};
+    if (!NW_CUDA_CHECK(cudaMalloc(&db->owned[2], db->capacity * sizeof(float)), error) ||
+        (mmask && !NW_CUDA_CHECK(cudaMalloc(&db->owned[3], db->capacity * sizeof(float)), error)) ||
+        !NW_CUDA_CHECK(cudaEventCreateWithFlags(&db->copied, cudaEventDisableTiming), error))
+      return FALSE;
   }
-  const size_t row = (size_t)w->n[0], n = row * w->n[1] * w->n[2];
-  g_autofree float *buf = g_new(float, MAX(n, (size_t)1));
-  for (int k = 0; k < w->n[2]; k++)
-    for (int j = 0; j < w->n[1]; j++)
-      memcpy(buf + ((size_t)k * w->n[1] + j) * row,
-             full->data + ((size_t)(lo[2] + k) * l->moving_n[1] + (lo[1] + j)) * l->moving_n[0] + lo[0],
-             row * sizeof(float));
-  return upload(dst, buf, n, error);
+  return TRUE;
 }
 
 gboolean map_host(CudaDmi *c, int i, const NwSampleWindow *w, const float **dev, GError **error)
@@ -623,16 +654,14 @@ gboolean cuda_dmi_set_level(void *impl, const NwDmiLevel *l, const double r[4], 
         db->moving.lo[i] = w->lo[i];
         db->moving.n[i] = w->n[i];
       }
-    } else if (ok) {
-      ok = upload_slab(l, hb->index, &l->moving, &db->owned[2], &db->moving, error) &&
-           (l->moving_mask.data == nullptr ||
-            upload_slab(l, hb->index, &l->moving_mask, &db->owned[3], &db->moving, error));
+      db->moving.d = db->owned[2];
+      db->moving.mask = db->owned[3];
     }
-    db->moving.d = db->owned[2];
-    db->moving.mask = db->owned[3];
   }
   if (ok && !dist) {
-    a.host = Win{nullptr, nullptr, {0, 0, 0}, {l->moving_n[0], l->moving_n[1], l->moving_n[2]}};
+    ok = alloc_windows(c, l, error);
+    a.host = Win{
+        nullptr, nullptr, {0, 0, 0}, {l->moving_n[0], l->moving_n[1], l->moving_n[2]}, {0, 0, 0}};
     ok = map_host(c, 0, &l->moving, &a.host.d, error) &&
          (l->moving_mask.data == nullptr || map_host(c, 1, &l->moving_mask, &a.host.mask, error));
   }
@@ -670,6 +699,67 @@ gboolean cuda_dmi_set_level(void *impl, const NwDmiLevel *l, const double r[4], 
   return ok;
 }
 
+/* Plan p's bulk copies from the registered (pinned) host level into block db's window
+ * buffers on stream s: a 2D copy per slice of each box (rows of the box are contiguous runs
+ * of the host image). */
+gboolean copy_window(CudaDmi *c, Block *db, const NwDmiWindowPlan *p, int s, GError **error)
+{
+  const NwDmiLevel *l = c->level;
+  const size_t fx = (size_t)l->moving_n[0], fy = (size_t)l->moving_n[1];
+  const size_t wx = (size_t)p->next.n[0], wy = (size_t)p->next.n[1];
+  const float *src[2] = {l->moving.data, l->moving_mask.data};
+  float *dst[2] = {db->owned[2], db->owned[3]};
+  for (int q = 0; q < p->n_copies; q++) {
+    const NwDmiCopy &cp = p->copies[q];
+    for (int m = 0; m < 2; m++)
+      for (int k = 0; src[m] != nullptr && k < cp.n[2]; k++) {
+        const float *from =
+            src[m] + ((size_t)(cp.src_lo[2] + k) * fy + (size_t)cp.src_lo[1]) * fx + cp.src_lo[0];
+        float *to =
+            dst[m] + ((size_t)(cp.dst_lo[2] + k) * wy + (size_t)cp.dst_lo[1]) * wx + cp.dst_lo[0];
+        if (!NW_CUDA_CHECK(cudaMemcpy2DAsync(to, wx * sizeof(float), from, fx * sizeof(float),
+                                             (size_t)cp.n[0] * sizeof(float), (size_t)cp.n[1],
+                                             cudaMemcpyHostToDevice, c->stream[s]),
+                           error))
+          return FALSE;
+      }
+  }
+  return TRUE;
+}
+
+/* Replicated: every block's resident window for map (reused, shifted or fetched on the second
+ * stream, dmi_window.h), each block's copies ending with its event, so that block b's walk on
+ * the first stream starts as soon as its own window is in while later blocks' copies go on. */
+gboolean place_windows(CudaDmi *c, const double map[12], GError **error)
+{
+  c->window_voxels = 0;
+  for (int b = 0; b < c->n_blocks; b++) {
+    Block *db = &c->blocks[b];
+    int lo[3], hi[3];
+    if (nw_dmi_needed_box(map, db->dev.lo, db->dev.hi, c->level->moving_n, c->spec.sampler, lo,
+                          hi)) {
+      NwDmiWindowPlan p;
+      nw_dmi_window_plan(&db->win, lo, hi, c->level->moving_n, db->capacity, kWindowMargin, &p);
+      if (p.action != NW_DMI_WINDOW_REUSE) {
+        if (!copy_window(c, db, &p, 1, error))
+          return FALSE;
+        db->win = p.next;
+        c->window_voxels += p.voxels;
+      }
+    }
+    db->moving.d = db->owned[2];
+    db->moving.mask = db->owned[3];
+    for (int a = 0; a < 3; a++) {
+      db->moving.lo[a] = db->win.lo[a];
+      db->moving.n[a] = db->win.valid ? db->win.n[a] : 0; /* nothing resident: all host */
+      db->moving.org[a] = db->win.org[a];
+    }
+    if (!NW_CUDA_CHECK(cudaEventRecord(db->copied, c->stream[1]), error))
+      return FALSE;
+  }
+  return TRUE;
+}
+
 int grid_for(const CudaDmi *c, long long n)
 {
   const long long want = (n + kBlock - 1) / kBlock;
@@ -692,7 +782,8 @@ gboolean launch_walk(CudaDmi *c, const double map[12], int ch, int s, GError **e
       continue;
     if (!dist) {
       a.slab = db.moving;
-      a.slab.d = db.moving.d;
+      if (!NW_CUDA_CHECK(cudaStreamWaitEvent(c->stream[s], db.copied, 0), error))
+        return FALSE;
     }
     k<<<grid_for(c, e1 - e0), kBlock, c->shared_bytes, c->stream[s]>>>(
         a, db.dev, e0, e1, dist ? c->d_rq[s] + appended : nullptr,
@@ -795,8 +886,10 @@ gboolean cuda_dmi_local(void *impl, const double map[12], gint64 *hist, gint64 *
   CudaDmi *c = (CudaDmi *)impl;
   *requests = 0;
   if (c->level->strategy != NW_DMI_DISTRIBUTED) {
-    /* blocks in turn on the first stream: each launch is the whole block */
-    return launch_walk(c, map, 0, 0, error) && fetch_hist(c, hist, error);
+    /* the windows moved on the second stream, blocks in turn on the first: each launch is
+     * the whole block, after its window's copies */
+    return place_windows(c, map, error) && launch_walk(c, map, 0, 0, error) &&
+           fetch_hist(c, hist, error);
   }
   /* the CPU's exchange order (dmi_metric.c): pack c, wait c - 1, serve it, start c; chunk
    * c + 1's walk is launched before the wait, so the GPU computes while requests travel */
@@ -858,6 +951,11 @@ gboolean cuda_dmi_reduce(void *impl, gint64 *hist, int n, GError **error)
 extern "C" int nw_dmi_cuda_pick_device(void)
 {
   return nw_cuda_rank_device();
+}
+
+extern "C" gint64 nw_dmi_cuda_window_voxels(const void *impl)
+{
+  return ((const CudaDmi *)impl)->window_voxels;
 }
 
 extern "C" const NwDmiMetricOps nw_dmi_metric_cuda_ops = {

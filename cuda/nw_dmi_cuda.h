@@ -16,6 +16,10 @@ extern "C" {
 extern const NwDmiMetricOps nw_dmi_metric_cuda_ops;
 /* The device a rank of this process uses (cudaSetDevice'd by the ops' create). */
 int nw_dmi_cuda_pick_device(void);
+/* Voxels the replicated strategy copied into its resident windows (images and masks counted
+ * once) in the last evaluation of impl (an nw_dmi_metric_cuda_ops instance): 0 when every
+ * window was reused. For benchmarks. */
+gint64 nw_dmi_cuda_window_voxels(const void *impl);
 
 #ifdef __cplusplus
 }

@@ -247,7 +247,8 @@ class DistMpi(DistBase):
 
 class DistMpiCuda(DistBase):
     """2 ranks of mpirun sharing the one GPU (--device cuda: cuda/dmi_cuda.cu), both
-    strategies: the single-process CPU run's transform (the GPU's counts are the CPU's)."""
+    strategies, and the replicated one under a memory cap (partial resident windows): the
+    single-process CPU run's transform (the GPU's counts are the CPU's)."""
 
     def setUp(self):
         if MPIRUN is None:
@@ -256,11 +257,15 @@ class DistMpiCuda(DistBase):
     def test_cuda_two_ranks(self):
         want = self.reference("fixed.nii", "moving.nii.gz")
         cuda = [a if a != "cpu" else "cuda" for a in self.MI]
-        for strategy in ("replicated", "distributed"):
-            prefix = self.p("cuda-" + strategy)
+        # the last: a cap that leaves the replicated strategy's resident windows smaller than
+        # the rotated blocks need, so they move as the simplex does (dmi_window.h)
+        for name, args in (("replicated", ["--strategy", "replicated", "--blocks", "2x2"]),
+                           ("distributed", ["--strategy", "distributed", "--blocks", "2x2"]),
+                           ("replicated-cap", ["--strategy", "replicated",
+                                               "--memory-cap", "0.05"])):
+            prefix = self.p("cuda-" + name)
             code, _, err = run([self.p("fixed.nii"), self.p("moving.nii.gz"), "-o", prefix,
-                                "--distributed", "--strategy", strategy, "--blocks", "2x2",
-                                "--overwrite"] + cuda, 2)
+                                "--distributed"] + args + ["--overwrite"] + cuda, 2)
             self.assertEqual(code, 0, err)
             with open(prefix + "_summary.json") as f:
                 self.assertEqual(json.load(f)["distributed"]["metric_device"], "cuda")

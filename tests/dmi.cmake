@@ -1,6 +1,9 @@
 # Distributed mutual information (issue 16, core/dmi_*.c): the loopback transport's simulated
 # ranks against the single-process metric, the decomposition and its messages.
 nw_add_test(test_dmi SOURCES test_dmi.c dmi_testutil.c LIBS nw_affine_testutil LABELS unit affine distributed)
+# The replicated strategy's resident moving window (core/dmi_window.c): needed boxes, reuse,
+# shift and fetch, the toroidal copies replayed on the host, the budget under the cap.
+nw_add_test(test_dmi_window SOURCES test_dmi_window.c LIBS nw_dmi LABELS unit distributed)
 # Images read block by block (core/io_tiles.c): NIfTI rows, TIFF strips and tiles, BigTIFF.
 nw_add_test(test_io_tiles SOURCES test_io_tiles.c LIBS TIFF::TIFF LABELS unit io distributed)
 # neurowarp-cli affine --distributed: one rank cut into blocks and the messages

@@ -48,7 +48,7 @@ static gboolean rank_main(NwDmiTransport *t, gpointer data)
   NwDmiLevel *lv = nw_dmi_level_new(c->strategy, &c->layout, t->rank, t->size, &f, &fm, &m, &mm,
                                     &err);
   g_assert_no_error(err);
-  const NwDmiSpec spec = {c->sampler, BINS, c->chunk_voxels};
+  const NwDmiSpec spec = {c->sampler, BINS, c->chunk_voxels, 0.0};
   NwDmiMetric *metric = nw_dmi_metric_new(&spec, t);
   g_assert_true(nw_dmi_metric_set_level(metric, lv, c->ranges[0], c->ranges[1], c->ranges[2],
                                         c->ranges[3], &err));

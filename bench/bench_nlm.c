@@ -23,19 +23,17 @@
  * distances) and a header nlm_N.json naming them, written last (each file atomically), for
  * the PyTorch peer (bench/peer_nlm_torch.py) to time and judge on the same data.
  * --cpu-only: no GPU (CPU timing and the dump only): also runs where there is no device.
- * --kernel exact|tc|tc64|tc128|both (default both): the exact FP32 kernel, the tensor-core
- * variant (nlm_topm_tc_kernel.cu: FP16 filter with a rigorous bound, exact recheck) in its
- * default configuration (tc) or a named one (tc64: 64 query rows a block, 4 warps; tc128: 128
- * rows, 8 warps, 4-stage pipeline), or the exact kernel and both configurations; with both,
- * every row of each configuration's output must equal the exact kernel's (indices, order,
- * distance bits) and its sample rows the CPU's, else the benchmark exits 1. The JSON's
- * top-level cuda_ms_* are the exact kernel's; an object per configuration ("tc64", "tc128",
- * or "tc") holds its time, equality counts, mean candidates a row and the blocks it left to
- * the exact fallback.
+ * --kernel exact|tc|both (default both): the exact FP32 kernel, the tensor-core variant
+ * (nlm_topm_tc_kernel.cu: rows sorted by patch mean and tiles pruned by a lower bound, FP16
+ * filter with a rigorous bound, exact recheck), or both; with both, every row of the tc
+ * output must equal the exact kernel's (indices, order, distance bits) and its sample rows
+ * the CPU's, else the benchmark exits 1. The JSON's top-level cuda_ms_* are the exact
+ * kernel's; the object "tc" holds its time, equality counts, mean candidates a row, the
+ * fraction of tiles its filter visited and the blocks it left to the exact fallback.
  *
  *   bench_nlm [--sizes 17500,50000,100000,175000] [--m 96] [--patch 5] [--repeats 3]
  *             [--check-rows 64] [--cpu-rows 256] [--dump-patches DIR] [--cpu-only]
- *             [--kernel exact|tc|tc64|tc128|both] [--json FILE] */
+ *             [--kernel exact|tc|both] [--json FILE] */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -58,7 +56,7 @@ typedef struct {
   int m, patch, repeats, check_rows, cpu_rows, threads_all;
   const char *dump_dir;
   gboolean cpu_only, run_exact; /* --kernel */
-  NwNlmKernel tc[2];            /* the tc configurations --kernel asks for */
+  NwNlmKernel tc[1];            /* the tc kernel when --kernel asks for it */
   int n_tc;
 } BenchOptions;
 
@@ -282,9 +280,9 @@ static int identical_rows(const int *nbr, const float *nd, const int *tnbr, cons
   return same;
 }
 
-/* One configuration k of the tc kernel: timed, the sample rows checked against the CPU, and
- * (after the exact kernel, exact_ms > 0) every row against the exact kernel's output nbr / nd.
- * An object named after k ("tc64", "tc128", or "tc" for the default) in jb. */
+/* The tc kernel k: timed, the sample rows checked against the CPU, and (after the exact
+ * kernel, exact_ms > 0) every row against the exact kernel's output nbr / nd. An object named
+ * after k ("tc") in jb. */
 static gboolean gpu_tc(JsonBuilder *jb, NwNlmTopmBench *b, NwNlmKernel k, const BenchCase *c,
                        const BenchOptions *o, double exact_ms, const int *nbr, const float *nd,
                        GError **error)
@@ -320,6 +318,7 @@ static gboolean gpu_tc(JsonBuilder *jb, NwNlmTopmBench *b, NwNlmKernel k, const 
     nw_json_member_number(jb, "speedup_over_exact_kernel", exact_ms / best);
   }
   nw_json_member_number(jb, "mean_candidates_per_row", st.mean_candidates);
+  nw_json_member_number(jb, "visited_tile_fraction", st.visited_fraction);
   nw_json_member_number(jb, "fallback_blocks", st.fallback_blocks);
   nw_json_member_number(jb, "blocks", st.blocks);
   json_builder_set_member_name(jb, "out_of_fp16_range");
@@ -327,10 +326,10 @@ static gboolean gpu_tc(JsonBuilder *jb, NwNlmTopmBench *b, NwNlmKernel k, const 
   json_builder_end_object(jb);
   fprintf(stderr,
           "  %-6s %9.2f ms (best of %d)  %6.2f TFLOP/s equivalent  rows identical to the CPU: "
-          "%d/%d, to the exact kernel: %d/%d  (%.1f candidates a row, %d of %d blocks by the "
-          "exact fallback)\n",
+          "%d/%d, to the exact kernel: %d/%d  (%.1f %% of the tiles visited, %.1f candidates a "
+          "row, %d of %d blocks by the exact fallback)\n",
           name, best, o->repeats, flops / (best * 1e-3) / 1e12, matched, c->k, same, c->n,
-          st.mean_candidates, st.fallback_blocks, st.blocks);
+          100.0 * st.visited_fraction, st.mean_candidates, st.fallback_blocks, st.blocks);
   if (matched != c->k || (same >= 0 && same != c->n)) {
     g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
                 "the %s kernel's rows differ (%d of %d sample rows identical to the CPU, %d of %d "
@@ -428,8 +427,8 @@ int main(int argc, char **argv)
        "Write each size's patches and sample top-m here (for peer_nlm_torch.py)", "DIR"},
       {"cpu-only", 0, 0, G_OPTION_ARG_NONE, &o.cpu_only, "No GPU: CPU timing and the dump", NULL},
       {"kernel", 0, 0, G_OPTION_ARG_STRING, &kernel,
-       "GPU top-m kernel: exact, tc (tensor-core filter + exact recheck, default configuration), "
-       "tc64, tc128 or both (default: exact and every tc configuration)",
+       "GPU top-m kernel: exact, tc (pruned tensor-core filter + exact recheck) or both "
+       "(default)",
        "K"},
       {"json", 0, 0, G_OPTION_ARG_FILENAME, &json_path, "Write the JSON here", "FILE"},
       {NULL, 0, 0, 0, NULL, NULL, NULL}};
@@ -445,16 +444,10 @@ int main(int argc, char **argv)
   }
   o.dump_dir = dump_dir;
   o.run_exact = strcmp(kernel, "exact") == 0 || strcmp(kernel, "both") == 0;
-  if (strcmp(kernel, "both") == 0)
-    o.tc[o.n_tc++] = NW_NLM_KERNEL_TC64, o.tc[o.n_tc++] = NW_NLM_KERNEL_TC128;
-  else if (strcmp(kernel, "tc") == 0)
+  if (strcmp(kernel, "both") == 0 || strcmp(kernel, "tc") == 0)
     o.tc[o.n_tc++] = NW_NLM_KERNEL_TC;
-  else if (strcmp(kernel, "tc64") == 0)
-    o.tc[o.n_tc++] = NW_NLM_KERNEL_TC64;
-  else if (strcmp(kernel, "tc128") == 0)
-    o.tc[o.n_tc++] = NW_NLM_KERNEL_TC128;
   if (!o.run_exact && o.n_tc == 0) {
-    fprintf(stderr, "bench_nlm: --kernel: '%s' is not exact, tc, tc64, tc128 or both\n", kernel);
+    fprintf(stderr, "bench_nlm: --kernel: '%s' is not exact, tc or both\n", kernel);
     return 2;
   }
 #ifdef _OPENMP

@@ -30,10 +30,13 @@
  * the CPU's, else the benchmark exits 1. The JSON's top-level cuda_ms_* are the exact
  * kernel's; the object "tc" holds its time, equality counts, mean candidates a row, the
  * fraction of tiles its filter visited and the blocks it left to the exact fallback.
+ * --cpu-pruned: also the pruned CPU reference (the method's) on all N rows with all threads: its
+ * time, the fraction of tiles it visited, its sample rows against the brute force's (exit 1 on
+ * a difference).
  *
  *   bench_nlm [--sizes 17500,50000,100000,175000] [--m 96] [--patch 5] [--repeats 3]
  *             [--check-rows 64] [--cpu-rows 256] [--dump-patches DIR] [--cpu-only]
- *             [--kernel exact|tc|both] [--json FILE] */
+ *             [--cpu-pruned] [--kernel exact|tc|both] [--json FILE] */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -56,6 +59,7 @@ typedef struct {
   int m, patch, repeats, check_rows, cpu_rows, threads_all;
   const char *dump_dir;
   gboolean cpu_only, run_exact; /* --kernel */
+  gboolean cpu_pruned;          /* --cpu-pruned */
   NwNlmKernel tc[1];            /* the tc kernel when --kernel asks for it */
   int n_tc;
 } BenchOptions;
@@ -133,6 +137,15 @@ static void exact_sample(BenchCase *c, int want)
       memcpy(c->nd + (size_t)s * m, all_nd + (size_t)(r0 + r) * m, m * sizeof(float));
     }
   }
+}
+
+static int omp_threads(void)
+{
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
 }
 
 /* Seconds the CPU reference takes for rows [0, rows) on `threads` OpenMP threads. */
@@ -384,6 +397,43 @@ static void cpu_case(JsonBuilder *jb, const BenchCase *c, const BenchOptions *o,
   fprintf(stderr, "\n");
 }
 
+/* The pruned CPU reference (nw_nlm_neighbours_pruned_cpu, the method's) on all N rows with all
+ * threads: its time, the fraction of (block, tile) pairs it visited, and its sample rows
+ * against the brute force's (indices and distance bits). FALSE when one differs. */
+static gboolean cpu_pruned_case(JsonBuilder *jb, const BenchCase *c, GError **error)
+{
+  g_autofree int *nbr = g_new(int, (size_t)c->n * c->m);
+  g_autofree float *nd = g_new(float, (size_t)c->n * c->m);
+  double visited = 0.0;
+  const gint64 t0 = g_get_monotonic_time();
+  if (!nw_nlm_neighbours_pruned_cpu(nbr, nd, c->x, c->n, c->p, c->m, &visited)) {
+    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NOMEM, "pruned CPU reference: out of memory");
+    return FALSE;
+  }
+  const double sec = (g_get_monotonic_time() - t0) / 1e6;
+  int same = 0;
+  for (int s = 0; s < c->k; s++)
+    same +=
+        memcmp(nbr + (size_t)c->rows[s] * c->m, c->nbr + (size_t)s * c->m, c->m * sizeof(int)) ==
+            0 &&
+        memcmp(nd + (size_t)c->rows[s] * c->m, c->nd + (size_t)s * c->m, c->m * sizeof(float)) == 0;
+  nw_json_member_number(jb, "cpu_pruned_s", sec);
+  nw_json_member_number(jb, "cpu_pruned_visited_tile_fraction", visited);
+  nw_json_member_number(jb, "cpu_pruned_identical_sample_rows", same);
+  fprintf(stderr,
+          "  CPU reference, pruned, all %d rows: %.2f s on %d threads, %.1f %% of the tiles "
+          "visited, sample rows identical to the brute force: %d/%d\n",
+          c->n, sec, omp_threads(), 100.0 * visited, same, c->k);
+  if (same != c->k) {
+    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
+                "the pruned CPU reference's rows differ from the brute force's (%d of %d "
+                "identical)",
+                same, c->k);
+    return FALSE;
+  }
+  return TRUE;
+}
+
 static gboolean run_size(JsonBuilder *jb, int n, const BenchOptions *o)
 {
   BenchCase c = {.n = n, .p = o->patch * o->patch * o->patch, .m = o->m};
@@ -400,6 +450,8 @@ static gboolean run_size(JsonBuilder *jb, int n, const BenchOptions *o)
     ok = gpu_case(jb, &c, o, &gpu_ms, &error);
   if (ok && o->cpu_rows > 0)
     cpu_case(jb, &c, o, gpu_ms);
+  if (ok && o->cpu_pruned)
+    ok = cpu_pruned_case(jb, &c, &error);
   if (!ok) {
     nw_json_member_string(jb, "error", error != NULL ? error->message : "failed");
     fprintf(stderr, "N %7d: %s\n", n, error != NULL ? error->message : "failed");
@@ -426,6 +478,9 @@ int main(int argc, char **argv)
       {"dump-patches", 0, 0, G_OPTION_ARG_FILENAME, &dump_dir,
        "Write each size's patches and sample top-m here (for peer_nlm_torch.py)", "DIR"},
       {"cpu-only", 0, 0, G_OPTION_ARG_NONE, &o.cpu_only, "No GPU: CPU timing and the dump", NULL},
+      {"cpu-pruned", 0, 0, G_OPTION_ARG_NONE, &o.cpu_pruned,
+       "Also run the pruned CPU reference on all rows (time, tiles visited, sample rows checked)",
+       NULL},
       {"kernel", 0, 0, G_OPTION_ARG_STRING, &kernel,
        "GPU top-m kernel: exact, tc (pruned tensor-core filter + exact recheck) or both "
        "(default)",

@@ -26,12 +26,12 @@
  *            mma.sync m16n8k16 (FP16 in, FP32 accumulate): s~ = a^.b^, X = fl(n^_b - 2 s~).
  *            A pair is a candidate when X <= T(row), a per-row limit from the row's running
  *            threshold (below); candidates (X, sorted index) go to the row's list in global
- *            memory (N x TC_CAP, by sorted position). A list longer than TC_TIGHT (or one
- *            with m entries and no threshold yet) is tightened by its warp: threshold from the
- *            list, entries it no longer admits dropped; a list still longer than TC_SOFT
- *            after that marks its row dead and the row's original 64-row block for the exact
- *            fallback. The next tile is chosen, and its load issued, right after the one
- *            barrier of each step, from the thresholds as they stand then.
+ *            memory (N x TC_CAP, by sorted position). A list TC_GROW longer than after its
+ *            last tightening, or longer than TC_SOFT, or with m entries and no threshold yet,
+ *            is tightened by its warp: threshold from the list, entries it no longer admits
+ *            dropped; a list still longer than TC_SOFT after that marks its row dead and the
+ *            row's original 64-row block for the exact fallback. The next tile is chosen, and its
+ * load issued, right after the one barrier of each step, from the thresholds as they stand then.
  *   recheck  one warp per sorted row: each listed candidate's distance (original rows perm[.])
  *            with the exact kernel's FP32 arithmetic (8 lanes per candidate, one per storage
  *            group, folded in the CPU's pairwise order), then the m best by (distance,
@@ -107,27 +107,28 @@
 #define TC_THREADS 128
 #define TC_CAP 256                 /* list capacity per row */
 #define TC_SOFT (TC_CAP - TC_COLS) /* a list longer than this after tightening: dead row */
-#define TC_HALF_SAFE 32768.0f      /* |values| beyond this go to the exact kernel */
-#define TC_MAX_K 384 /* 3 tiles of 64 x (K + 8) halves: 150 KB of shared memory at 384 */
-#define TC_PRUNE_EPS 0x1p-40 /* added to the pruning radius: covers eps (header, 3.) */
+#define TC_GROW 32 /* a list this much longer than after its last tightening is tightened */
+#define TC_HALF_SAFE 32768.0f /* |values| beyond this go to the exact kernel */
+#define TC_MAX_K 384          /* 3 tiles of 64 x (K + 8) halves: 150 KB of shared memory at 384 */
+#define TC_PRUNE_EPS 0x1p-40  /* added to the pruning radius: covers eps (header, 3.) */
 #define FULL_MASK 0xffffffffu
 
 struct NwNlmTcWork {
-  int cap_n, kp, m;           /* rows, padded width, neighbours */
-  __half *h;                  /* n_pad x kp, sorted order */
-  float *nh, *ra;             /* n_pad: ||a^||^2 (nearest), ||a|| (rounded up), sorted order */
-  float *tile_nh, *tile_ra;   /* per tile: maxima */
-  float *key_lo, *key_hi;     /* cap_n, original order: kappa's bounds */
+  int cap_n, kp, m;             /* rows, padded width, neighbours */
+  __half *h;                    /* n_pad x kp, sorted order */
+  float *nh, *ra;               /* n_pad: ||a^||^2 (nearest), ||a|| (rounded up), sorted order */
+  float *tile_nh, *tile_ra;     /* per tile: maxima */
+  float *key_lo, *key_hi;       /* cap_n, original order: kappa's bounds */
   float *lo_sorted, *hi_sorted; /* n_pad: lo sorted ascending; hi of the same rows */
-  int *iota, *perm;           /* cap_n: 0..n-1; n_pad: original row of each sorted position */
+  int *iota, *perm;             /* cap_n: 0..n-1; n_pad: original row of each sorted position */
   float *tile_lo, *tile_hi, *hi_below; /* per tile: least lo, largest hi, largest hi of 0..t */
   void *cub_temp;
   size_t cub_bytes;
-  float *lx;                  /* cap_n x TC_CAP: X of each listed candidate */
-  int *li;                    /* cap_n x TC_CAP: its sorted position */
-  int *count;                 /* cap_n: list lengths after the scan, by sorted position */
-  int *block_flag;            /* per original 64-row block: 1 = the exact fallback computes it */
-  int *status;                /* [0]: a value outside FP16's safe range */
+  float *lx;                   /* cap_n x TC_CAP: X of each listed candidate */
+  int *li;                     /* cap_n x TC_CAP: its sorted position */
+  int *count;                  /* cap_n: list lengths after the scan, by sorted position */
+  int *block_flag;             /* per original 64-row block: 1 = the exact fallback computes it */
+  int *status;                 /* [0]: a value outside FP16's safe range */
   unsigned long long *visited; /* tiles the filter blocks visited, summed */
 };
 
@@ -260,7 +261,8 @@ __global__ void nlm_tc_tile_kernel(NwNlmTcWork w, int tiles)
     hi = fmaxf(hi, __shfl_xor_sync(FULL_MASK, hi, off));
   }
   if (lane == 0)
-    w.tile_nh[t] = nh, w.tile_ra[t] = ra, w.tile_hi[t] = hi, w.tile_lo[t] = w.lo_sorted[t * TC_ROWS];
+    w.tile_nh[t] = nh, w.tile_ra[t] = ra, w.tile_hi[t] = hi,
+    w.tile_lo[t] = w.lo_sorted[t * TC_ROWS];
 }
 
 /* ---- filter ---------------------------------------------------------------------------- */
@@ -333,8 +335,8 @@ __device__ __forceinline__ void mma_16816(float c[4], const unsigned a[4], unsig
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-/* Tighten row lq's list (query jq, a sorted position): tau = the m-th smallest U of the list, drop what T(tau) no
- * longer admits, keep the order. Warp-uniform; the list has at least m entries. */
+/* Tighten row lq's list (query jq, a sorted position): tau = the m-th smallest U of the list, drop
+ * what T(tau) no longer admits, keep the order. Warp-uniform; the list has at least m entries. */
 __device__ void tc_compact(const NwNlmTcWork &w, const TcBound &b, int m, int jq, int lq,
                            int *s_cnt, double *s_root, int *s_dead, int lane)
 {
@@ -399,7 +401,8 @@ __global__ void __launch_bounds__(TC_THREADS)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   extern __shared__ __align__(16) unsigned char tc_smem[];
-  __shared__ int s_cnt[TC_ROWS], s_dead[TC_ROWS];
+  /* s_base: a row's list length after its last tightening */
+  __shared__ int s_cnt[TC_ROWS], s_dead[TC_ROWS], s_base[TC_ROWS];
   __shared__ double s_root[TC_ROWS];
   /* each warp's largest root of its live rows, written in step i to [(i + 1) % 2] and read in
    * step i + 1 after its barrier: every warp reads the same values, so the next tile is
@@ -417,11 +420,10 @@ __global__ void __launch_bounds__(TC_THREADS)
     return;
   }
   if (tid < TC_ROWS)
-    s_cnt[tid] = 0, s_dead[tid] = 0, s_root[tid] = INFINITY;
+    s_cnt[tid] = 0, s_dead[tid] = 0, s_base[tid] = 0, s_root[tid] = INFINITY;
   if (tid < 2 * (TC_THREADS / 32))
     s_rmax[tid / (TC_THREADS / 32)][tid % (TC_THREADS / 32)] = INFINITY;
   const int tiles = (n + TC_COLS - 1) / TC_COLS;
-  const int tight = min(m + TC_COLS, TC_SOFT); /* tighten a list longer than this */
   load_tile(sq, w.h, own, k, sk, tid);
   load_tile(sc[0], w.h, own, k, sk, tid); /* the first candidate tile is the block's own */
   if (tid < TC_COLS)
@@ -439,8 +441,8 @@ __global__ void __launch_bounds__(TC_THREADS)
     asm volatile("cp.async.wait_group 0;\n" ::);
     __syncthreads();
     const double *rm = s_rmax[step % 2];
-    const int next = tc_next_tile(w, own, tiles, fmax(fmax(rm[0], rm[1]), fmax(rm[2], rm[3])), up,
-                                  down, go_up);
+    const int next =
+        tc_next_tile(w, own, tiles, fmax(fmax(rm[0], rm[1]), fmax(rm[2], rm[3])), up, down, go_up);
     if (next >= 0) {
       load_tile(sc[buf ^ 1], w.h, next, k, sk, tid);
       if (tid < TC_COLS)
@@ -494,14 +496,20 @@ __global__ void __launch_bounds__(TC_THREADS)
         w.li[(size_t)jq[i] * TC_CAP + slot] = c;
       }
       __syncwarp();
-      /* long lists, and lists that can give a first threshold (pruning needs one per row) */
-      unsigned full = __ballot_sync(FULL_MASK, lane < 16 && !s_dead[mine] &&
-                                                   (s_cnt[mine] > tight ||
-                                                    (s_cnt[mine] >= m && isinf(s_root[mine]))));
+      /* lists that can give a first threshold (the pruning needs one for every row), lists
+       * that grew by TC_GROW since their last tightening (so thresholds keep falling, at one
+       * tightening per TC_GROW admitted candidates at most), and long ones */
+      const int due = min(s_base[mine] + TC_GROW, TC_SOFT);
+      unsigned full = __ballot_sync(
+          FULL_MASK, lane < 16 && !s_dead[mine] &&
+                         (s_cnt[mine] > due || (s_cnt[mine] >= m && isinf(s_root[mine]))));
       while (full != 0) {
         const int r = warp * 16 + __ffs(full) - 1;
         full &= full - 1;
         tc_compact(w, b, m, q0 + r, r, s_cnt, s_root, s_dead, lane);
+        if (lane == 0)
+          s_base[r] = s_cnt[r];
+        __syncwarp();
       }
     }
     /* the warp's largest root over its live rows, for the next step's choice */
@@ -601,16 +609,19 @@ static int tc_blocks(int n)
 }
 
 struct TcMax {
-  __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+  __device__ float operator()(float a, float b) const
+  {
+    return fmaxf(a, b);
+  }
 };
 
 /* CUB's scratch for the sort of n keys and the scan of its tiles: the larger of the two. */
 static cudaError_t tc_cub_bytes(size_t *bytes, int n)
 {
   size_t sort = 0, scan = 0;
-  cudaError_t e = cub::DeviceRadixSort::SortPairs(nullptr, sort, (const float *)nullptr,
-                                                  (float *)nullptr, (const int *)nullptr,
-                                                  (int *)nullptr, n);
+  cudaError_t e =
+      cub::DeviceRadixSort::SortPairs(nullptr, sort, (const float *)nullptr, (float *)nullptr,
+                                      (const int *)nullptr, (int *)nullptr, n);
   if (e == cudaSuccess)
     e = cub::DeviceScan::InclusiveScan(nullptr, scan, (const float *)nullptr, (float *)nullptr,
                                        TcMax(), tc_blocks(n));
@@ -678,10 +689,10 @@ void nw_nlm_tc_work_free(NwNlmTcWork *w)
 {
   if (w == NULL)
     return;
-  void *bufs[] = {w->h,        w->nh,        w->ra,      w->tile_nh,  w->tile_ra, w->key_lo,
-                  w->key_hi,   w->lo_sorted, w->hi_sorted, w->iota,   w->perm,    w->tile_lo,
-                  w->tile_hi,  w->hi_below,  w->cub_temp, w->lx,      w->li,      w->count,
-                  w->block_flag, w->status,  w->visited};
+  void *bufs[] = {w->h,          w->nh,        w->ra,        w->tile_nh, w->tile_ra, w->key_lo,
+                  w->key_hi,     w->lo_sorted, w->hi_sorted, w->iota,    w->perm,    w->tile_lo,
+                  w->tile_hi,    w->hi_below,  w->cub_temp,  w->lx,      w->li,      w->count,
+                  w->block_flag, w->status,    w->visited};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
     cudaFree(bufs[i]);
   delete w;
@@ -717,8 +728,8 @@ static cudaError_t tc_sort_and_prep(NwNlmTcWork *w, const float *padded, int n, 
   if ((e = nw_cuda_launched(stream)) != cudaSuccess)
     return e;
   bytes = w->cub_bytes;
-  return cub::DeviceScan::InclusiveScan(w->cub_temp, bytes, w->tile_hi, w->hi_below, TcMax(),
-                                        tiles, stream);
+  return cub::DeviceScan::InclusiveScan(w->cub_temp, bytes, w->tile_hi, w->hi_below, TcMax(), tiles,
+                                        stream);
 }
 
 cudaError_t nw_nlm_topm_tc_cuda(int *nbr, float *nd, const float *padded, int n, int p, int m,

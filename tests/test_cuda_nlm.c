@@ -1,7 +1,7 @@
 /* test_cuda_nlm.c — the CUDA twin of nlm-surface (cuda/nlm_*.cu) against its CPU reference
  * (core/cpu/nlm_kernels.h, nlm_surface_cpu.c). Skips (77) without a CUDA device. Test thread.
  *
- *   top-m       the fused distance + top-m kernel against nw_nlm_neighbours_cpu: on random
+ *   top-m       the fused distance + top-m kernel against nw_nlm_neighbours_brute_cpu: on random
  *               patches, on the band of a noisy sphere, on quantised patches with many exact
  *               ties, on small and odd sizes (n not a multiple of the 64-row tile, m = n - 1 and m
  * = 128, patch 3, 7 and 9: one and several chunks per lane group). Asserted: at least 99.9 % of
@@ -142,7 +142,7 @@ static void check_topm(const char *what, const float *x, int n, int p, int m,
   g_autoptr(GError) error = NULL;
   g_autofree int *nbr = g_new(int, (size_t)n *m), *cnbr = g_new(int, (size_t)n *m);
   g_autofree float *nd = g_new(float, (size_t)n *m), *cnd = g_new(float, (size_t)n *m);
-  g_assert_true(nw_nlm_neighbours_cpu(cnbr, cnd, x, n, p, m));
+  g_assert_true(nw_nlm_neighbours_brute_cpu(cnbr, cnd, x, n, p, m));
   if (!nw_nlm_neighbours_cuda_host(nbr, nd, x, n, p, m, &error))
     g_error("top-m %s (n %d, p %d, m %d): %s", what, n, p, m, error->message);
   TopmCompare c = {0, 0, 0, -1, 0.0};
@@ -272,8 +272,8 @@ static void test_topm_large(void)
   nw_nlm_topm_bench_free(b);
   g_test_message("top-m large: n %d, %.1f ms on the GPU (tc %.1f ms, %.1f %% of the tiles "
                  "visited, %.1f candidates a row, %d of %d blocks by the fallback)",
-                 n, ms, tc_ms, 100.0 * st.visited_fraction, st.mean_candidates,
-                 st.fallback_blocks, st.blocks);
+                 n, ms, tc_ms, 100.0 * st.visited_fraction, st.mean_candidates, st.fallback_blocks,
+                 st.blocks);
   report_and_assert("large (30000 rows, 96 sampled)", &c, FALSE);
   g_assert_true(memcmp(all, tall, (size_t)n * m * sizeof(int)) == 0);
   g_assert_true(memcmp(alld, talld, (size_t)n * m * sizeof(float)) == 0);

@@ -113,7 +113,7 @@ static float *sphere_band_patches(int *n, int patch, int grid, double r, double 
   g_autoptr(NwVolume) phi = nlm_test_add_noise(clean, noise, 11);
   g_autofree guint32 *band = g_new(guint32, nw_volume_n_voxels(phi));
   *n = nw_nlm_band_cpu(band, phi, 2.0f);
-  float *x = g_new(float, (size_t)*n * patch * patch * patch);
+  float *x = g_new(float, (size_t)*n *patch *patch *patch);
   nw_nlm_patches_cpu(x, phi, band, *n, patch);
   return x;
 }

@@ -118,8 +118,7 @@ void nw_nlm_select_top_m_cpu(int *nbr, float *nd, const float *dist, int n, int 
                row0 + r, m);
 }
 
-gboolean nw_nlm_neighbours_brute_cpu(int *nbr, float *nd, const float *patches, int n, int p,
-                                     int m)
+gboolean nw_nlm_neighbours_brute_cpu(int *nbr, float *nd, const float *patches, int n, int p, int m)
 {
   g_autofree float *dist = g_try_new(float, (size_t)BLOCK_ROWS *n);
   if (dist == NULL)

@@ -90,6 +90,9 @@
  * exact kernel and do not count. Every pair of the true top-m of every live row is therefore
  * in a visited tile, and the argument above applies to the visited pairs unchanged.
  *
+ * NW_NLM_TC_PRUNE=0 in the environment turns the pruning off (every block visits every tile,
+ * in the same order; the output is the same): a diagnostic, not a setting.
+ *
  * Memory beside the exact kernel's: N_pad x K halves, N x TC_CAP x 8 B of lists (358 MB at N
  * = 175k), some 30 B a row (keys, order, norms), CUB's scratch for the sort. */
 #include <cub/device/device_radix_sort.cuh>
@@ -397,7 +400,7 @@ __device__ void tc_compact(const NwNlmTcWork &w, const TcBound &b, int m, int jq
 #endif
 
 __global__ void __launch_bounds__(TC_THREADS)
-    nlm_tc_filter_kernel(NwNlmTcWork w, TcBound b, int n, int m)
+    nlm_tc_filter_kernel(NwNlmTcWork w, TcBound b, int n, int m, bool prune)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   extern __shared__ __align__(16) unsigned char tc_smem[];
@@ -441,8 +444,8 @@ __global__ void __launch_bounds__(TC_THREADS)
     asm volatile("cp.async.wait_group 0;\n" ::);
     __syncthreads();
     const double *rm = s_rmax[step % 2];
-    const int next =
-        tc_next_tile(w, own, tiles, fmax(fmax(rm[0], rm[1]), fmax(rm[2], rm[3])), up, down, go_up);
+    const double r = prune ? fmax(fmax(rm[0], rm[1]), fmax(rm[2], rm[3])) : INFINITY;
+    const int next = tc_next_tile(w, own, tiles, r, up, down, go_up);
     if (next >= 0) {
       load_tile(sc[buf ^ 1], w.h, next, k, sk, tid);
       if (tid < TC_COLS)
@@ -707,6 +710,14 @@ static bool tc_supported()
          major >= 8;
 }
 
+/* NW_NLM_TC_PRUNE=0 in the environment: every block visits every tile (the same order, the
+ * same output; for telling a pruning fault from another one). */
+static bool tc_prune()
+{
+  const char *v = getenv("NW_NLM_TC_PRUNE");
+  return v == NULL || strcmp(v, "0") != 0;
+}
+
 /* The key, the sort, prep and the tiles' bounds (header: passes key, prep). */
 static cudaError_t tc_sort_and_prep(NwNlmTcWork *w, const float *padded, int n, int p,
                                     cudaStream_t stream)
@@ -758,7 +769,7 @@ cudaError_t nw_nlm_topm_tc_cuda(int *nbr, float *nd, const float *padded, int n,
   if ((e = cudaFuncSetAttribute(nlm_tc_filter_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                 (int)dyn)) != cudaSuccess)
     return e;
-  nlm_tc_filter_kernel<<<tiles, TC_THREADS, dyn, stream>>>(*w, b, n, m);
+  nlm_tc_filter_kernel<<<tiles, TC_THREADS, dyn, stream>>>(*w, b, n, m, tc_prune());
   if ((e = nw_cuda_launched(stream)) != cudaSuccess)
     return e;
   nlm_tc_recheck_kernel<<<(n + RECHECK_WARPS - 1) / RECHECK_WARPS, RECHECK_WARPS * 32, 0, stream>>>(

@@ -23,19 +23,20 @@
  * distances) and a header nlm_N.json naming them, written last (each file atomically), for
  * the PyTorch peer (bench/peer_nlm_torch.py) to time and judge on the same data.
  * --cpu-only: no GPU (CPU timing and the dump only): also runs where there is no device.
- * --kernel exact|tc|tc64|tc128|both (default both): the exact FP32 kernel, the tensor-core
- * variant (nlm_topm_tc_kernel.cu: FP16 filter with a rigorous bound, exact recheck) in its
- * default configuration (tc) or a named one (tc64: 64 query rows a block, 4 warps; tc128: 128
- * rows, 8 warps, 4-stage pipeline), or the exact kernel and both configurations; with both,
- * every row of each configuration's output must equal the exact kernel's (indices, order,
- * distance bits) and its sample rows the CPU's, else the benchmark exits 1. The JSON's
- * top-level cuda_ms_* are the exact kernel's; an object per configuration ("tc64", "tc128",
- * or "tc") holds its time, equality counts, mean candidates a row and the blocks it left to
- * the exact fallback.
+ * --kernel exact|tc|both (default both): the exact FP32 kernel, the tensor-core variant
+ * (nlm_topm_tc_kernel.cu: rows sorted by patch mean and tiles pruned by a lower bound, FP16
+ * filter with a rigorous bound, exact recheck), or both; with both, every row of the tc
+ * output must equal the exact kernel's (indices, order, distance bits) and its sample rows
+ * the CPU's, else the benchmark exits 1. The JSON's top-level cuda_ms_* are the exact
+ * kernel's; the object "tc" holds its time, equality counts, mean candidates a row, the
+ * fraction of tiles its filter visited and the blocks it left to the exact fallback.
+ * --cpu-pruned: also the pruned CPU reference (the method's) on all N rows with all threads: its
+ * time, the fraction of tiles it visited, its sample rows against the brute force's (exit 1 on
+ * a difference).
  *
  *   bench_nlm [--sizes 17500,50000,100000,175000] [--m 96] [--patch 5] [--repeats 3]
  *             [--check-rows 64] [--cpu-rows 256] [--dump-patches DIR] [--cpu-only]
- *             [--kernel exact|tc|tc64|tc128|both] [--json FILE] */
+ *             [--cpu-pruned] [--kernel exact|tc|both] [--json FILE] */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -58,7 +59,8 @@ typedef struct {
   int m, patch, repeats, check_rows, cpu_rows, threads_all;
   const char *dump_dir;
   gboolean cpu_only, run_exact; /* --kernel */
-  NwNlmKernel tc[2];            /* the tc configurations --kernel asks for */
+  gboolean cpu_pruned;          /* --cpu-pruned */
+  NwNlmKernel tc[1];            /* the tc kernel when --kernel asks for it */
   int n_tc;
 } BenchOptions;
 
@@ -135,6 +137,15 @@ static void exact_sample(BenchCase *c, int want)
       memcpy(c->nd + (size_t)s * m, all_nd + (size_t)(r0 + r) * m, m * sizeof(float));
     }
   }
+}
+
+static int omp_threads(void)
+{
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
 }
 
 /* Seconds the CPU reference takes for rows [0, rows) on `threads` OpenMP threads. */
@@ -282,9 +293,9 @@ static int identical_rows(const int *nbr, const float *nd, const int *tnbr, cons
   return same;
 }
 
-/* One configuration k of the tc kernel: timed, the sample rows checked against the CPU, and
- * (after the exact kernel, exact_ms > 0) every row against the exact kernel's output nbr / nd.
- * An object named after k ("tc64", "tc128", or "tc" for the default) in jb. */
+/* The tc kernel k: timed, the sample rows checked against the CPU, and (after the exact
+ * kernel, exact_ms > 0) every row against the exact kernel's output nbr / nd. An object named
+ * after k ("tc") in jb. */
 static gboolean gpu_tc(JsonBuilder *jb, NwNlmTopmBench *b, NwNlmKernel k, const BenchCase *c,
                        const BenchOptions *o, double exact_ms, const int *nbr, const float *nd,
                        GError **error)
@@ -320,6 +331,7 @@ static gboolean gpu_tc(JsonBuilder *jb, NwNlmTopmBench *b, NwNlmKernel k, const 
     nw_json_member_number(jb, "speedup_over_exact_kernel", exact_ms / best);
   }
   nw_json_member_number(jb, "mean_candidates_per_row", st.mean_candidates);
+  nw_json_member_number(jb, "visited_tile_fraction", st.visited_fraction);
   nw_json_member_number(jb, "fallback_blocks", st.fallback_blocks);
   nw_json_member_number(jb, "blocks", st.blocks);
   json_builder_set_member_name(jb, "out_of_fp16_range");
@@ -327,10 +339,10 @@ static gboolean gpu_tc(JsonBuilder *jb, NwNlmTopmBench *b, NwNlmKernel k, const 
   json_builder_end_object(jb);
   fprintf(stderr,
           "  %-6s %9.2f ms (best of %d)  %6.2f TFLOP/s equivalent  rows identical to the CPU: "
-          "%d/%d, to the exact kernel: %d/%d  (%.1f candidates a row, %d of %d blocks by the "
-          "exact fallback)\n",
+          "%d/%d, to the exact kernel: %d/%d  (%.1f %% of the tiles visited, %.1f candidates a "
+          "row, %d of %d blocks by the exact fallback)\n",
           name, best, o->repeats, flops / (best * 1e-3) / 1e12, matched, c->k, same, c->n,
-          st.mean_candidates, st.fallback_blocks, st.blocks);
+          100.0 * st.visited_fraction, st.mean_candidates, st.fallback_blocks, st.blocks);
   if (matched != c->k || (same >= 0 && same != c->n)) {
     g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
                 "the %s kernel's rows differ (%d of %d sample rows identical to the CPU, %d of %d "
@@ -385,6 +397,43 @@ static void cpu_case(JsonBuilder *jb, const BenchCase *c, const BenchOptions *o,
   fprintf(stderr, "\n");
 }
 
+/* The pruned CPU reference (nw_nlm_neighbours_pruned_cpu, the method's) on all N rows with all
+ * threads: its time, the fraction of (block, tile) pairs it visited, and its sample rows
+ * against the brute force's (indices and distance bits). FALSE when one differs. */
+static gboolean cpu_pruned_case(JsonBuilder *jb, const BenchCase *c, GError **error)
+{
+  g_autofree int *nbr = g_new(int, (size_t)c->n * c->m);
+  g_autofree float *nd = g_new(float, (size_t)c->n * c->m);
+  double visited = 0.0;
+  const gint64 t0 = g_get_monotonic_time();
+  if (!nw_nlm_neighbours_pruned_cpu(nbr, nd, c->x, c->n, c->p, c->m, &visited)) {
+    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NOMEM, "pruned CPU reference: out of memory");
+    return FALSE;
+  }
+  const double sec = (g_get_monotonic_time() - t0) / 1e6;
+  int same = 0;
+  for (int s = 0; s < c->k; s++)
+    same +=
+        memcmp(nbr + (size_t)c->rows[s] * c->m, c->nbr + (size_t)s * c->m, c->m * sizeof(int)) ==
+            0 &&
+        memcmp(nd + (size_t)c->rows[s] * c->m, c->nd + (size_t)s * c->m, c->m * sizeof(float)) == 0;
+  nw_json_member_number(jb, "cpu_pruned_s", sec);
+  nw_json_member_number(jb, "cpu_pruned_visited_tile_fraction", visited);
+  nw_json_member_number(jb, "cpu_pruned_identical_sample_rows", same);
+  fprintf(stderr,
+          "  CPU reference, pruned, all %d rows: %.2f s on %d threads, %.1f %% of the tiles "
+          "visited, sample rows identical to the brute force: %d/%d\n",
+          c->n, sec, omp_threads(), 100.0 * visited, same, c->k);
+  if (same != c->k) {
+    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
+                "the pruned CPU reference's rows differ from the brute force's (%d of %d "
+                "identical)",
+                same, c->k);
+    return FALSE;
+  }
+  return TRUE;
+}
+
 static gboolean run_size(JsonBuilder *jb, int n, const BenchOptions *o)
 {
   BenchCase c = {.n = n, .p = o->patch * o->patch * o->patch, .m = o->m};
@@ -401,6 +450,8 @@ static gboolean run_size(JsonBuilder *jb, int n, const BenchOptions *o)
     ok = gpu_case(jb, &c, o, &gpu_ms, &error);
   if (ok && o->cpu_rows > 0)
     cpu_case(jb, &c, o, gpu_ms);
+  if (ok && o->cpu_pruned)
+    ok = cpu_pruned_case(jb, &c, &error);
   if (!ok) {
     nw_json_member_string(jb, "error", error != NULL ? error->message : "failed");
     fprintf(stderr, "N %7d: %s\n", n, error != NULL ? error->message : "failed");
@@ -427,9 +478,12 @@ int main(int argc, char **argv)
       {"dump-patches", 0, 0, G_OPTION_ARG_FILENAME, &dump_dir,
        "Write each size's patches and sample top-m here (for peer_nlm_torch.py)", "DIR"},
       {"cpu-only", 0, 0, G_OPTION_ARG_NONE, &o.cpu_only, "No GPU: CPU timing and the dump", NULL},
+      {"cpu-pruned", 0, 0, G_OPTION_ARG_NONE, &o.cpu_pruned,
+       "Also run the pruned CPU reference on all rows (time, tiles visited, sample rows checked)",
+       NULL},
       {"kernel", 0, 0, G_OPTION_ARG_STRING, &kernel,
-       "GPU top-m kernel: exact, tc (tensor-core filter + exact recheck, default configuration), "
-       "tc64, tc128 or both (default: exact and every tc configuration)",
+       "GPU top-m kernel: exact, tc (pruned tensor-core filter + exact recheck) or both "
+       "(default)",
        "K"},
       {"json", 0, 0, G_OPTION_ARG_FILENAME, &json_path, "Write the JSON here", "FILE"},
       {NULL, 0, 0, 0, NULL, NULL, NULL}};
@@ -445,16 +499,10 @@ int main(int argc, char **argv)
   }
   o.dump_dir = dump_dir;
   o.run_exact = strcmp(kernel, "exact") == 0 || strcmp(kernel, "both") == 0;
-  if (strcmp(kernel, "both") == 0)
-    o.tc[o.n_tc++] = NW_NLM_KERNEL_TC64, o.tc[o.n_tc++] = NW_NLM_KERNEL_TC128;
-  else if (strcmp(kernel, "tc") == 0)
+  if (strcmp(kernel, "both") == 0 || strcmp(kernel, "tc") == 0)
     o.tc[o.n_tc++] = NW_NLM_KERNEL_TC;
-  else if (strcmp(kernel, "tc64") == 0)
-    o.tc[o.n_tc++] = NW_NLM_KERNEL_TC64;
-  else if (strcmp(kernel, "tc128") == 0)
-    o.tc[o.n_tc++] = NW_NLM_KERNEL_TC128;
   if (!o.run_exact && o.n_tc == 0) {
-    fprintf(stderr, "bench_nlm: --kernel: '%s' is not exact, tc, tc64, tc128 or both\n", kernel);
+    fprintf(stderr, "bench_nlm: --kernel: '%s' is not exact, tc or both\n", kernel);
     return 2;
   }
 #ifdef _OPENMP

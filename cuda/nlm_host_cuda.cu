@@ -68,10 +68,6 @@ extern "C" const char *nw_nlm_kernel_name(NwNlmKernel k)
   switch (k) {
   case NW_NLM_KERNEL_TC:
     return "tc";
-  case NW_NLM_KERNEL_TC64:
-    return "tc64";
-  case NW_NLM_KERNEL_TC128:
-    return "tc128";
   default:
     return "exact";
   }
@@ -82,14 +78,16 @@ static gboolean tc_stats(NwNlmTcStats *st, const NwNlmTcWork *w, int n, cudaStre
                          GError **error)
 {
   int fallback = 0, oor = 0;
-  if (!NW_CUDA_CHECK(nw_nlm_tc_stats(w, n, &st->mean_candidates, &fallback, &oor, stream), error))
+  if (!NW_CUDA_CHECK(nw_nlm_tc_stats(w, n, &st->mean_candidates, &fallback, &oor,
+                                     &st->visited_fraction, stream),
+                     error))
     return FALSE;
   st->fallback_blocks = fallback, st->blocks = (n + 63) / 64, st->out_of_range = oor != 0;
   return TRUE;
 }
 
-/* The chosen top-m kernel on a padded matrix on the device; *tc (the tc kernel's scratch, shared
- * by its configurations) is made on first use and kept by the caller. */
+/* The chosen top-m kernel on a padded matrix on the device; *tc (the tc kernel's scratch) is
+ * made on first use and kept by the caller. */
 static cudaError_t run_topm(NwNlmKernel kernel, NwNlmTcWork **tc, int *nbr, float *nd,
                             const float *pad, int n, int p, int m, cudaStream_t stream)
 {
@@ -97,9 +95,6 @@ static cudaError_t run_topm(NwNlmKernel kernel, NwNlmTcWork **tc, int *nbr, floa
     return nw_nlm_topm_cuda(nbr, nd, pad, n, p, m, stream);
   cudaError_t e;
   if (*tc == NULL && (e = nw_nlm_tc_work_new(tc, n, p, m)) != cudaSuccess)
-    return e;
-  const int rows = kernel == NW_NLM_KERNEL_TC64 ? 64 : kernel == NW_NLM_KERNEL_TC128 ? 128 : 0;
-  if ((e = nw_nlm_tc_work_set_rows(*tc, rows)) != cudaSuccess)
     return e;
   return nw_nlm_topm_tc_cuda(nbr, nd, pad, n, p, m, *tc, stream);
 }

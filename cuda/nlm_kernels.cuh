@@ -45,27 +45,24 @@ cudaError_t nw_nlm_topm_cuda(int *nbr, float *nd, const float *padded, int n, in
 cudaError_t nw_nlm_topm_blocks_cuda(int *nbr, float *nd, const float *padded, int n, int p, int m,
                                     const int *only_blocks, cudaStream_t stream);
 
-/* The tensor-core variant (nlm_topm_tc_kernel.cu): the same output as nw_nlm_topm_cuda, by an
- * FP16 filter with a rigorous error bound, an exact FP32 recheck of the candidates and the exact
- * kernel for row blocks whose candidates overflow. Its device scratch (NwNlmTcWork) is made for
- * up to n rows of width p and reused; nw_nlm_tc_work_bytes says how much it takes. On devices
- * older than sm_80 and for patches wider than 7^3 it runs the exact kernel. */
+/* The tensor-core variant (nlm_topm_tc_kernel.cu): the same output as nw_nlm_topm_cuda, by a
+ * scan of the rows sorted by patch mean that skips the tiles a rigorous lower bound excludes,
+ * an FP16 filter with a rigorous error bound, an exact FP32 recheck of the candidates and the
+ * exact kernel for row blocks whose candidates overflow. Its device scratch (NwNlmTcWork) is
+ * made for up to n rows of width p and reused; nw_nlm_tc_work_bytes says how much it takes. On
+ * devices older than sm_80 and for patches wider than 7^3 it runs the exact kernel. */
 struct NwNlmTcWork;
 size_t nw_nlm_tc_work_bytes(int n, int p, int m);
 cudaError_t nw_nlm_tc_work_new(NwNlmTcWork **w, int n, int p, int m);
 void nw_nlm_tc_work_free(NwNlmTcWork *w);
-/* The filter's configuration, query rows a block: 64 (4 warps, the first one), 128 (8 warps,
- * a 4-stage pipeline; patches up to 5^3, wider ones take the 64), 0: the default (the
- * environment's NW_NLM_TC_CONFIG=64|128, else NW_NLM_TC_DEFAULT_ROWS), which a new scratch
- * starts with. Same output either way. */
-int nw_nlm_tc_rows_default(void);
-cudaError_t nw_nlm_tc_work_set_rows(NwNlmTcWork *w, int rows);
 cudaError_t nw_nlm_topm_tc_cuda(int *nbr, float *nd, const float *padded, int n, int p, int m,
                                 NwNlmTcWork *w, cudaStream_t stream);
 /* After a run (synchronous): the mean list length of the rows the recheck did, the blocks the
- * exact kernel did, and whether a value was out of FP16's safe range. */
+ * exact kernel did, whether a value was out of FP16's safe range, and the fraction of (block,
+ * tile) pairs the filter visited (1 when everything fell back). */
 cudaError_t nw_nlm_tc_stats(const NwNlmTcWork *w, int n, double *mean_candidates,
-                            int *fallback_blocks, int *out_of_range, cudaStream_t stream);
+                            int *fallback_blocks, int *out_of_range, double *visited_fraction,
+                            cudaStream_t stream);
 
 /* w, wsum as nw_nlm_weights_cpu (double arithmetic in the CPU's order; exp from CUDA's
  * libdevice, within an ulp of glibc's). */

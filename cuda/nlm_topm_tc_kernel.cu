@@ -1,32 +1,42 @@
-/* nlm_topm_tc_kernel.cu — nlm-surface's all-pairs top-m on the tensor cores, exact: an FP16
- * tensor-core pass that bounds every patch distance and keeps, per query row, only the
- * candidates that can be among its m nearest; then those candidates' distances computed with
- * the exact kernel's FP32 arithmetic (bit for bit the CPU's) and the top-m taken from them.
- * The kept set, its order and its distances therefore equal nlm_topm_kernel.cu's (and the CPU
- * reference's) by construction; rows whose candidate list overflows are recomputed by the
- * exact kernel, block by block. The variant `NW_NLM_KERNEL=tc` selects (nw_nlm_cuda.h); the
- * exact kernel stays the default until the GPU has shown this one equal and faster. CUDA back
- * end, caller's stream; sm_80 or newer (mma.sync f16, cp.async): older devices get the exact
- * kernel.
+/* nlm_topm_tc_kernel.cu — nlm-surface's all-pairs top-m on the tensor cores, exact and pruned:
+ * the rows sorted by their scaled patch mean, each block of 64 query rows scans candidate
+ * tiles outward from its own place in that order and stops where a lower bound of the distance
+ * passes every row's running threshold; an FP16 tensor-core pass bounds every distance it
+ * does compute and keeps, per query row, only the candidates that can be among its m nearest;
+ * then those candidates' distances are computed with the exact kernel's FP32 arithmetic (bit
+ * for bit the CPU's) and the top-m taken from them. The kept set, its order and its distances
+ * therefore equal nlm_topm_kernel.cu's (and the CPU reference's) by construction; rows whose
+ * candidate list overflows are recomputed by the exact kernel, block by block. The method's
+ * default (NW_NLM_KERNEL=exact selects the exact kernel, nw_nlm_cuda.h). CUDA back end,
+ * caller's stream; sm_80 or newer (mma.sync f16, cp.async): older devices get the exact kernel.
  *
  * Passes (one stream, no host synchronisation):
- *   prep     every padded row a (N x K floats, K = Pp) rounded to FP16, a^ (N_pad x K halves,
- *            rows past N zero); n^ = ||a^||^2 (double sum, rounded to float), r = ||a|| (of
- *            the float row, rounded up), per 64-row tile the largest n^ and r; a flag when a
- *            value is outside FP16's safe range (|a| > 32768 or not finite): then every block
- *            takes the exact fallback.
- *   filter   blocks of 64 query rows (4 warps x 16; or 128 rows, 8 warps, in the wide
- *            configuration below, NW_NLM_TC_CONFIG) stream all rows 64 at a time through
+ *   key      per row (original order) bounds lo <= kappa <= hi of kappa = sum(a) / sqrt(P)
+ *            (double sum, rounded outward to float); CUB sorts the rows by lo: perm[s] is the
+ *            original row at sorted position s.
+ *   prep     per sorted position s, from row perm[s] (rows past N zero): a^ (N_pad x K
+ *            halves, the row rounded to FP16), n^ = ||a^||^2 (double sum, rounded to float),
+ *            r = ||a|| (of the float row, rounded up), its hi; a flag when a value is outside
+ *            FP16's safe range (|a| > 32768 or not finite): then every block takes the exact
+ *            fallback. Per 64-row tile of the sorted order: the largest n^, r and hi and the
+ *            least lo (its first row's); a CUB max-scan makes hi_below[t] = max of tiles 0..t.
+ *   filter   blocks of 64 sorted query rows (4 warps x 16) visit candidate tiles, 64 sorted
+ *            rows each, in the order own, above, below, above, ...; a direction ends at the
+ *            first tile the pruning bound excludes (below). Each visited tile goes through
  *            mma.sync m16n8k16 (FP16 in, FP32 accumulate): s~ = a^.b^, X = fl(n^_b - 2 s~).
  *            A pair is a candidate when X <= T(row), a per-row limit from the row's running
- *            threshold (below); candidates (X, index) go to the row's list in global memory
- *            (N x TC_CAP). When a list passes TC_CAP - 64, the row's warp tightens the
- *            threshold and drops what it no longer admits; a list still that long after it
- *            marks the row's block for the exact fallback.
- *   recheck  one warp per row: each listed candidate's distance with the exact kernel's FP32
- *            arithmetic (8 lanes per candidate, one per storage group, folded in the CPU's
- *            pairwise order), then the m best by (distance, index): the rank of each entry.
- *   fallback nlm_topm_kernel on the marked blocks only (nw_nlm_topm_blocks_cuda).
+ *            threshold (below); candidates (X, sorted index) go to the row's list in global
+ *            memory (N x TC_CAP, by sorted position). A list TC_GROW longer than after its
+ *            last tightening, or longer than TC_SOFT, or with m entries and no threshold yet,
+ *            is tightened by its warp: threshold from the list, entries it no longer admits
+ *            dropped; a list still longer than TC_SOFT after that marks its row dead and the
+ *            row's original 64-row block for the exact fallback. The next tile is chosen, and its
+ * load issued, right after the one barrier of each step, from the thresholds as they stand then.
+ *   recheck  one warp per sorted row: each listed candidate's distance (original rows perm[.])
+ *            with the exact kernel's FP32 arithmetic (8 lanes per candidate, one per storage
+ *            group, folded in the CPU's pairwise order), then the m best by (distance,
+ *            original index): the rank of each entry, written to the original row.
+ *   fallback nlm_topm_kernel on the marked original blocks only (nw_nlm_topm_blocks_cuda).
  *
  * Why the kept set is exact. Let d_f be the distance as the exact kernel computes it (FP32,
  * the CPU's bits), d = ||a - b||^2 the real number. For a pair, the filter knows X and the
@@ -43,9 +53,10 @@
  *      rounded once (2^-24 relative, all covered by 2^-21), Delta = ||a^ - b^||^2 =
  *      n^_a + n^_b - 2 a^.b^ satisfies |X + n^_a - Delta| <= c_e (n^_a + n^_b),
  *      c_e = g_acc + 2^-21.
- *   3. The exact FP32 sum of squares has only non-negative terms: |d_f - d| <= g_f d with
- *      g_f = (K / 8 + 8) 2^-23 (K / 8 sequential adds per lane, 3 fold levels, the subtract
- *      and the square: twice generous).
+ *   3. The exact FP32 sum of squares has only non-negative terms: d_f >= d (1 - g_f) - eps
+ *      and d_f <= d (1 + g_f) + eps with g_f = (K / 8 + 8) 2^-23 (K / 8 sequential adds per
+ *      lane, 3 fold levels, the subtract and the square: twice generous) and eps < 2^-100
+ *      for subnormal (or flushed) products, which only the pruning test below needs.
  * Hence the upper bound U = (sqrt(X + n^_a + c_e (n^_a + n^_b)) + eta)^2 (1 + g_f) >= d_f,
  * and d_f <= tau implies X <= T(tau) = (sqrt(tau / (1 - g_f)) + eta)^2 + c_e (n^_a + n^_b)
  * - n^_a. The running threshold tau of a row is the m-th smallest U among the pairs seen so
@@ -59,9 +70,33 @@
  * top-m of the (superset) list is the top-m of all rows. Ties are exact too: a pair tied with
  * the m-th has d_f <= tau and is in the list.
  *
- * On the benchmark's band patches (P = 125, m = 96) a NumPy model of this bound keeps about
- * m + 4 candidates per row after the scan. Memory beside the exact kernel's: N_pad x K
- * halves, N x TC_CAP x 8 B of lists (358 MB at N = 175k), a few floats per row. */
+ * Why skipping tiles keeps it exact. ||a - b|| >= |e.(a - b)| for any unit vector e
+ * (Cauchy-Schwarz); e = (1, .., 1) / sqrt(P) gives ||a - b|| >= |kappa_a - kappa_b|. The
+ * patch mean follows phi across the band, so on band patches it spreads the rows (a NumPy
+ * model of this scan on bench_nlm's bands visits 31 / 23 / 20 / 19 % of the tiles at N =
+ * 17.5k / 50k / 100k / 175k; the patch norm, which cannot tell phi from -phi, 84 / 70 %).
+ * lo and hi enclose kappa (the double sum of P floats errs by < P 2^-53 sum |a|, the margin
+ * is 2^-36 sum |a| / sqrt(P), and the float roundings are outward). For the next tile above,
+ * g = rd(lo_tile - hi_block) with lo_tile its least lo and hi_block the query tile's largest
+ * hi; if g > 0 then every pair has d >= g^2. Let R = the largest s = sqrt(tau / (1 - g_f))
+ * (rounded up) over the block's live rows (not dead, row < N), INFINITY when one of them has
+ * no threshold yet. If g > R + 2^-40 (the 2^-40 covers eps), then d_f >= g^2 (1 - g_f) - eps
+ * > tau for every row: each such pair is strictly worse than the row's m-th best (tau bounds
+ * the true m-th smallest d_f from above, as in the filter), so it is not in the top-m, ties
+ * included (strict). Tiles further above have larger lo (sorted by lo), so larger g: the
+ * direction ends. Below, g = rd(lo_own - hi_below[t]), hi_below a running maximum, so it too
+ * only grows further down. Thresholds only fall as the scan goes on, so deciding with those
+ * of the step before (as the pipeline does) only visits more. Dead rows are recomputed by the
+ * exact kernel and do not count. Every pair of the true top-m of every live row is therefore
+ * in a visited tile, and the argument above applies to the visited pairs unchanged.
+ *
+ * NW_NLM_TC_PRUNE=0 in the environment turns the pruning off (every block visits every tile,
+ * in the same order; the output is the same): a diagnostic, not a setting.
+ *
+ * Memory beside the exact kernel's: N_pad x K halves, N x TC_CAP x 8 B of lists (358 MB at N
+ * = 175k), some 30 B a row (keys, order, norms), CUB's scratch for the sort. */
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
 #include <cuda_fp16.h>
 #include <math.h>
 #include <stdlib.h>
@@ -70,32 +105,34 @@
 #include "cuda_check.h"
 #include "nlm_kernels.cuh"
 
-#define TC_ROWS                                                                                    \
-  64               /* the first filter's query rows per block: the exact kernel's tile, the        \
-                     fallback's unit, the unit of the tile maxima and block flags */
-#define TC_PAD 128 /* a^, n^ and r are padded to this many rows: the widest filter's block */
-/* The filter's configuration unless NW_NLM_TC_CONFIG says: 64 (the first filter below) or 128
- * (nlm_tc_filter_wide_kernel). */
-#define NW_NLM_TC_DEFAULT_ROWS 64
-#define TC_COLS 64 /* candidate rows per step */
+#define TC_ROWS 64 /* query rows per block and rows per tile: the fallback's unit too */
+#define TC_COLS 64 /* candidate rows per step (one tile) */
 #define TC_THREADS 128
 #define TC_CAP 256                 /* list capacity per row */
-#define TC_SOFT (TC_CAP - TC_COLS) /* a list longer than this is tightened after a step */
-#define TC_HALF_SAFE 32768.0f      /* |values| beyond this go to the exact kernel */
-#define TC_MAX_K 384 /* 3 tiles of 64 x (K + 8) halves: 150 KB of shared memory at 384 */
+#define TC_SOFT (TC_CAP - TC_COLS) /* a list longer than this after tightening: dead row */
+#define TC_GROW 32 /* a list this much longer than after its last tightening is tightened */
+#define TC_HALF_SAFE 32768.0f /* |values| beyond this go to the exact kernel */
+#define TC_MAX_K 384          /* 3 tiles of 64 x (K + 8) halves: 150 KB of shared memory at 384 */
+#define TC_PRUNE_EPS 0x1p-40  /* added to the pruning radius: covers eps (header, 3.) */
 #define FULL_MASK 0xffffffffu
 
 struct NwNlmTcWork {
-  int cap_n, kp, m;         /* rows (before padding to TC_PAD), padded width, neighbours */
-  int rows;                 /* the filter's configuration: query rows a block, 64 or 128 */
-  __half *h;                /* n_pad x kp */
-  float *nh, *ra;           /* n_pad: ||a^||^2 (nearest), ||a|| (rounded up) */
-  float *tile_nh, *tile_ra; /* n_pad / 64 maxima */
-  float *lx;                /* cap_n x TC_CAP: X of each listed candidate */
-  int *li;                  /* cap_n x TC_CAP: its row */
-  int *count;               /* cap_n: list lengths after the scan */
-  int *block_flag;          /* n_pad / 64: 1 = the exact fallback computes this block */
-  int *status;              /* [0]: a value outside FP16's safe range */
+  int cap_n, kp, m;             /* rows, padded width, neighbours */
+  __half *h;                    /* n_pad x kp, sorted order */
+  float *nh, *ra;               /* n_pad: ||a^||^2 (nearest), ||a|| (rounded up), sorted order */
+  float *tile_nh, *tile_ra;     /* per tile: maxima */
+  float *key_lo, *key_hi;       /* cap_n, original order: kappa's bounds */
+  float *lo_sorted, *hi_sorted; /* n_pad: lo sorted ascending; hi of the same rows */
+  int *iota, *perm;             /* cap_n: 0..n-1; n_pad: original row of each sorted position */
+  float *tile_lo, *tile_hi, *hi_below; /* per tile: least lo, largest hi, largest hi of 0..t */
+  void *cub_temp;
+  size_t cub_bytes;
+  float *lx;                   /* cap_n x TC_CAP: X of each listed candidate */
+  int *li;                     /* cap_n x TC_CAP: its sorted position */
+  int *count;                  /* cap_n: list lengths after the scan, by sorted position */
+  int *block_flag;             /* per original 64-row block: 1 = the exact fallback computes it */
+  int *status;                 /* [0]: a value outside FP16's safe range */
+  unsigned long long *visited; /* tiles the filter blocks visited, summed */
 };
 
 /* The bound's constants for padded width K (see the header). */
@@ -146,22 +183,49 @@ __device__ __forceinline__ double tc_root(const TcBound &b, float tau)
   return sqrt((double)tau / (1.0 - b.gf)) * (1.0 + 1e-12);
 }
 
-/* ---- prep ------------------------------------------------------------------------------ */
+/* ---- key, prep, tiles ------------------------------------------------------------------- */
 
-__global__ void nlm_tc_prep_kernel(NwNlmTcWork w, const float *__restrict__ pad, int n, int n_pad)
+/* One warp per original row: lo <= kappa <= hi, kappa = sum(a) / sqrt(p) (the padding slots
+ * are zero); iota for the sort's values. */
+__global__ void nlm_tc_key_kernel(NwNlmTcWork w, const float *__restrict__ pad, int n, int p)
 {
   const int lane = threadIdx.x % 32;
   const int row = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  if (row >= n_pad)
+  if (row >= n)
     return;
-  const int k = w.kp;
+  double s = 0.0, abs_sum = 0.0;
+  for (int q = lane; q < w.kp; q += 32) {
+    const double v = pad[(size_t)row * w.kp + q];
+    s += v, abs_sum += fabs(v);
+  }
+#pragma unroll
+  for (int off = 16; off > 0; off /= 2) {
+    s += __shfl_xor_sync(FULL_MASK, s, off);
+    abs_sum += __shfl_xor_sync(FULL_MASK, abs_sum, off);
+  }
+  if (lane == 0) {
+    const double root = sqrt((double)p), err = ldexp(abs_sum / root, -36);
+    w.key_lo[row] = __double2float_rd(s / root - err);
+    w.key_hi[row] = __double2float_ru(s / root + err);
+    w.iota[row] = row;
+  }
+}
+
+/* One warp per sorted position s < n_pad (row perm[s]; past n a zero row): a^, n^, r, hi. */
+__global__ void nlm_tc_prep_kernel(NwNlmTcWork w, const float *__restrict__ pad, int n, int n_pad)
+{
+  const int lane = threadIdx.x % 32;
+  const int s = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  if (s >= n_pad)
+    return;
+  const int k = w.kp, row = s < n ? w.perm[s] : -1;
   double sh = 0.0, sa = 0.0;
   bool bad = false;
   for (int q = lane; q < k; q += 32) {
-    const float v = row < n ? pad[(size_t)row * k + q] : 0.0f;
+    const float v = row >= 0 ? pad[(size_t)row * k + q] : 0.0f;
     bad |= !(fabsf(v) <= TC_HALF_SAFE); /* also NaN */
     const __half hv = __float2half_rn(v);
-    w.h[(size_t)row * k + q] = hv;
+    w.h[(size_t)s * k + q] = hv;
     const double hf = __half2float(hv);
     sh += hf * hf;
     sa += (double)v * v;
@@ -174,16 +238,69 @@ __global__ void nlm_tc_prep_kernel(NwNlmTcWork w, const float *__restrict__ pad,
   if (__any_sync(FULL_MASK, bad) && lane == 0)
     atomicOr(w.status, 1);
   if (lane == 0) {
-    const float nh = __double2float_rn(sh);
-    const float ra = __double2float_ru(sqrt(sa) * (1.0 + 1e-12));
-    w.nh[row] = nh, w.ra[row] = ra;
-    /* non-negative floats order as their bit patterns */
-    atomicMax(reinterpret_cast<int *>(w.tile_nh) + row / TC_ROWS, __float_as_int(nh));
-    atomicMax(reinterpret_cast<int *>(w.tile_ra) + row / TC_ROWS, __float_as_int(ra));
+    w.nh[s] = __double2float_rn(sh);
+    w.ra[s] = __double2float_ru(sqrt(sa) * (1.0 + 1e-12));
+    w.hi_sorted[s] = row >= 0 ? w.key_hi[row] : -INFINITY;
+    if (s >= n)
+      w.perm[s] = -1, w.lo_sorted[s] = INFINITY;
   }
 }
 
+/* One warp per tile of the sorted order: the largest n^, r, hi; the least lo (the first
+ * row's: sorted by lo). */
+__global__ void nlm_tc_tile_kernel(NwNlmTcWork w, int tiles)
+{
+  const int lane = threadIdx.x % 32;
+  const int t = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  if (t >= tiles)
+    return;
+  const int a = t * TC_ROWS + lane, b = a + 32;
+  float nh = fmaxf(w.nh[a], w.nh[b]), ra = fmaxf(w.ra[a], w.ra[b]);
+  float hi = fmaxf(w.hi_sorted[a], w.hi_sorted[b]);
+#pragma unroll
+  for (int off = 16; off > 0; off /= 2) {
+    nh = fmaxf(nh, __shfl_xor_sync(FULL_MASK, nh, off));
+    ra = fmaxf(ra, __shfl_xor_sync(FULL_MASK, ra, off));
+    hi = fmaxf(hi, __shfl_xor_sync(FULL_MASK, hi, off));
+  }
+  if (lane == 0)
+    w.tile_nh[t] = nh, w.tile_ra[t] = ra, w.tile_hi[t] = hi,
+    w.tile_lo[t] = w.lo_sorted[t * TC_ROWS];
+}
+
 /* ---- filter ---------------------------------------------------------------------------- */
+
+/* Does the pruning bound exclude a tile at kappa gap lo - hi for a block whose largest root is
+ * r (header)? g rounded down; false when it is not positive. */
+__device__ __forceinline__ bool tc_beyond(float lo, float hi, double r)
+{
+  const double g = __dsub_rd((double)lo, (double)hi);
+  return g > 0.0 && g > r + TC_PRUNE_EPS;
+}
+
+/* The next tile of the outward scan (block-uniform: every thread holds the same up, down,
+ * go_up and r), or -1 when both directions have ended. Takes the preferred direction's next
+ * tile unless the bound excludes it (then that direction ends), else the other's. */
+__device__ __forceinline__ int tc_next_tile(const NwNlmTcWork &w, int own, int tiles, double r,
+                                            int &up, int &down, bool &go_up)
+{
+  for (int k = 0; k < 2; k++) {
+    if (go_up && up < tiles) {
+      go_up = false;
+      if (!tc_beyond(w.tile_lo[up], w.tile_hi[own], r))
+        return up++;
+      up = tiles;
+    } else if (!go_up && down >= 0) {
+      go_up = true;
+      if (!tc_beyond(w.tile_lo[own], w.hi_below[down], r))
+        return down--;
+      down = -1;
+    } else {
+      go_up = !go_up;
+    }
+  }
+  return -1;
+}
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 __device__ __forceinline__ unsigned smem_addr(const void *p)
@@ -221,8 +338,8 @@ __device__ __forceinline__ void mma_16816(float c[4], const unsigned a[4], unsig
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-/* Tighten row lq's list (query jq): tau = the m-th smallest U of the list, drop what T(tau) no
- * longer admits, keep the order. Warp-uniform; the list has at least m entries. */
+/* Tighten row lq's list (query jq, a sorted position): tau = the m-th smallest U of the list, drop
+ * what T(tau) no longer admits, keep the order. Warp-uniform; the list has at least m entries. */
 __device__ void tc_compact(const NwNlmTcWork &w, const TcBound &b, int m, int jq, int lq,
                            int *s_cnt, double *s_root, int *s_dead, int lane)
 {
@@ -275,7 +392,7 @@ __device__ void tc_compact(const NwNlmTcWork &w, const TcBound &b, int m, int jq
     s_cnt[lq] = kept, s_root[lq] = root;
     if (kept > TC_SOFT) { /* the candidates themselves do not fit: the exact kernel's block */
       s_dead[lq] = 1;
-      w.block_flag[jq / TC_ROWS] = 1; /* the 64-row block of the row, whatever the CTA's size */
+      w.block_flag[w.perm[jq] / TC_ROWS] = 1; /* the row's 64-row block in the original order */
     }
   }
   __syncwarp();
@@ -283,51 +400,63 @@ __device__ void tc_compact(const NwNlmTcWork &w, const TcBound &b, int m, int jq
 #endif
 
 __global__ void __launch_bounds__(TC_THREADS)
-    nlm_tc_filter_kernel(NwNlmTcWork w, TcBound b, int n, int m)
+    nlm_tc_filter_kernel(NwNlmTcWork w, TcBound b, int n, int m, bool prune)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   extern __shared__ __align__(16) unsigned char tc_smem[];
-  __shared__ int s_cnt[TC_ROWS], s_dead[TC_ROWS];
+  /* s_base: a row's list length after its last tightening */
+  __shared__ int s_cnt[TC_ROWS], s_dead[TC_ROWS], s_base[TC_ROWS];
   __shared__ double s_root[TC_ROWS];
+  /* each warp's largest root of its live rows, written in step i to [(i + 1) % 2] and read in
+   * step i + 1 after its barrier: every warp reads the same values, so the next tile is
+   * block-uniform */
+  __shared__ double s_rmax[2][TC_THREADS / 32];
   __shared__ float s_cn[2][TC_COLS];
   const int k = w.kp, sk = k + 8; /* +8 halves: ldmatrix rows fall in different banks */
   __half *sq = reinterpret_cast<__half *>(tc_smem);
   __half *sc[2] = {sq + TC_ROWS * sk, sq + 2 * TC_ROWS * sk};
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int q0 = blockIdx.x * TC_ROWS;
+  const int own = blockIdx.x, q0 = own * TC_ROWS;
   if (*w.status != 0) { /* a value FP16 cannot hold safely: the exact kernel does it all */
     if (tid == 0)
-      w.block_flag[blockIdx.x] = 1;
+      w.block_flag[blockIdx.x] = 1; /* as many filter blocks as original blocks */
     return;
   }
   if (tid < TC_ROWS)
-    s_cnt[tid] = 0, s_dead[tid] = 0, s_root[tid] = INFINITY;
-  const int n_tiles = (n + TC_COLS - 1) / TC_COLS;
-  load_tile(sq, w.h, blockIdx.x, k, sk, tid);
-  load_tile(sc[0], w.h, 0, k, sk, tid);
+    s_cnt[tid] = 0, s_dead[tid] = 0, s_base[tid] = 0, s_root[tid] = INFINITY;
+  if (tid < 2 * (TC_THREADS / 32))
+    s_rmax[tid / (TC_THREADS / 32)][tid % (TC_THREADS / 32)] = INFINITY;
+  const int tiles = (n + TC_COLS - 1) / TC_COLS;
+  load_tile(sq, w.h, own, k, sk, tid);
+  load_tile(sc[0], w.h, own, k, sk, tid); /* the first candidate tile is the block's own */
   if (tid < TC_COLS)
-    s_cn[0][tid] = w.nh[tid];
+    s_cn[0][tid] = w.nh[q0 + tid];
   /* this thread's two query rows (C fragment rows lane / 4 and + 8 of the warp's 16) */
   const int lr[2] = {warp * 16 + lane / 4, warp * 16 + lane / 4 + 8};
   const int jq[2] = {q0 + lr[0], q0 + lr[1]};
   const float nq[2] = {w.nh[jq[0]], w.nh[jq[1]]}, rq[2] = {w.ra[jq[0]], w.ra[jq[1]]};
-  for (int t = 0; t < n_tiles; t++) {
-    const int cur = t & 1;
-    if (t + 1 < n_tiles) {
-      load_tile(sc[cur ^ 1], w.h, t + 1, k, sk, tid);
-      if (tid < TC_COLS)
-        s_cn[cur ^ 1][tid] = w.nh[(t + 1) * TC_COLS + tid];
-      asm volatile("cp.async.wait_group 1;\n" ::);
-    } else {
-      asm volatile("cp.async.wait_group 0;\n" ::);
-    }
+  const int mine = warp * 16 + lane % 16; /* each of the warp's rows, twice over */
+  int up = own + 1, down = own - 1, t = own, buf = 0, step = 0;
+  bool go_up = true;
+  while (t >= 0) {
+    /* tile t (issued last step) is here for every thread after the barrier, and every warp
+     * is done with the other buffer, which the next load overwrites */
+    asm volatile("cp.async.wait_group 0;\n" ::);
     __syncthreads();
+    const double *rm = s_rmax[step % 2];
+    const double r = prune ? fmax(fmax(rm[0], rm[1]), fmax(rm[2], rm[3])) : INFINITY;
+    const int next = tc_next_tile(w, own, tiles, r, up, down, go_up);
+    if (next >= 0) {
+      load_tile(sc[buf ^ 1], w.h, next, k, sk, tid);
+      if (tid < TC_COLS)
+        s_cn[buf ^ 1][tid] = w.nh[next * TC_COLS + tid];
+    }
     float acc[8][4];
 #pragma unroll
     for (int nt = 0; nt < 8; nt++)
       acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.0f;
     const __half *qa = sq + (warp * 16 + lane % 16) * sk + (lane / 16) * 8;
-    const __half *cb = sc[cur] + ((lane % 8) + (lane / 16) * 8) * sk + ((lane / 8) % 2) * 8;
+    const __half *cb = sc[buf] + ((lane % 8) + (lane / 16) * 8) * sk + ((lane / 8) % 2) * 8;
     for (int ks = 0; ks < k; ks += 16) {
       unsigned a[4];
       ldmatrix_x4(a, qa + ks);
@@ -346,15 +475,15 @@ __global__ void __launch_bounds__(TC_THREADS)
       lim[i] = s_dead[lr[i]] || jq[i] >= n
                    ? -INFINITY
                    : tc_limit(b, s_root[lr[i]], nq[i], rq[i], w.tile_nh[t], w.tile_ra[t]);
-    /* the hot test is X <= limit alone; the row itself and the padding rows past n (in one
-     * tile each) are left out on the rare path */
+    /* the hot test is X <= limit alone; the row itself and the padding rows past n (in the
+     * last tile) are left out on the rare path */
     unsigned pass = 0;
 #pragma unroll
     for (int nt = 0; nt < 8; nt++)
 #pragma unroll
       for (int v = 0; v < 4; v++) {
         const int col = nt * 8 + 2 * (lane % 4) + (v & 1);
-        if (fmaf(-2.0f, acc[nt][v], s_cn[cur][col]) <= lim[v / 2])
+        if (fmaf(-2.0f, acc[nt][v], s_cn[buf][col]) <= lim[v / 2])
           pass |= 1u << (nt * 4 + v);
       }
     if (__any_sync(FULL_MASK, pass != 0)) {
@@ -365,20 +494,35 @@ __global__ void __launch_bounds__(TC_THREADS)
         const int col = nt * 8 + 2 * (lane % 4) + (v & 1), c = t * TC_COLS + col;
         if (c >= n || c == jq[i])
           continue;
-        const int slot = atomicAdd(&s_cnt[lr[i]], 1); /* < TC_CAP: lists are tightened at SOFT */
-        w.lx[(size_t)jq[i] * TC_CAP + slot] = fmaf(-2.0f, acc[nt][v], s_cn[cur][col]);
+        const int slot = atomicAdd(&s_cnt[lr[i]], 1); /* < TC_CAP: lists are tightened */
+        w.lx[(size_t)jq[i] * TC_CAP + slot] = fmaf(-2.0f, acc[nt][v], s_cn[buf][col]);
         w.li[(size_t)jq[i] * TC_CAP + slot] = c;
       }
       __syncwarp();
-      const int mine = warp * 16 + lane % 16; /* each of the warp's rows, twice over */
-      unsigned full = __ballot_sync(FULL_MASK, lane < 16 && s_cnt[mine] > TC_SOFT && !s_dead[mine]);
+      /* lists that can give a first threshold (the pruning needs one for every row), lists
+       * that grew by TC_GROW since their last tightening (so thresholds keep falling, at one
+       * tightening per TC_GROW admitted candidates at most), and long ones */
+      const int due = min(s_base[mine] + TC_GROW, TC_SOFT);
+      unsigned full = __ballot_sync(
+          FULL_MASK, lane < 16 && !s_dead[mine] &&
+                         (s_cnt[mine] > due || (s_cnt[mine] >= m && isinf(s_root[mine]))));
       while (full != 0) {
         const int r = warp * 16 + __ffs(full) - 1;
         full &= full - 1;
         tc_compact(w, b, m, q0 + r, r, s_cnt, s_root, s_dead, lane);
+        if (lane == 0)
+          s_base[r] = s_cnt[r];
+        __syncwarp();
       }
     }
-    __syncthreads(); /* everyone is done with sc[cur] before it is loaded again */
+    /* the warp's largest root over its live rows, for the next step's choice */
+    double rmax = s_dead[mine] || q0 + mine >= n ? -INFINITY : s_root[mine];
+#pragma unroll
+    for (int off = 8; off > 0; off /= 2)
+      rmax = fmax(rmax, __shfl_xor_sync(FULL_MASK, rmax, off));
+    if (lane == 0)
+      s_rmax[(step + 1) % 2][warp] = rmax;
+    t = next, buf ^= 1, step++;
   }
   /* the last tightening, so the recheck reads short lists; then the lengths */
   for (int r = warp * 16; r < warp * 16 + 16; r++)
@@ -386,169 +530,8 @@ __global__ void __launch_bounds__(TC_THREADS)
       tc_compact(w, b, m, q0 + r, r, s_cnt, s_root, s_dead, lane);
   if (lane < 16 && q0 + warp * 16 + lane < n)
     w.count[q0 + warp * 16 + lane] = s_cnt[warp * 16 + lane];
-#endif
-}
-
-/* ---- filter, wide configuration ----------------------------------------------------------
- * The same filter with the tile width and the patch width compile-time constants: TC_WIDE_WARPS
- * warps of 16 query rows each (128 rows a block), every warp the whole 16 x 64 product of its
- * rows with each streamed tile, so a row's list, count and threshold still belong to one warp
- * and the admission, tightening and fallback above apply unchanged (the fallback's unit stays
- * the 64-row block: a dead row flags its own). The streamed tiles (a^, n^ and the tile's
- * maxima) go through a ring of TC_STAGES shared buffers by cp.async, tile t + 3 loading while
- * tile t is multiplied, with one barrier a tile; the hot test takes the minimum X of each row's
- * 16 values a thread holds and looks at single pairs only when one may pass. */
-#define TC_STAGES 4
-#define TC_WIDE_WARPS 8
-#define TC_WIDE_ROWS (16 * TC_WIDE_WARPS)
-#define TC_WIDE_K 128 /* the padded width this configuration is built for (patches up to 5^3) */
-
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-/* Streamed tile t into stage buffer dst (64 x SK halves), its n^ into cn (64 floats) and its
- * maxima into mx (2 floats); one commit group, empty past the last tile. */
-template <int K, int THREADS>
-__device__ __forceinline__ void load_stream_tile(__half *dst, float *cn, float *mx,
-                                                 const NwNlmTcWork &w, int t, int n_tiles, int tid)
-{
-  constexpr int SK = K + 8, PER_ROW = K / 8, CHUNKS = TC_COLS * PER_ROW;
-  static_assert(CHUNKS % THREADS == 0, "whole 16-byte chunks per thread");
-  if (t < n_tiles) {
-    const __half *src = w.h + (size_t)t * TC_COLS * K; /* the tile's rows are contiguous */
-#pragma unroll
-    for (int i = 0; i < CHUNKS / THREADS; i++) {
-      const int c = tid + i * THREADS, r = c / PER_ROW, col = (c % PER_ROW) * 8;
-      asm volatile(
-          "cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(dst + r * SK + col)),
-          "l"(src + c * 8));
-    }
-    if (tid < TC_COLS / 4)
-      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(cn + tid * 4)),
-                   "l"(w.nh + (size_t)t * TC_COLS + tid * 4));
-    else if (tid < TC_COLS / 4 + 2)
-      asm volatile(
-          "cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(smem_addr(mx + tid - TC_COLS / 4)),
-          "l"((tid == TC_COLS / 4 ? w.tile_nh : w.tile_ra) + t));
-  }
-  asm volatile("cp.async.commit_group;\n" ::);
-}
-#endif
-
-template <int K, int WARPS, int STAGES, int MIN_BLOCKS>
-__global__ void __launch_bounds__(WARPS * 32, MIN_BLOCKS)
-    nlm_tc_filter_wide_kernel(NwNlmTcWork w, TcBound b, int n, int m)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  constexpr int QROWS = 16 * WARPS, THREADS = 32 * WARPS, SK = K + 8, PER_ROW = K / 8;
-  extern __shared__ __align__(16) unsigned char tc_smem[];
-  __shared__ int s_cnt[QROWS], s_dead[QROWS];
-  __shared__ double s_root[QROWS];
-  __shared__ __align__(16) float s_cn[STAGES][TC_COLS];
-  __shared__ float s_mx[STAGES][2]; /* the tile's largest n^ and r */
-  __half *sq = reinterpret_cast<__half *>(tc_smem);
-  __half *sc = sq + QROWS * SK; /* stage s at sc + s * TC_COLS * SK */
-  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int q0 = blockIdx.x * QROWS;
-  if (*w.status != 0) { /* a value FP16 cannot hold safely: the exact kernel does it all */
-    if (tid < QROWS / TC_ROWS && q0 + tid * TC_ROWS < n)
-      w.block_flag[q0 / TC_ROWS + tid] = 1;
-    return;
-  }
-  if (tid < QROWS)
-    s_cnt[tid] = 0, s_dead[tid] = 0, s_root[tid] = INFINITY;
-  const int n_tiles = (n + TC_COLS - 1) / TC_COLS;
-  /* the query rows (a^ is padded to TC_PAD rows, so all QROWS exist), in the first group */
-#pragma unroll
-  for (int i = 0; i < QROWS * PER_ROW / THREADS; i++) {
-    const int c = tid + i * THREADS, r = c / PER_ROW, col = (c % PER_ROW) * 8;
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(sq + r * SK + col)),
-                 "l"(w.h + (size_t)q0 * K + c * 8));
-  }
-#pragma unroll
-  for (int s = 0; s < STAGES - 1; s++)
-    load_stream_tile<K, THREADS>(sc + s * TC_COLS * SK, s_cn[s], s_mx[s], w, s, n_tiles, tid);
-  /* this thread's two query rows (C fragment rows lane / 4 and + 8 of the warp's 16) */
-  const int lr[2] = {warp * 16 + lane / 4, warp * 16 + lane / 4 + 8};
-  const int jq[2] = {q0 + lr[0], q0 + lr[1]};
-  const float nq[2] = {w.nh[jq[0]], w.nh[jq[1]]}, rq[2] = {w.ra[jq[0]], w.ra[jq[1]]};
-  const __half *qa = sq + (warp * 16 + lane % 16) * SK + (lane / 16) * 8;
-  const int cb_off = ((lane % 8) + (lane / 16) * 8) * SK + ((lane / 8) % 2) * 8;
-  for (int t = 0; t < n_tiles; t++) {
-    const int st = t % STAGES;
-    /* groups committed so far: STAGES - 1 + t; tile t's is complete when at most
-     * STAGES - 2 are pending. The barrier also says every warp is done with tile t - 1,
-     * whose buffer the next load overwrites. */
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2));
-    __syncthreads();
-    {
-      const int tl = t + STAGES - 1, sl = tl % STAGES;
-      load_stream_tile<K, THREADS>(sc + sl * TC_COLS * SK, s_cn[sl], s_mx[sl], w, tl, n_tiles, tid);
-    }
-    float acc[8][4];
-#pragma unroll
-    for (int nt = 0; nt < 8; nt++)
-      acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.0f;
-    const __half *cb = sc + st * TC_COLS * SK + cb_off;
-#pragma unroll
-    for (int ks = 0; ks < K; ks += 16) {
-      unsigned a[4];
-      ldmatrix_x4(a, qa + ks);
-#pragma unroll
-      for (int np = 0; np < 4; np++) {
-        unsigned bb[4];
-        ldmatrix_x4(bb, cb + np * 16 * SK + ks);
-        mma_16816(acc[2 * np], a, bb[0], bb[1]);
-        mma_16816(acc[2 * np + 1], a, bb[2], bb[3]);
-      }
-    }
-    /* the rows' limits for this tile, with the tile's largest candidate norms */
-    float lim[2];
-#pragma unroll
-    for (int i = 0; i < 2; i++)
-      lim[i] = s_dead[lr[i]] || jq[i] >= n
-                   ? -INFINITY
-                   : tc_limit(b, s_root[lr[i]], nq[i], rq[i], s_mx[st][0], s_mx[st][1]);
-    /* X = fl(n^_c - 2 s~) exactly as the first filter forms it; the least of each row's */
-    float lo[2] = {INFINITY, INFINITY};
-#pragma unroll
-    for (int nt = 0; nt < 8; nt++) {
-      const float2 cn = *reinterpret_cast<const float2 *>(&s_cn[st][nt * 8 + 2 * (lane % 4)]);
-#pragma unroll
-      for (int v = 0; v < 4; v++)
-        lo[v / 2] = fminf(lo[v / 2], fmaf(-2.0f, acc[nt][v], v & 1 ? cn.y : cn.x));
-    }
-    /* the row itself and the padding rows past n (in one tile each) are left out below */
-    if (__any_sync(FULL_MASK, lo[0] <= lim[0] || lo[1] <= lim[1])) {
-#pragma unroll
-      for (int nt = 0; nt < 8; nt++) {
-        const float2 cn = *reinterpret_cast<const float2 *>(&s_cn[st][nt * 8 + 2 * (lane % 4)]);
-#pragma unroll
-        for (int v = 0; v < 4; v++) {
-          const int i = v / 2, c = t * TC_COLS + nt * 8 + 2 * (lane % 4) + (v & 1);
-          const float x = fmaf(-2.0f, acc[nt][v], v & 1 ? cn.y : cn.x);
-          if (x <= lim[i] && c < n && c != jq[i]) {
-            const int slot = atomicAdd(&s_cnt[lr[i]], 1); /* < TC_CAP: tightened at SOFT */
-            w.lx[(size_t)jq[i] * TC_CAP + slot] = x;
-            w.li[(size_t)jq[i] * TC_CAP + slot] = c;
-          }
-        }
-      }
-      __syncwarp();
-      const int mine = warp * 16 + lane % 16; /* each of the warp's rows, twice over */
-      unsigned full = __ballot_sync(FULL_MASK, lane < 16 && s_cnt[mine] > TC_SOFT && !s_dead[mine]);
-      while (full != 0) {
-        const int r = warp * 16 + __ffs(full) - 1;
-        full &= full - 1;
-        tc_compact(w, b, m, q0 + r, r, s_cnt, s_root, s_dead, lane);
-      }
-    }
-  }
-  asm volatile("cp.async.wait_group 0;\n" ::); /* no copy outlives the block */
-  /* the last tightening, so the recheck reads short lists; then the lengths */
-  for (int r = warp * 16; r < warp * 16 + 16; r++)
-    if (q0 + r < n && !s_dead[r] && s_cnt[r] > m + 32)
-      tc_compact(w, b, m, q0 + r, r, s_cnt, s_root, s_dead, lane);
-  if (lane < 16 && q0 + warp * 16 + lane < n)
-    w.count[q0 + warp * 16 + lane] = s_cnt[warp * 16 + lane];
+  if (tid == 0)
+    atomicAdd(w.visited, (unsigned long long)step);
 #endif
 }
 
@@ -568,14 +551,17 @@ __global__ void __launch_bounds__(RECHECK_WARPS * 32)
   __shared__ float s_d[RECHECK_WARPS][TC_CAP];
   __shared__ int s_i[RECHECK_WARPS][TC_CAP];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int jq = blockIdx.x * RECHECK_WARPS + warp;
-  if (jq >= n || w.block_flag[jq / TC_ROWS] != 0) /* the fallback writes this row */
+  const int sq = blockIdx.x * RECHECK_WARPS + warp; /* a sorted position */
+  if (sq >= n)
     return;
-  const int c0 = w.count[jq], k = w.kp, g = lane % 8, sub = lane / 8, gw = k / 8;
+  const int jq = w.perm[sq]; /* its original row: the output's row and the order's index */
+  if (w.block_flag[jq / TC_ROWS] != 0) /* the fallback writes this row */
+    return;
+  const int c0 = w.count[sq], k = w.kp, g = lane % 8, sub = lane / 8, gw = k / 8;
   const float *a = pad + (size_t)jq * k + g * gw;
   for (int base = 0; base < c0; base += 4) {
     const int e = base + sub;
-    const int l = e < c0 ? w.li[(size_t)jq * TC_CAP + e] : jq;
+    const int l = e < c0 ? w.perm[w.li[(size_t)sq * TC_CAP + e]] : jq;
     const float *c = pad + (size_t)l * k + g * gw;
     /* storage group g of the padded layout, in storage order from 0 (nlm_kernels.cuh) */
     float acc = 0.0f;
@@ -613,47 +599,49 @@ __global__ void __launch_bounds__(RECHECK_WARPS * 32)
 
 /* ---- host ------------------------------------------------------------------------------------ */
 
-/* Rows of a^, n^ and r: n padded to the widest block; the tile maxima and block flags are per
- * 64 rows of that. */
+/* Rows of a^, n^, r and the sorted keys: n padded to whole tiles. */
 static size_t tc_rows_padded(int n)
 {
-  return ((size_t)n + TC_PAD - 1) / TC_PAD * TC_PAD;
+  return ((size_t)n + TC_ROWS - 1) / TC_ROWS * TC_ROWS;
 }
 
-/* The 64-row blocks that hold rows: the fallback's and the statistics' unit. */
+/* The 64-row tiles (sorted order) and blocks (original order, the fallback's unit). */
 static int tc_blocks(int n)
 {
   return (n + TC_ROWS - 1) / TC_ROWS;
 }
 
-/* The configuration the environment asks for (NW_NLM_TC_CONFIG=64 or 128), else
- * NW_NLM_TC_DEFAULT_ROWS. */
-int nw_nlm_tc_rows_default(void)
-{
-  const char *v = getenv("NW_NLM_TC_CONFIG");
-  if (v != NULL && strcmp(v, "64") == 0)
-    return 64;
-  if (v != NULL && strcmp(v, "128") == 0)
-    return TC_WIDE_ROWS;
-  return NW_NLM_TC_DEFAULT_ROWS;
-}
+struct TcMax {
+  __device__ float operator()(float a, float b) const
+  {
+    return fmaxf(a, b);
+  }
+};
 
-cudaError_t nw_nlm_tc_work_set_rows(NwNlmTcWork *w, int rows)
+/* CUB's scratch for the sort of n keys and the scan of its tiles: the larger of the two. */
+static cudaError_t tc_cub_bytes(size_t *bytes, int n)
 {
-  if (rows == 0)
-    rows = nw_nlm_tc_rows_default();
-  if (rows != TC_ROWS && rows != TC_WIDE_ROWS)
-    return cudaErrorInvalidValue;
-  w->rows = rows;
-  return cudaSuccess;
+  size_t sort = 0, scan = 0;
+  cudaError_t e =
+      cub::DeviceRadixSort::SortPairs(nullptr, sort, (const float *)nullptr, (float *)nullptr,
+                                      (const int *)nullptr, (int *)nullptr, n);
+  if (e == cudaSuccess)
+    e = cub::DeviceScan::InclusiveScan(nullptr, scan, (const float *)nullptr, (float *)nullptr,
+                                       TcMax(), tc_blocks(n));
+  *bytes = MAX(sort, scan);
+  return e;
 }
 
 size_t nw_nlm_tc_work_bytes(int n, int p, int m)
 {
   (void)m;
   const size_t np = tc_rows_padded(n), tiles = np / TC_ROWS, kp = nw_nlm_padded_width(p);
-  return np * kp * sizeof(__half) + np * 2 * sizeof(float) + tiles * (2 * sizeof(float) + 4) +
-         (size_t)n * TC_CAP * (sizeof(float) + sizeof(int)) + (size_t)n * sizeof(int) + 16;
+  size_t cub = 0;
+  if (tc_cub_bytes(&cub, n) != cudaSuccess)
+    cub = (size_t)n * 16; /* an estimate; the allocation will say */
+  return np * kp * sizeof(__half) + np * 5 * sizeof(float) + tiles * (5 * sizeof(float) + 4) +
+         (size_t)n * (2 * sizeof(float) + sizeof(int)) +
+         (size_t)n * TC_CAP * (sizeof(float) + sizeof(int)) + (size_t)n * sizeof(int) + cub + 32;
 }
 
 cudaError_t nw_nlm_tc_work_new(NwNlmTcWork **out, int n, int p, int m)
@@ -661,26 +649,36 @@ cudaError_t nw_nlm_tc_work_new(NwNlmTcWork **out, int n, int p, int m)
   *out = NULL;
   NwNlmTcWork *w = new NwNlmTcWork();
   const size_t np = tc_rows_padded(n), tiles = np / TC_ROWS;
-  w->cap_n = n, w->kp = nw_nlm_padded_width(p), w->m = m, w->rows = nw_nlm_tc_rows_default();
-  cudaError_t e = cudaMalloc(&w->h, np * w->kp * sizeof(__half));
-  if (e == cudaSuccess)
-    e = cudaMalloc(&w->nh, np * sizeof(float));
-  if (e == cudaSuccess)
-    e = cudaMalloc(&w->ra, np * sizeof(float));
-  if (e == cudaSuccess)
-    e = cudaMalloc(&w->tile_nh, tiles * sizeof(float));
-  if (e == cudaSuccess)
-    e = cudaMalloc(&w->tile_ra, tiles * sizeof(float));
-  if (e == cudaSuccess)
-    e = cudaMalloc(&w->lx, (size_t)n * TC_CAP * sizeof(float));
-  if (e == cudaSuccess)
-    e = cudaMalloc(&w->li, (size_t)n * TC_CAP * sizeof(int));
-  if (e == cudaSuccess)
-    e = cudaMalloc(&w->count, (size_t)n * sizeof(int));
-  if (e == cudaSuccess)
-    e = cudaMalloc(&w->block_flag, tiles * sizeof(int));
-  if (e == cudaSuccess)
-    e = cudaMalloc(&w->status, 4 * sizeof(int));
+  w->cap_n = n, w->kp = nw_nlm_padded_width(p), w->m = m;
+  cudaError_t e = tc_cub_bytes(&w->cub_bytes, n);
+  struct {
+    void **p;
+    size_t bytes;
+  } bufs[] = {
+      {(void **)&w->h, np * w->kp * sizeof(__half)},
+      {(void **)&w->nh, np * sizeof(float)},
+      {(void **)&w->ra, np * sizeof(float)},
+      {(void **)&w->tile_nh, tiles * sizeof(float)},
+      {(void **)&w->tile_ra, tiles * sizeof(float)},
+      {(void **)&w->key_lo, (size_t)n * sizeof(float)},
+      {(void **)&w->key_hi, (size_t)n * sizeof(float)},
+      {(void **)&w->lo_sorted, np * sizeof(float)},
+      {(void **)&w->hi_sorted, np * sizeof(float)},
+      {(void **)&w->iota, (size_t)n * sizeof(int)},
+      {(void **)&w->perm, np * sizeof(int)},
+      {(void **)&w->tile_lo, tiles * sizeof(float)},
+      {(void **)&w->tile_hi, tiles * sizeof(float)},
+      {(void **)&w->hi_below, tiles * sizeof(float)},
+      {&w->cub_temp, MAX(w->cub_bytes, (size_t)16)},
+      {(void **)&w->lx, (size_t)n * TC_CAP * sizeof(float)},
+      {(void **)&w->li, (size_t)n * TC_CAP * sizeof(int)},
+      {(void **)&w->count, (size_t)n * sizeof(int)},
+      {(void **)&w->block_flag, tiles * sizeof(int)},
+      {(void **)&w->status, 4 * sizeof(int)},
+      {(void **)&w->visited, sizeof(unsigned long long)},
+  };
+  for (size_t i = 0; i < sizeof bufs / sizeof bufs[0] && e == cudaSuccess; i++)
+    e = cudaMalloc(bufs[i].p, bufs[i].bytes);
   if (e != cudaSuccess) {
     nw_nlm_tc_work_free(w);
     cudaGetLastError();
@@ -694,8 +692,10 @@ void nw_nlm_tc_work_free(NwNlmTcWork *w)
 {
   if (w == NULL)
     return;
-  void *bufs[] = {w->h,  w->nh, w->ra,    w->tile_nh,    w->tile_ra,
-                  w->lx, w->li, w->count, w->block_flag, w->status};
+  void *bufs[] = {w->h,          w->nh,        w->ra,        w->tile_nh, w->tile_ra, w->key_lo,
+                  w->key_hi,     w->lo_sorted, w->hi_sorted, w->iota,    w->perm,    w->tile_lo,
+                  w->tile_hi,    w->hi_below,  w->cub_temp,  w->lx,      w->li,      w->count,
+                  w->block_flag, w->status,    w->visited};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
     cudaFree(bufs[i]);
   delete w;
@@ -710,28 +710,37 @@ static bool tc_supported()
          major >= 8;
 }
 
-/* The filter in w's configuration: the wide one where it is built for the patch width, else
- * the first. */
-static cudaError_t tc_filter(const NwNlmTcWork &w, const TcBound &b, int n, int m,
-                             cudaStream_t stream)
+/* NW_NLM_TC_PRUNE=0 in the environment: every block visits every tile (the same order, the
+ * same output; for telling a pruning fault from another one). */
+static bool tc_prune()
 {
+  const char *v = getenv("NW_NLM_TC_PRUNE");
+  return v == NULL || strcmp(v, "0") != 0;
+}
+
+/* The key, the sort, prep and the tiles' bounds (header: passes key, prep). */
+static cudaError_t tc_sort_and_prep(NwNlmTcWork *w, const float *padded, int n, int p,
+                                    cudaStream_t stream)
+{
+  const int np = (int)tc_rows_padded(n), tiles = np / TC_ROWS;
+  const NwNlmTcWork wv = *w;
   cudaError_t e;
-  if (w.rows == TC_WIDE_ROWS && w.kp == TC_WIDE_K) {
-    auto kern = nlm_tc_filter_wide_kernel<TC_WIDE_K, TC_WIDE_WARPS, TC_STAGES, 2>;
-    const size_t dyn = (size_t)(TC_WIDE_ROWS + TC_STAGES * TC_COLS) * (TC_WIDE_K + 8) *
-                       sizeof(__half); /* 102 KB: two blocks an SM */
-    if ((e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn)) !=
-        cudaSuccess)
-      return e;
-    kern<<<(n + TC_WIDE_ROWS - 1) / TC_WIDE_ROWS, TC_WIDE_WARPS * 32, dyn, stream>>>(w, b, n, m);
-    return nw_cuda_launched(stream);
-  }
-  const size_t dyn = (size_t)3 * TC_ROWS * (w.kp + 8) * sizeof(__half);
-  if ((e = cudaFuncSetAttribute(nlm_tc_filter_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                (int)dyn)) != cudaSuccess)
+  nlm_tc_key_kernel<<<(n + 7) / 8, 256, 0, stream>>>(wv, padded, n, p);
+  if ((e = nw_cuda_launched(stream)) != cudaSuccess)
     return e;
-  nlm_tc_filter_kernel<<<tc_blocks(n), TC_THREADS, dyn, stream>>>(w, b, n, m);
-  return nw_cuda_launched(stream);
+  size_t bytes = w->cub_bytes;
+  if ((e = cub::DeviceRadixSort::SortPairs(w->cub_temp, bytes, w->key_lo, w->lo_sorted, w->iota,
+                                           w->perm, n, 0, 32, stream)) != cudaSuccess)
+    return e;
+  nlm_tc_prep_kernel<<<(np + 7) / 8, 256, 0, stream>>>(wv, padded, n, np);
+  if ((e = nw_cuda_launched(stream)) != cudaSuccess)
+    return e;
+  nlm_tc_tile_kernel<<<(tiles + 7) / 8, 256, 0, stream>>>(wv, tiles);
+  if ((e = nw_cuda_launched(stream)) != cudaSuccess)
+    return e;
+  bytes = w->cub_bytes;
+  return cub::DeviceScan::InclusiveScan(w->cub_temp, bytes, w->tile_hi, w->hi_below, TcMax(), tiles,
+                                        stream);
 }
 
 cudaError_t nw_nlm_topm_tc_cuda(int *nbr, float *nd, const float *padded, int n, int p, int m,
@@ -740,9 +749,10 @@ cudaError_t nw_nlm_topm_tc_cuda(int *nbr, float *nd, const float *padded, int n,
   if (n < 2 || p < 1 || m < 1 || m > n - 1 || m > NW_NLM_CUDA_MAX_M || w == NULL || n > w->cap_n ||
       nw_nlm_padded_width(p) != w->kp)
     return cudaErrorInvalidValue;
-  const int np = (int)tc_rows_padded(n), tiles = np / TC_ROWS;
+  const int tiles = tc_blocks(n);
   cudaError_t e;
-  if ((e = cudaMemsetAsync(w->status, 0, 4 * sizeof(int), stream)) != cudaSuccess)
+  if ((e = cudaMemsetAsync(w->status, 0, 4 * sizeof(int), stream)) != cudaSuccess ||
+      (e = cudaMemsetAsync(w->visited, 0, sizeof(unsigned long long), stream)) != cudaSuccess)
     return e;
   /* older devices, and patches wider than 7^3 (the tiles would not fit shared memory): every
    * block by the exact kernel (block_flag says so to nw_nlm_tc_stats) */
@@ -751,49 +761,59 @@ cudaError_t nw_nlm_topm_tc_cuda(int *nbr, float *nd, const float *padded, int n,
       return e;
     return nw_nlm_topm_cuda(nbr, nd, padded, n, p, m, stream);
   }
-  const TcBound b = tc_bound(w->kp);
-  NwNlmTcWork wv = *w;
-  if ((e = cudaMemsetAsync(w->tile_nh, 0, tiles * sizeof(float), stream)) != cudaSuccess ||
-      (e = cudaMemsetAsync(w->tile_ra, 0, tiles * sizeof(float), stream)) != cudaSuccess ||
-      (e = cudaMemsetAsync(w->block_flag, 0, tiles * sizeof(int), stream)) != cudaSuccess)
+  if ((e = cudaMemsetAsync(w->block_flag, 0, tiles * sizeof(int), stream)) != cudaSuccess ||
+      (e = tc_sort_and_prep(w, padded, n, p, stream)) != cudaSuccess)
     return e;
-  nlm_tc_prep_kernel<<<(np + 7) / 8, 256, 0, stream>>>(wv, padded, n, np);
+  const TcBound b = tc_bound(w->kp);
+  const size_t dyn = (size_t)3 * TC_ROWS * (w->kp + 8) * sizeof(__half);
+  if ((e = cudaFuncSetAttribute(nlm_tc_filter_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                (int)dyn)) != cudaSuccess)
+    return e;
+  nlm_tc_filter_kernel<<<tiles, TC_THREADS, dyn, stream>>>(*w, b, n, m, tc_prune());
   if ((e = nw_cuda_launched(stream)) != cudaSuccess)
     return e;
-  if ((e = tc_filter(wv, b, n, m, stream)) != cudaSuccess)
-    return e;
   nlm_tc_recheck_kernel<<<(n + RECHECK_WARPS - 1) / RECHECK_WARPS, RECHECK_WARPS * 32, 0, stream>>>(
-      nbr, nd, padded, wv, n, m);
+      nbr, nd, padded, *w, n, m);
   if ((e = nw_cuda_launched(stream)) != cudaSuccess)
     return e;
   return nw_nlm_topm_blocks_cuda(nbr, nd, padded, n, p, m, w->block_flag, stream);
 }
 
 cudaError_t nw_nlm_tc_stats(const NwNlmTcWork *w, int n, double *mean_candidates,
-                            int *fallback_blocks, int *out_of_range, cudaStream_t stream)
+                            int *fallback_blocks, int *out_of_range, double *visited_fraction,
+                            cudaStream_t stream)
 {
   const int tiles = tc_blocks(n);
-  int *count = new int[n], *flag = new int[tiles], status = 0;
+  int *count = new int[n], *perm = new int[n], *flag = new int[tiles], status = 0;
+  unsigned long long visited = 0;
   cudaError_t e = cudaMemcpyAsync(count, w->count, n * sizeof(int), cudaMemcpyDeviceToHost, stream);
+  if (e == cudaSuccess)
+    e = cudaMemcpyAsync(perm, w->perm, n * sizeof(int), cudaMemcpyDeviceToHost, stream);
   if (e == cudaSuccess)
     e = cudaMemcpyAsync(flag, w->block_flag, tiles * sizeof(int), cudaMemcpyDeviceToHost, stream);
   if (e == cudaSuccess)
     e = cudaMemcpyAsync(&status, w->status, sizeof(int), cudaMemcpyDeviceToHost, stream);
   if (e == cudaSuccess)
+    e = cudaMemcpyAsync(&visited, w->visited, sizeof visited, cudaMemcpyDeviceToHost, stream);
+  if (e == cudaSuccess)
     e = cudaStreamSynchronize(stream);
   if (e == cudaSuccess) {
     double sum = 0.0;
     int rows = 0, fb = 0;
-    for (int t = 0; t < tiles; t++) {
+    for (int t = 0; t < tiles; t++)
       fb += flag[t] != 0;
-      for (int j = t * TC_ROWS; j < MIN(n, (t + 1) * TC_ROWS) && !flag[t]; j++)
-        sum += count[j], rows++;
-    }
+    /* count is by sorted position; the rows the recheck did are those of unflagged blocks
+     * (when every block fell back, perm may be stale: nothing is counted) */
+    for (int s = 0; s < n && fb < tiles; s++)
+      if (perm[s] >= 0 && perm[s] < n && !flag[perm[s] / TC_ROWS])
+        sum += count[s], rows++;
     *mean_candidates = rows > 0 ? sum / rows : 0.0;
     *fallback_blocks = fb;
     *out_of_range = status;
+    *visited_fraction = fb < tiles ? (double)visited / ((double)tiles * tiles) : 1.0;
   }
   delete[] count;
+  delete[] perm;
   delete[] flag;
   return e;
 }

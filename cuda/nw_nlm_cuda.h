@@ -30,18 +30,13 @@ static inline int nw_nlm_padded_width(int p)
   return 8 * ((g + NW_NLM_KCHUNK - 1) / NW_NLM_KCHUNK * NW_NLM_KCHUNK);
 }
 
-/* Which fused top-m kernel: the exact FP32 one (nlm_topm_kernel.cu, the default), or the
- * tensor-core filter with an exact FP32 recheck of its candidates (nlm_topm_tc_kernel.cu): the
- * same output by construction (kept set, order and distance bits), to be shown faster on the
- * GPU before it becomes the default. The tc filter comes in two configurations, the same output
- * either way: 64 query rows a block with 4 warps (the first), or 128 with 8 warps and a
- * 4-stage pipeline; NW_NLM_KERNEL_TC takes the default one (NW_NLM_TC_CONFIG=64|128 in the
- * environment, else the built-in), the other two name theirs (benchmark and tests). */
+/* Which fused top-m kernel: the exact FP32 one (nlm_topm_kernel.cu, the reference and the
+ * fallback), or the pruned tensor-core filter with an exact FP32 recheck of its candidates
+ * (nlm_topm_tc_kernel.cu, the method's default): the same output by construction (kept set,
+ * order and distance bits). */
 typedef enum {
   NW_NLM_KERNEL_EXACT,
   NW_NLM_KERNEL_TC,
-  NW_NLM_KERNEL_TC64,
-  NW_NLM_KERNEL_TC128,
 } NwNlmKernel;
 
 static inline gboolean nw_nlm_kernel_is_tc(NwNlmKernel k)
@@ -52,13 +47,14 @@ static inline gboolean nw_nlm_kernel_is_tc(NwNlmKernel k)
 /* The kernel the environment asks for: NW_NLM_KERNEL=tc, else (unset, "exact", anything
  * else) the exact one. The method reads it when a job is created. */
 NwNlmKernel nw_nlm_kernel_from_env(void);
-const char *nw_nlm_kernel_name(NwNlmKernel k); /* "exact", "tc", "tc64", "tc128" */
+const char *nw_nlm_kernel_name(NwNlmKernel k); /* "exact", "tc" */
 
 /* What the tc kernel's last run did: the mean candidate-list length of the rows it rechecked,
  * the 64-row blocks it left to the exact kernel (lists that overflowed, or every block when a
- * value was beyond FP16's safe range), of how many. */
+ * value was beyond FP16's safe range), of how many, and the fraction of (query block,
+ * candidate tile) pairs its filter visited (the rest the pruning bound excluded). */
 typedef struct {
-  double mean_candidates;
+  double mean_candidates, visited_fraction;
   int fallback_blocks, blocks;
   gboolean out_of_range;
 } NwNlmTcStats;

@@ -1,7 +1,7 @@
 /* test_cuda_nlm.c — the CUDA twin of nlm-surface (cuda/nlm_*.cu) against its CPU reference
  * (core/cpu/nlm_kernels.h, nlm_surface_cpu.c). Skips (77) without a CUDA device. Test thread.
  *
- *   top-m       the fused distance + top-m kernel against nw_nlm_neighbours_cpu: on random
+ *   top-m       the fused distance + top-m kernel against nw_nlm_neighbours_brute_cpu: on random
  *               patches, on the band of a noisy sphere, on quantised patches with many exact
  *               ties, on small and odd sizes (n not a multiple of the 64-row tile, m = n - 1 and m
  * = 128, patch 3, 7 and 9: one and several chunks per lane group). Asserted: at least 99.9 % of
@@ -11,11 +11,13 @@
  * rows are identical in indices, order and distance bits; with ties that must be all. large       a
  * band of 30000 rows (469 tiles of 64): rows sampled across it (tile edges, the last rows) against
  * a CPU computation of just those rows, and the tc kernel against the exact one on all of them.
- * top-m-tc   the tensor-core variant (nlm_topm_tc_kernel.cu), both filter configurations (64 and
- *            128 query rows a block), against the exact kernel: every row
- * identical (indices, order, distance bits) on the sphere band, random patches, exact ties (its
- * lists overflow: the exact fallback), the shapes above, and a value beyond FP16's range (all
- * blocks by the fallback); on the band-like cases at most 5 % of blocks may fall back. patches the
+ * top-m-tc   the pruned tensor-core variant (nlm_topm_tc_kernel.cu) against the exact kernel:
+ *            every row identical (indices, order, distance bits) on the sphere band (two sizes,
+ *            n not a multiple of 64; the larger must prune: < 60 % of the tiles visited),
+ *            random patches, exact ties (its lists overflow: the exact fallback), equal keys
+ *            (rows that permute each other's values; all rows equal), the shapes above, and a
+ *            value beyond FP16's range (all blocks by the fallback); on the band-like cases at
+ *            most 5 % of blocks may fall back. patches the
  * device patch matrix (padded layout) equals nw_nlm_patches_cpu bit for bit, borders included, and
  * the centres phi[band[j]]. weights weights, row sums, dt and the update equal the CPU's within
  * 1e-6 relative, with and without the spatial factor. method      the method through its table: CPU
@@ -140,7 +142,7 @@ static void check_topm(const char *what, const float *x, int n, int p, int m,
   g_autoptr(GError) error = NULL;
   g_autofree int *nbr = g_new(int, (size_t)n *m), *cnbr = g_new(int, (size_t)n *m);
   g_autofree float *nd = g_new(float, (size_t)n *m), *cnd = g_new(float, (size_t)n *m);
-  g_assert_true(nw_nlm_neighbours_cpu(cnbr, cnd, x, n, p, m));
+  g_assert_true(nw_nlm_neighbours_brute_cpu(cnbr, cnd, x, n, p, m));
   if (!nw_nlm_neighbours_cuda_host(nbr, nd, x, n, p, m, &error))
     g_error("top-m %s (n %d, p %d, m %d): %s", what, n, p, m, error->message);
   TopmCompare c = {0, 0, 0, -1, 0.0};
@@ -268,22 +270,25 @@ static void test_topm_large(void)
       !nw_nlm_topm_bench_tc_stats(b, &st, &error))
     g_error("top-m large (tc): %s", error->message);
   nw_nlm_topm_bench_free(b);
-  g_test_message("top-m large: n %d, %.1f ms on the GPU (tc %.1f ms, %.1f candidates a row, "
-                 "%d of %d blocks by the fallback)",
-                 n, ms, tc_ms, st.mean_candidates, st.fallback_blocks, st.blocks);
+  g_test_message("top-m large: n %d, %.1f ms on the GPU (tc %.1f ms, %.1f %% of the tiles "
+                 "visited, %.1f candidates a row, %d of %d blocks by the fallback)",
+                 n, ms, tc_ms, 100.0 * st.visited_fraction, st.mean_candidates, st.fallback_blocks,
+                 st.blocks);
   report_and_assert("large (30000 rows, 96 sampled)", &c, FALSE);
   g_assert_true(memcmp(all, tall, (size_t)n * m * sizeof(int)) == 0);
   g_assert_true(memcmp(alld, talld, (size_t)n * m * sizeof(float)) == 0);
   g_assert_cmpint(st.fallback_blocks, <=, st.blocks / 20);
 }
 
-/* The tc kernel (tensor-core filter + exact recheck) against the exact kernel on the same
- * patches: every row identical in indices, order and distance bits (the variant is exact by
- * construction, not to a tolerance). filtering: the share of 64-row blocks it may leave to the
- * exact fallback (1.0: any; the band-like cases must be filtered by the tensor cores). */
-static void check_tc_config(NwNlmKernel k, const char *what, const float *x, int n, int p, int m,
-                            double most_fallback, gboolean want_out_of_range)
+/* The tc kernel (pruned tensor-core filter + exact recheck) against the exact kernel on the
+ * same patches: every row identical in indices, order and distance bits (the variant is exact
+ * by construction, not to a tolerance). most_fallback: the share of 64-row blocks it may leave
+ * to the exact fallback (1.0: any; the band-like cases must be filtered by the tensor cores).
+ * Returns the fraction of tiles its filter visited. */
+static double check_tc(const char *what, const float *x, int n, int p, int m, double most_fallback,
+                       gboolean want_out_of_range)
 {
+  const NwNlmKernel k = NW_NLM_KERNEL_TC;
   g_autoptr(GError) error = NULL;
   g_autofree int *nbr = g_new(int, (size_t)n *m), *tnbr = g_new(int, (size_t)n *m);
   g_autofree float *nd = g_new(float, (size_t)n *m), *tnd = g_new(float, (size_t)n *m);
@@ -299,10 +304,11 @@ static void check_tc_config(NwNlmKernel k, const char *what, const float *x, int
       differ++;
       first = first < 0 ? j : first;
     }
-  printf("# top-m %s %s (n %d, p %d, m %d): %d rows differ from the exact kernel; mean %.1f "
-         "candidates a row, %d of %d blocks by the exact fallback%s\n",
-         kn, what, n, p, m, differ, st.mean_candidates, st.fallback_blocks, st.blocks,
-         st.out_of_range ? ", values beyond FP16's range" : "");
+  printf("# top-m %s %s (n %d, p %d, m %d): %d rows differ from the exact kernel; %.1f %% of "
+         "the tiles visited, mean %.1f candidates a row, %d of %d blocks by the exact "
+         "fallback%s\n",
+         kn, what, n, p, m, differ, 100.0 * st.visited_fraction, st.mean_candidates,
+         st.fallback_blocks, st.blocks, st.out_of_range ? ", values beyond FP16's range" : "");
   if (differ > 0)
     g_error("top-m %s %s: %d of %d rows differ from the exact kernel's (first: row %d, element "
             "0: %d (%.9g) against %d (%.9g))",
@@ -312,14 +318,7 @@ static void check_tc_config(NwNlmKernel k, const char *what, const float *x, int
   if (st.fallback_blocks > most_fallback * st.blocks)
     g_error("top-m %s %s: %d of %d blocks fell back to the exact kernel; at most %.0f %% may", kn,
             what, st.fallback_blocks, st.blocks, 100.0 * most_fallback);
-}
-
-/* Both configurations of the tc filter (64 query rows a block, 128) on the same case. */
-static void check_tc(const char *what, const float *x, int n, int p, int m, double most_fallback,
-                     gboolean want_out_of_range)
-{
-  check_tc_config(NW_NLM_KERNEL_TC64, what, x, n, p, m, most_fallback, want_out_of_range);
-  check_tc_config(NW_NLM_KERNEL_TC128, what, x, n, p, m, most_fallback, want_out_of_range);
+  return st.visited_fraction;
 }
 
 static void test_topm_tc(void)
@@ -328,6 +327,22 @@ static void test_topm_tc(void)
   g_autofree float *band = sphere_band_patches(32, 8.0, 5, 2.0, &n, NULL, NULL);
   check_tc("sphere band", band, n, 125, 96, 0.05, FALSE);
   check_tc("sphere band", band, n, 125, 16, 0.05, FALSE);
+  /* a larger band (about 16000 rows): where the pruning must pay */
+  int n2 = 0;
+  g_autofree float *band2 = sphere_band_patches(48, 16.0, 5, 2.0, &n2, NULL, NULL);
+  n2 -= n2 % 64 == 0; /* a partial last tile */
+  const double visited = check_tc("larger sphere band", band2, n2, 125, 96, 0.05, FALSE);
+  g_assert_cmpfloat(visited, <, 0.6);
+  /* equal keys: odd rows permute the even rows' values (same mean and norm, other distances);
+   * then every row the same (all distances 0: the order is the index alone) */
+  g_autofree float *perm = random_patches(1000, 125, FALSE, 3);
+  for (int j = 1; j < 1000; j += 2)
+    for (int q = 0; q < 125; q++)
+      perm[(size_t)j * 125 + q] = perm[(size_t)(j - 1) * 125 + (q * 7 + 3) % 125];
+  check_tc("equal keys", perm, 1000, 125, 96, 0.05, FALSE);
+  for (size_t e = 0; e < 300 * 125; e++)
+    perm[e] = 0.25f * (float)(e % 125 % 9);
+  check_tc("all rows equal", perm, 300, 125, 96, 1.0, FALSE);
   g_autofree float *rnd = random_patches(3000, 125, FALSE, 1);
   check_tc("random", rnd, 3000, 125, 96, 0.05, FALSE);
   /* exact ties everywhere: lists overflow, the fallback must give the exact kernel's rows */

@@ -1,5 +1,6 @@
 /* test_nlm_kernels.c — the kernels of nlm-surface (core/cpu/nlm_kernels.h): the exact top-m
- * selection against a brute-force sort (with many ties), the patch distances against double
+ * selection against a brute-force sort (with many ties), the pruned scan against the brute
+ * force (bit for bit: band patches, ties, equal keys), the patch distances against double
  * precision, patches and band order, the weights, the step, results independent of the thread
  * count, and the method through the registry (a plane is a fixed point). */
 #include <math.h>
@@ -89,6 +90,63 @@ static void test_top_m_ties(void)
 static void test_top_m_random(void)
 {
   check_top_m(200, 125, 96, FALSE, 4);
+}
+
+/* The pruned scan's output equals the brute force's, indices and distance bits; returns the
+ * fraction of tiles it visited. */
+static double check_pruned(const float *x, int n, int p, int m)
+{
+  g_autofree int *nbr = g_new(int, (size_t)n *m), *bnbr = g_new(int, (size_t)n *m);
+  g_autofree float *nd = g_new(float, (size_t)n *m), *bnd = g_new(float, (size_t)n *m);
+  double visited = 0.0;
+  g_assert_true(nw_nlm_neighbours_pruned_cpu(nbr, nd, x, n, p, m, &visited));
+  g_assert_true(nw_nlm_neighbours_brute_cpu(bnbr, bnd, x, n, p, m));
+  g_assert_cmpmem(nbr, (size_t)n * m * sizeof(int), bnbr, (size_t)n * m * sizeof(int));
+  g_assert_cmpmem(nd, (size_t)n * m * sizeof(float), bnd, (size_t)n * m * sizeof(float));
+  return visited;
+}
+
+/* The band patches of a noisy sphere (the method's own rows), n rows of them. */
+static float *sphere_band_patches(int *n, int patch, int grid, double r, double noise)
+{
+  g_autoptr(NwVolume) clean = nlm_test_sphere(grid, r);
+  g_autoptr(NwVolume) phi = nlm_test_add_noise(clean, noise, 11);
+  g_autofree guint32 *band = g_new(guint32, nw_volume_n_voxels(phi));
+  *n = nw_nlm_band_cpu(band, phi, 2.0f);
+  float *x = g_new(float, (size_t)*n *patch *patch *patch);
+  nw_nlm_patches_cpu(x, phi, band, *n, patch);
+  return x;
+}
+
+static void test_pruned(void)
+{
+  /* band patches: the case the pruning is for; it must prune there */
+  int n = 0;
+  g_autofree float *band = sphere_band_patches(&n, 5, 28, 9.3, 0.3);
+  n -= n % 64 == 0; /* a partial last tile */
+  const double visited = check_pruned(band, n, 125, 96);
+  g_test_message("band of %d rows: %.1f %% of the tiles visited", n, 100.0 * visited);
+  g_assert_cmpfloat(visited, <, 0.8);
+  /* every patch equal: all keys and distances tie, the order is by index alone */
+  g_autofree float *same = g_new(float, 300 * 27);
+  for (int e = 0; e < 300 * 27; e++)
+    same[e] = 0.25f * (e % 27);
+  check_pruned(same, 300, 27, 40);
+  /* quantised values: many ties at the cut and many equal keys */
+  g_autofree float *ties = random_patches(700, 27, TRUE, 12);
+  check_pruned(ties, 700, 27, 17);
+  /* rows that are permutations of each other: equal keys and norms, different distances */
+  g_autofree float *perm = random_patches(333, 27, FALSE, 13);
+  for (int j = 1; j < 333; j += 2)
+    for (int q = 0; q < 27; q++)
+      perm[(size_t)j * 27 + q] = perm[(size_t)(j - 1) * 27 + (q * 5 + 3) % 27];
+  check_pruned(perm, 333, 27, 20);
+  /* m = n - 1, and fewer rows than a tile */
+  check_pruned(ties, 97, 27, 96);
+  check_pruned(ties, 40, 27, 39);
+  /* a NaN: the brute force's output (via the fallback to it) */
+  ties[5 * 27 + 3] = NAN;
+  check_pruned(ties, 200, 27, 10);
 }
 
 static void test_distances(void)
@@ -238,6 +296,7 @@ int main(int argc, char **argv)
   nw_methods_register_builtin();
   g_test_add_func("/nlm/kernels/top-m-ties", test_top_m_ties);
   g_test_add_func("/nlm/kernels/top-m-random", test_top_m_random);
+  g_test_add_func("/nlm/kernels/pruned", test_pruned);
   g_test_add_func("/nlm/kernels/distances", test_distances);
   g_test_add_func("/nlm/kernels/patches-band", test_patches_and_band);
   g_test_add_func("/nlm/kernels/weights-step", test_weights_and_step);

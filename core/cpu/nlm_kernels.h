@@ -41,7 +41,19 @@ void nw_nlm_pair_distances_cpu(float *dist, const float *patches, int n, int p, 
 void nw_nlm_select_top_m_cpu(int *nbr, float *nd, const float *dist, int n, int row0, int rows,
                              int m);
 /* Both over all N rows, a block of rows at a time (the block's distances are the only
- * N-sized scratch: O(block x N) memory, never N x N). FALSE when memory is short. */
+ * N-sized scratch: O(block x N) memory, never N x N). FALSE when memory is short. The brute
+ * force: the specification the pruned scan is tested against. */
+gboolean nw_nlm_neighbours_brute_cpu(int *nbr, float *nd, const float *patches, int n, int p,
+                                     int m);
+/* The same output, bit for bit, by the pruned scan (nlm_neighbours_cpu.c: rows sorted by the
+ * patch mean, blocks of NW_NLM_PRUNE_TILE rows scanning tiles of as many outward until a
+ * rigorous lower bound of the distance passes every row's m-th best); the CUDA tc kernel
+ * scans the same way. *visited_fraction (may be NULL): the (block, tile) pairs visited over
+ * all of them. Non-finite values: the brute force. O(N P) memory besides the outputs. */
+#define NW_NLM_PRUNE_TILE 64
+gboolean nw_nlm_neighbours_pruned_cpu(int *nbr, float *nd, const float *patches, int n, int p,
+                                      int m, double *visited_fraction);
+/* The method's: nw_nlm_neighbours_pruned_cpu. */
 gboolean nw_nlm_neighbours_cpu(int *nbr, float *nd, const float *patches, int n, int p, int m);
 
 /* w[j, s] = exp(-|x_j - x_l|^2 / c1_mm2) * exp(-nd[j, s] / c2_mm2) for l = nbr[j, s]

@@ -252,8 +252,9 @@ int main(int argc, char **argv)
   json_builder_end_array(b);
   json_builder_set_member_name(b, "end_to_end");
   json_builder_begin_array(b);
-  if (!no_e2e && !nw_bench_affine_end_to_end(b, bench_image))
-    status = 1;
+  for (int q = 0; q < n_prec && !no_e2e; q++)
+    if (!nw_bench_affine_end_to_end(b, bench_image, nw_affine_precision_name(precisions[q])))
+      status = 1;
   json_builder_end_array(b);
   json_builder_end_object(b);
   g_array_unref(cases);

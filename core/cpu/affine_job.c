@@ -463,6 +463,9 @@ NwAffineJob *nw_affine_job_new_levels(const NwAffineCostBackend *be, const void 
     nw_pyramid_free(lv->moving, lv->n_levels);
     return NULL;
   }
+  /* the distributed metric (dmi_cost.h) keeps and samples float blocks: its costs are the
+   * single-precision ones whatever the parameter says */
+  j->precision = NW_AFFINE_PRECISION_SINGLE;
   j->n_levels = lv->n_levels;
   j->pyr[0] = lv->fixed;
   j->pyr[1] = lv->moving;

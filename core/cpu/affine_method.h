@@ -90,7 +90,8 @@ typedef struct NwAffineJob NwAffineJob;
  * world x-y plane); masks on their image's grid. */
 NwAffineJob *nw_affine_job_new(const NwAffineCostBackend *be, const NwMethodInputs *in,
                                const NwParams *p, GError **error);
-/* The job over levels the caller made (the distributed metric, dmi_cost.h): the levels'
+/* The job over levels the caller made (the distributed metric, dmi_cost.h), always at
+ * precision single (the metric keeps float blocks): the levels'
  * headers (grids only: their data may be NULL; the back end holds the voxels, and its
  * level_stats gives the statistics), fixed and moving, n_levels each, 0 = coarsest, taken
  * by the job (freed as nw_pyramid_free frees); coarse: the coarsest level's whole fixed image,

@@ -24,7 +24,15 @@
  * to float as the CPU's is. Histogram masses are fixed-point integers (2^-24 of a count):
  * integer atomics make the histogram exact for plain bins and the same on every run,
  * whatever order the blocks add in; the sums' order is fixed too, so an evaluation is
- * deterministic and the simplex takes the same path on every run. */
+ * deterministic and the simplex takes the same path on every run.
+ *
+ * Precision u16 (the level's NwAffineLevel.precision, the job's default): set_level also makes
+ * 16-bit codes of the level's fixed and moving images on the device (quantise_kernel,
+ * affine_quant.h), and the cost kernel's Q variants read those (4 bytes a voxel instead of 8)
+ * with positions and weights in float, through the same inline functions as the CPU twin's
+ * evaluate_u16, each operation an explicit IEEE one: the same voxels and samples as the CPU,
+ * bit for bit. The float levels stay for warp (the result's and the frames' image). Large
+ * copies to and from the host go through a pinned pair of chunks (staging_cuda.cuh). */
 #include <cuda_runtime.h>
 
 #include <stdint.h>
@@ -49,11 +57,21 @@ constexpr double kHistOne = 16777216.0; /* 2^24: one count in the fixed-point hi
 constexpr size_t kSharedHistMax = 48 * 1024; /* the default dynamic shared-memory limit */
 constexpr int kMaxKept = 32; /* device levels kept: 4 pyramids of up to 8 levels */
 constexpr int kMaxBatch = NW_AFFINE_MAX_BATCH;
-/* u16 variants, nearest and linear without mi: at least 6 blocks of 256 on an SM (40
- * registers a thread at most, no spills: 75 % occupancy); cubic and mi: 4 blocks (64
- * registers; 6 would spill). The single-precision variants, with their doubles, use 48-200
- * registers (linear 72: 3 blocks, 37.5 %). */
-constexpr int kMinBlocksU16 = 6;
+/* Blocks of 256 an SM the u16 variants are compiled for (sm_90, ptxas -v): nearest and linear
+ * without mi 5 (48 registers, no spills: 62.5 % occupancy; at 6, 40 registers, they spill 20
+ * bytes: try -DNW_AFFINE_U16_MIN_BLOCKS=6 in CMAKE_CUDA_FLAGS to compare); cubic or mi 4 (64,
+ * no spills); cubic with mi 3 (it spills at 4). The single-precision variants, with their
+ * doubles, use 54-206 registers (linear 80: 3 blocks, 37.5 %). */
+#ifndef NW_AFFINE_U16_MIN_BLOCKS
+#define NW_AFFINE_U16_MIN_BLOCKS 5
+#endif
+constexpr int min_blocks(int sampler, bool mi, bool q)
+{
+  return !q                                     ? 1
+         : sampler == NW_SAMPLER_CUBIC && mi    ? 3
+         : sampler == NW_SAMPLER_CUBIC || mi    ? 4
+                                                : NW_AFFINE_U16_MIN_BLOCKS;
+}
 /* evaluate_batch's maps: doubles for single, then the same as floats for u16 */
 constexpr size_t kMapsBytes = (size_t)kMaxBatch * 12 * (sizeof(double) + sizeof(float));
 
@@ -292,12 +310,11 @@ __device__ void finish(const double *partials, unsigned long long *hist, unsigne
  * sampler.c. The fixed mask is the caller's. */
 template <int S, bool Q>
 __device__ inline bool voxel_pair(const EvalArgs &a, const double *map, const float *mapf,
-                                  unsigned int e, double *f, double *m)
+                                  unsigned int e, unsigned int vi, unsigned int vj,
+                                  unsigned int vk, double *f, double *m)
 {
-  const unsigned int fnx = (unsigned int)a.fnx, fny = (unsigned int)a.fny;
-  const unsigned int row = e / fnx;
   if (Q) {
-    const float i = (float)(e - row * fnx), j = (float)(row % fny), k = (float)(row / fny);
+    const float i = (float)vi, j = (float)vj, k = (float)vk;
     const float x = nw_quant_map_row(mapf, i, j, k), y = nw_quant_map_row(mapf + 4, i, j, k),
                 z = nw_quant_map_row(mapf + 8, i, j, k);
     if (!nw_quant_inside(x, y, z, a.mnx, a.mny, a.mnz))
@@ -316,8 +333,7 @@ __device__ inline bool voxel_pair(const EvalArgs &a, const double *map, const fl
     *f = nw_quant_value(a.quant_f, (float)__ldg(a.qF + e));
     return true;
   }
-  const double i = (double)(e - row * fnx);
-  const double j = (double)(row % fny), k = (double)(row / fny);
+  const double i = (double)vi, j = (double)vj, k = (double)vk;
   const double x = map_row(map, i, j, k), y = map_row(map + 4, i, j, k),
                z = map_row(map + 8, i, j, k);
   float mv;
@@ -331,6 +347,36 @@ __device__ inline bool voxel_pair(const EvalArgs &a, const double *map, const fl
   return true;
 }
 
+/* A thread's fixed voxel (i, j, k) through the grid-stride loop without a division a voxel:
+ * the stride split once into whole voxels, rows and slices (si < nx, sj < ny), then each step
+ * adds them with at most one carry per axis. (Two 32-bit divisions a voxel, ~40
+ * instructions, cost more than the rest of a u16 evaluation's arithmetic.) */
+struct VoxelWalk {
+  unsigned int i, j, k;
+  unsigned int si, sj, sk, nx, ny;
+  __device__ VoxelWalk(unsigned int e, unsigned int stride, unsigned int nx_, unsigned int ny_)
+      : nx(nx_), ny(ny_)
+  {
+    const unsigned int row = e / nx, srow = stride / nx;
+    i = e - row * nx;
+    j = row % ny;
+    k = row / ny;
+    si = stride - srow * nx;
+    sj = srow % ny;
+    sk = srow / ny;
+  }
+  __device__ void step()
+  {
+    i += si;
+    const unsigned int ci = i >= nx;
+    i -= ci ? nx : 0u;
+    j += sj + ci; /* < 2 ny */
+    const unsigned int cj = j >= ny;
+    j -= cj ? ny : 0u;
+    k += sk + cj;
+  }
+};
+
 /* One evaluation in one launch: a thread per fixed voxel (grid-stride) maps it, tests the
  * masks and the domain, samples the moving image with sampler S and adds to six double
  * sums (and, with MI, to the joint histogram); each block writes its sums, and the last
@@ -340,8 +386,7 @@ __device__ inline bool voxel_pair(const EvalArgs &a, const double *map, const fl
  * output; the blocks of every map walk the voxels in the same order, so the maps' reads
  * meet in the caches. */
 template <int S, bool MI, bool BATCH, bool Q>
-__global__ void __launch_bounds__(kBlock, !Q ? 1 : S == NW_SAMPLER_CUBIC || MI ? 4 : kMinBlocksU16)
-    cost_kernel(EvalArgs a)
+__global__ void __launch_bounds__(kBlock, min_blocks(S, MI, Q)) cost_kernel(EvalArgs a)
 {
   extern __shared__ unsigned long long shared_hist[]; /* bins² when a.shared_hist */
   const int hist_len = MI ? a.bins * a.bins : 0;
@@ -372,12 +417,14 @@ __global__ void __launch_bounds__(kBlock, !Q ? 1 : S == NW_SAMPLER_CUBIC || MI ?
   unsigned long long *hist = MI && a.shared_hist ? shared_hist : ghist;
   double s[kSums] = {0, 0, 0, 0, 0, 0};
   const unsigned int stride = gridDim.x * blockDim.x;
+  const unsigned int e0 = blockIdx.x * blockDim.x + threadIdx.x;
+  VoxelWalk v(e0, stride, (unsigned int)a.fnx, (unsigned int)a.fny);
   /* e < 2^31 and stride < 2^31, so e + stride never wraps */
-  for (unsigned int e = blockIdx.x * blockDim.x + threadIdx.x; e < a.n; e += stride) {
+  for (unsigned int e = e0; e < a.n; e += stride, v.step()) {
     if (a.fmask != nullptr && !(__ldg(a.fmask + e) >= 0.5f))
       continue;
     double f, m;
-    if (!voxel_pair<S, Q>(a, map, mapf, e, &f, &m))
+    if (!voxel_pair<S, Q>(a, map, mapf, e, v.i, v.j, v.k, &f, &m))
       continue;
     if (MI)
       add_joint(a, hist, f, m);
@@ -614,11 +661,17 @@ float *kept_level(const CudaCost *c, const NwVolume *v)
   return nullptr;
 }
 
-/* The pinned pair of the large copies, made on first use and kept for the cost's life (a
- * job's uploads and its result's download share it). */
-gboolean stage_ready(CudaCost *c, GError **error)
+/* The pinned pair for a copy of n floats (staging_cuda.cuh): made by the first copy larger
+ * than a chunk and kept for the cost's life (a job's uploads and its result's download share
+ * it); NULL for smaller copies, which go straight, and where it cannot be made (the copy then
+ * tries for one of its own, and reports). */
+float *stage_for(CudaCost *c, size_t n)
 {
-  return c->stage != nullptr || NW_CUDA_CHECK(nw_stage_alloc(&c->stage), error);
+  if (n <= kNwStageChunk)
+    return nullptr;
+  if (c->stage == nullptr && nw_stage_alloc(&c->stage) != cudaSuccess)
+    c->stage = nullptr;
+  return c->stage;
 }
 
 /* *dst: v's kept level, else a device copy of v (scalar) allocated here (*owned); NULL v
@@ -631,8 +684,8 @@ gboolean upload(CudaCost *c, float **dst, bool *owned, const NwVolume *v, GError
     return TRUE;
   const size_t n = nw_volume_n_voxels(v);
   *owned = true;
-  return NW_CUDA_CHECK(cudaMalloc(dst, n * sizeof(float)), error) && stage_ready(c, error) &&
-         NW_CUDA_CHECK(nw_upload_floats(*dst, v->data, n, c->stage, c->stream), error);
+  return NW_CUDA_CHECK(cudaMalloc(dst, n * sizeof(float)), error) &&
+         NW_CUDA_CHECK(nw_upload_floats(*dst, v->data, n, stage_for(c, n), c->stream), error);
 }
 
 /* Fails with the message every GPU method gives when bytes do not fit. */
@@ -904,8 +957,9 @@ gboolean cuda_warp(void *impl, const double map[12], NwSampler sampler, float ba
   else
     warp_kernel<NW_SAMPLER_CUBIC><<<blocks, kBlock, 0, c->stream>>>(a, c->warped, background);
   /* through the pinned pair: the result's 37 MB at 3072² took ~22 ms into pageable memory */
-  return NW_CUDA_CHECK(nw_cuda_launched(c->stream), error) && stage_ready(c, error) &&
-         NW_CUDA_CHECK(nw_download_floats(out, c->warped, a.n, c->stage, c->stream), error);
+  return NW_CUDA_CHECK(nw_cuda_launched(c->stream), error) &&
+         NW_CUDA_CHECK(nw_download_floats(out, c->warped, a.n, stage_for(c, a.n), c->stream),
+                       error);
 }
 
 /* v's pyramid of n levels (affine_cost.h), each coarser level made on the device from the one
@@ -928,9 +982,9 @@ NwVolume **cuda_pyramid(void *impl, const NwVolume *v, int n, GError **error)
   gboolean ok = (levels[n - 1] = nw_volume_try_copy(v, error)) != nullptr &&
                 NW_CUDA_CHECK(cudaMalloc(&dev[n - 1], full), error) &&
                 NW_CUDA_CHECK(cudaMalloc(&scratch[0], full), error) &&
-                NW_CUDA_CHECK(cudaMalloc(&scratch[1], full), error) && stage_ready(c, error) &&
+                NW_CUDA_CHECK(cudaMalloc(&scratch[1], full), error) &&
                 NW_CUDA_CHECK(nw_upload_floats(dev[n - 1], v->data, nw_volume_n_voxels(v),
-                                               c->stage, c->stream),
+                                               stage_for(c, nw_volume_n_voxels(v)), c->stream),
                               error);
   for (int l = n - 2; ok && l >= 0; l--) {
     const NwVolume *fine = levels[l + 1];
@@ -941,7 +995,7 @@ NwVolume **cuda_pyramid(void *impl, const NwVolume *v, int n, GError **error)
                                            scratch, c->stream),
                        error) &&
          NW_CUDA_CHECK(nw_download_floats(levels[l]->data, dev[l], bytes / sizeof(float),
-                                          c->stage, c->stream),
+                                          stage_for(c, bytes / sizeof(float)), c->stream),
                        error);
   }
   ok = ok && NW_CUDA_CHECK(cudaStreamSynchronize(c->stream), error);

@@ -44,8 +44,10 @@ const NwParamSpec nw_affine_param_specs[NW_AFFINE_N_PARAMS] = {
      FALSE, optimizer_choices},
     {"precision", NW_PARAM_ENUM, 0, 0, 1, "",
      "Storage of the images the cost samples: u16 (16 bits a voxel, normalised to each "
-     "image's range: exact for 8- and 16-bit images, 1/65535 of the range otherwise; half the "
-     "memory traffic) or single (32-bit floats, positions in double: the reference)",
+     "pyramid level's range: exact for 8- and 16-bit images at full resolution, within "
+     "1/131070 of the range otherwise; positions in single precision; half the memory "
+     "traffic) or single (32-bit floats, positions in double: the reference; --distributed "
+     "always evaluates at single)",
      FALSE, precision_choices},
 };
 

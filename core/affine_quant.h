@@ -19,8 +19,9 @@
  * of the twins: every operation here is one IEEE single or double operation in a fixed order.
  * C11 (no GNU extensions) never contracts a*b + c into a fused multiply-add, and on the
  * device every product and sum below is an explicit round-to-nearest intrinsic (NW_QMUL...),
- * which nvcc does not fuse either. So the CPU and the GPU take the same inside/outside and nearest decisions and the same samples, bit for bit,
- * and their costs differ only by the order of the double sums. */
+ * which nvcc does not fuse either. So the CPU and the GPU take the same inside/outside and nearest
+ * decisions and the same samples, bit for bit, and their costs differ only by the order of the
+ * double sums. */
 #ifndef NW_AFFINE_QUANT_H
 #define NW_AFFINE_QUANT_H
 
@@ -102,11 +103,10 @@ static inline NW_HOST_DEVICE int nw_quant_clampi(int i, int n)
 }
 
 /* sampler.h's domain, in float: inside when -0.5 <= x <= n - 0.5 (NaN is outside). */
-static inline NW_HOST_DEVICE int nw_quant_inside(float x, float y, float z, int nx, int ny,
-                                                 int nz)
+static inline NW_HOST_DEVICE int nw_quant_inside(float x, float y, float z, int nx, int ny, int nz)
 {
-  return x >= -0.5f && x <= (float)nx - 0.5f && y >= -0.5f && y <= (float)ny - 0.5f &&
-         z >= -0.5f && z <= (float)nz - 0.5f;
+  return x >= -0.5f && x <= (float)nx - 0.5f && y >= -0.5f && y <= (float)ny - 0.5f && z >= -0.5f &&
+         z <= (float)nz - 0.5f;
 }
 
 /* One coordinate of the map (3x4 row-major floats, a row at m) at voxel (i, j, k). */
@@ -209,7 +209,8 @@ static inline NW_HOST_DEVICE float nw_quant_cubic(const uint16_t *d, int nx, int
   if (nz == 1) {
     NW_QUNROLL
     for (int b = 0; b < 4; b++)
-      sum = NW_QADD(sum, NW_QMUL(wy[b], nw_quant_cubic_row(d + (uint32_t)iy[b] * (uint32_t)nx, ix, wx)));
+      sum = NW_QADD(sum,
+                    NW_QMUL(wy[b], nw_quant_cubic_row(d + (uint32_t)iy[b] * (uint32_t)nx, ix, wx)));
     return sum;
   }
   int iz[4];
@@ -218,11 +219,12 @@ static inline NW_HOST_DEVICE float nw_quant_cubic(const uint16_t *d, int nx, int
   NW_QUNROLL
   for (int c = 0; c < 4; c++)
     NW_QUNROLL
-    for (int b = 0; b < 4; b++)
-      sum = NW_QADD(sum, NW_QMUL(NW_QMUL(wz[c], wy[b]),
-                                 nw_quant_cubic_row(d + ((uint32_t)iz[c] * (uint32_t)ny +
-                                                         (uint32_t)iy[b]) * (uint32_t)nx,
-                                                    ix, wx)));
+  for (int b = 0; b < 4; b++)
+    sum = NW_QADD(sum,
+                  NW_QMUL(NW_QMUL(wz[c], wy[b]),
+                          nw_quant_cubic_row(
+                              d + ((uint32_t)iz[c] * (uint32_t)ny + (uint32_t)iy[b]) * (uint32_t)nx,
+                              ix, wx)));
   return sum;
 }
 

@@ -8,13 +8,15 @@
  * An evaluation is timed as the optimiser sees it: nw_affine_cost_eval_matrix, from the
  * host's map to the metric on the host (two launches, one copy back, one synchronisation).
  * Effective bandwidth = the fewest bytes an evaluation must move (each fixed voxel read once
- * and one moving value per voxel: 8 bytes a voxel) / its time.
+ * and one moving value per voxel: 8 bytes a voxel at precision single, 4 at u16) / its time.
+ * Each case runs at every precision of --precision (affine_cost.h: u16 stores the level
+ * images in 16 bits, positions in float; single is the float32 reference).
  *
  * Every case is first validated: the CUDA cost equals the CPU cost to 1e-4 relative on the
  * same transform; the benchmark exits 1 when one does not, after writing its JSON.
  *
  *   bench_affine [--sizes 512,1024,2048,3072] [--evals 200] [--cpu-evals 2] [--metric mse]
- *                [--no-brain] [--no-end-to-end] [--json FILE]
+ *                [--precision u16,single] [--no-brain] [--no-end-to-end] [--json FILE]
  * CPU figures use however many OpenMP threads OMP_NUM_THREADS allows. Main thread. */
 #include <math.h>
 #include <stdio.h>
@@ -68,6 +70,7 @@ static void eval_matrix(int e, double m[16])
 typedef struct {
   int nx, ny, nz;
   NwSampler sampler;
+  NwAffinePrecision precision;
 } Case;
 
 /* Microseconds per evaluation of n evaluations on cost (after 3 untimed ones); -1 on error. */
@@ -99,14 +102,18 @@ static gboolean run_case(JsonBuilder *b, const Case *c, NwAffineMetric metric, i
   g_autoptr(NwVolume) f = bench_image(c->nx, c->ny, c->nz, 0.0);
   g_autoptr(NwVolume) m = bench_image(c->nx, c->ny, c->nz, 1.7);
   NwAffineCost *cpu = NULL, *gpu = NULL;
-  const NwAffineLevel lv = {.dim = c->nz > 1 ? 3 : 2, .fixed = f, .moving = m};
+  const NwAffineLevel lv = {
+      .dim = c->nz > 1 ? 3 : 2, .fixed = f, .moving = m, .precision = c->precision};
   const double n = (double)c->nx * c->ny * c->nz;
+  const double bytes = c->precision == NW_AFFINE_PRECISION_U16 ? 4.0 : 8.0; /* a voxel */
   json_builder_begin_object(b);
   nw_json_member_number(b, "dim", lv.dim);
   nw_json_member_number(b, "nx", c->nx);
   nw_json_member_number(b, "ny", c->ny);
   nw_json_member_number(b, "nz", c->nz);
   nw_json_member_string(b, "interp", nw_sampler_name(c->sampler));
+  nw_json_member_string(b, "precision", nw_affine_precision_name(c->precision));
+  nw_json_member_number(b, "bytes_per_voxel", bytes);
   nw_json_member_number(b, "voxels", n);
   gboolean ok = f != NULL && m != NULL &&
                 (cpu = nw_affine_cost_new(&nw_affine_cost_cpu, &spec, &error)) != NULL &&
@@ -132,7 +139,7 @@ static gboolean run_case(JsonBuilder *b, const Case *c, NwAffineMetric metric, i
   if (us > 0.0) {
     nw_json_member_number(b, "cuda_us_per_eval", us);
     nw_json_member_number(b, "cuda_evals_per_s", 1e6 / us);
-    nw_json_member_number(b, "cuda_effective_gb_per_s", 8.0 * n / (us * 1e-6) / 1e9);
+    nw_json_member_number(b, "cuda_effective_gb_per_s", bytes * n / (us * 1e-6) / 1e9);
   }
   if (cpu_us > 0.0) {
     nw_json_member_number(b, "cpu_ms_per_eval", cpu_us / 1e3);
@@ -144,8 +151,10 @@ static gboolean run_case(JsonBuilder *b, const Case *c, NwAffineMetric metric, i
   else if (ok && !parity)
     nw_json_member_string(b, "error", "CUDA and CPU costs differ beyond 1e-4 relative");
   json_builder_end_object(b);
-  fprintf(stderr, "%dx%dx%d %-7s cuda %9.1f us/eval %8.1f GB/s   cpu %9.2f ms/eval   rel %.1e%s\n",
-          c->nx, c->ny, c->nz, nw_sampler_name(c->sampler), us, 8.0 * n / (us * 1e-6) / 1e9,
+  fprintf(stderr,
+          "%dx%dx%d %-7s %-6s cuda %9.1f us/eval %8.1f GB/s   cpu %9.2f ms/eval   rel %.1e%s\n",
+          c->nx, c->ny, c->nz, nw_sampler_name(c->sampler),
+          nw_affine_precision_name(c->precision), us, bytes * n / (us * 1e-6) / 1e9,
           cpu_us / 1e3, rel, error ? "  ERROR" : (parity ? "" : "  MISMATCH"));
   if (error != NULL)
     fprintf(stderr, "bench_affine: %s\n", error->message);
@@ -158,6 +167,7 @@ int main(int argc, char **argv)
 {
   g_autofree char *sizes_text = g_strdup("512,1024,2048,3072");
   g_autofree char *metric_text = g_strdup("mse");
+  g_autofree char *precision_text = g_strdup("u16,single");
   g_autofree char *json_path = NULL;
   int evals = 200, cpu_evals = 2;
   gboolean no_brain = FALSE, no_e2e = FALSE;
@@ -166,6 +176,8 @@ int main(int argc, char **argv)
       {"evals", 0, 0, G_OPTION_ARG_INT, &evals, "Timed CUDA evaluations (default 200)", "K"},
       {"cpu-evals", 0, 0, G_OPTION_ARG_INT, &cpu_evals, "Timed CPU evaluations (default 2)", "K"},
       {"metric", 0, 0, G_OPTION_ARG_STRING, &metric_text, "mse, ncc or mi (default mse)", "M"},
+      {"precision", 0, 0, G_OPTION_ARG_STRING, &precision_text,
+       "Storage of the level images, each case at each (default u16,single)", "P,P"},
       {"no-brain", 0, 0, G_OPTION_ARG_NONE, &no_brain, "Skip the 1 mm brain-size 3D cases", NULL},
       {"no-end-to-end", 0, 0, G_OPTION_ARG_NONE, &no_e2e, "Skip the whole registrations", NULL},
       {"json", 0, 0, G_OPTION_ARG_FILENAME, &json_path, "Write the JSON here", "FILE"},
@@ -191,23 +203,39 @@ int main(int argc, char **argv)
     fprintf(stderr, "bench_affine: no CUDA device (%s)\n", device);
     return 77;
   }
+  NwAffinePrecision precisions[2];
+  int n_prec = 0;
+  g_auto(GStrv) prec_names = g_strsplit(precision_text, ",", -1);
+  for (int i = 0; prec_names[i] != NULL && n_prec < 2; i++) {
+    if (strcmp(prec_names[i], "u16") == 0)
+      precisions[n_prec++] = NW_AFFINE_PRECISION_U16;
+    else if (strcmp(prec_names[i], "single") == 0)
+      precisions[n_prec++] = NW_AFFINE_PRECISION_SINGLE;
+    else {
+      fprintf(stderr, "bench_affine: unknown precision '%s': expected u16 or single\n",
+              prec_names[i]);
+      return 2;
+    }
+  }
   GArray *cases = g_array_new(FALSE, FALSE, sizeof(Case));
   g_auto(GStrv) sizes = g_strsplit(sizes_text, ",", -1);
   const NwSampler samplers[2] = {NW_SAMPLER_LINEAR, NW_SAMPLER_CUBIC};
   for (int i = 0; sizes[i] != NULL; i++)
-    for (int s = 0; s < 2; s++) {
-      const int e = atoi(sizes[i]);
-      if (e < 8) {
-        fprintf(stderr, "bench_affine: bad size '%s'\n", sizes[i]);
-        return 2;
+    for (int s = 0; s < 2; s++)
+      for (int q = 0; q < n_prec; q++) {
+        const int e = atoi(sizes[i]);
+        if (e < 8) {
+          fprintf(stderr, "bench_affine: bad size '%s'\n", sizes[i]);
+          return 2;
+        }
+        const Case c = {e, e, 1, samplers[s], precisions[q]};
+        g_array_append_val(cases, c);
       }
-      const Case c = {e, e, 1, samplers[s]};
+  for (int s = 0; s < 2 && !no_brain; s++)
+    for (int q = 0; q < n_prec; q++) {
+      const Case c = {182, 218, 182, samplers[s], precisions[q]};
       g_array_append_val(cases, c);
     }
-  for (int s = 0; s < 2 && !no_brain; s++) {
-    const Case c = {182, 218, 182, samplers[s]};
-    g_array_append_val(cases, c);
-  }
   g_autoptr(JsonBuilder) b = json_builder_new();
   json_builder_begin_object(b);
   nw_json_member_string(b, "bench", "affine");
@@ -215,7 +243,6 @@ int main(int argc, char **argv)
   nw_json_member_string(b, "metric", metric_text);
   nw_json_member_number(b, "evals", evals);
   nw_json_member_number(b, "cpu_evals", cpu_evals);
-  nw_json_member_number(b, "bytes_per_voxel", 8);
   json_builder_set_member_name(b, "cases");
   json_builder_begin_array(b);
   int status = 0;
@@ -225,8 +252,9 @@ int main(int argc, char **argv)
   json_builder_end_array(b);
   json_builder_set_member_name(b, "end_to_end");
   json_builder_begin_array(b);
-  if (!no_e2e && !nw_bench_affine_end_to_end(b, bench_image))
-    status = 1;
+  for (int q = 0; q < n_prec && !no_e2e; q++)
+    if (!nw_bench_affine_end_to_end(b, bench_image, nw_affine_precision_name(precisions[q])))
+      status = 1;
   json_builder_end_array(b);
   json_builder_end_object(b);
   g_array_unref(cases);

@@ -19,10 +19,18 @@
 #include "nw_error.h"
 #include "ras_affine.h"
 
-/* Parameters from "key=value" strings. */
+/* The precision of every registration of this run (nw_bench_affine_end_to_end's). */
+static const char *e2e_precision = "u16";
+
+/* Parameters from "key=value" strings, at e2e_precision. */
 static NwParams *params_of(const char *const *settings, GError **error)
 {
   NwParams *p = nw_params_new(nw_affine_param_specs, NW_AFFINE_N_PARAMS);
+  g_autofree char *prec = g_strconcat("precision=", e2e_precision, NULL);
+  if (!nw_params_set_string(p, NULL, prec, error)) {
+    nw_params_free(p);
+    return NULL;
+  }
   for (; *settings != NULL; settings++)
     if (!nw_params_set_string(p, NULL, *settings, error)) {
       nw_params_free(p);
@@ -167,9 +175,10 @@ static const char *const *with_optimizer(const char *const *settings, const char
  * the GPU as batches. */
 static const char *const optimizers[] = {"simplex", "gradient"};
 
-gboolean nw_bench_affine_end_to_end(JsonBuilder *b, NwBenchImageFn image)
+gboolean nw_bench_affine_end_to_end(JsonBuilder *b, NwBenchImageFn image, const char *precision)
 {
   gboolean all_ok = TRUE;
+  e2e_precision = precision;
   /* 2D: 3072², a similarity of 4 degrees, 3 % and (6, -4) mm apart */
   for (gsize o = 0; o < G_N_ELEMENTS(optimizers); o++) {
     g_autoptr(GError) error = NULL;
@@ -187,7 +196,7 @@ gboolean nw_bench_affine_end_to_end(JsonBuilder *b, NwBenchImageFn image)
     const gint64 t0 = g_get_monotonic_time();
     const gboolean ok = m != NULL && run_job(&in, set, found, &evals, &ph, &error);
     const double sec = (double)(g_get_monotonic_time() - t0) / G_USEC_PER_SEC;
-    g_snprintf(what, sizeof what, "similarity (mse, 4 levels, %s)", optimizers[o]);
+    g_snprintf(what, sizeof what, "similarity (mse, 4 levels, %s, %s)", optimizers[o], precision);
     add_result(b, "3072x3072", what, sec, &ph, evals, ok ? corner_error_mm(f, truth, found) : -1.0,
                ok ? NULL : error->message);
     all_ok &= ok;
@@ -214,7 +223,7 @@ gboolean nw_bench_affine_end_to_end(JsonBuilder *b, NwBenchImageFn image)
     in.initial_transform = rigid;
     ok = ok && run_job(&in, set_a, found, &evals, &ph, &error);
     const double sec = (double)(g_get_monotonic_time() - t0) / G_USEC_PER_SEC;
-    g_snprintf(what, sizeof what, "rigid, then affine (ncc, %s)", optimizers[o]);
+    g_snprintf(what, sizeof what, "rigid, then affine (ncc, %s, %s)", optimizers[o], precision);
     add_result(b, "182x218x182", what, sec, &ph, evals,
                ok ? corner_error_mm(f, truth, found) : -1.0, ok ? NULL : error->message);
     all_ok &= ok;

@@ -11,8 +11,9 @@ G_BEGIN_DECLS
 /* The test pattern of bench_affine: nx x ny x nz, moved by shift_vox along x. */
 typedef NwVolume *(*NwBenchImageFn)(int nx, int ny, int nz, double shift_vox);
 
-/* Adds one object per registration to the open array of b; FALSE when one failed. */
-gboolean nw_bench_affine_end_to_end(JsonBuilder *b, NwBenchImageFn image);
+/* Adds one object per registration to the open array of b, each with the parameter
+ * precision ("u16" or "single"); FALSE when one failed. */
+gboolean nw_bench_affine_end_to_end(JsonBuilder *b, NwBenchImageFn image, const char *precision);
 
 G_END_DECLS
 

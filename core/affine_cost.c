@@ -21,6 +21,11 @@ const char *nw_affine_metric_name(NwAffineMetric m)
   }
 }
 
+const char *nw_affine_precision_name(NwAffinePrecision p)
+{
+  return p == NW_AFFINE_PRECISION_U16 ? "u16" : "single";
+}
+
 int nw_affine_bin(double v, double lo, double hi, int bins)
 {
   int b = (int)floor((double)bins * (v - lo) / (hi - lo));
@@ -183,6 +188,20 @@ static void masked_stats(const NwVolume *v, const NwVolume *mask, NwAffineStats 
   nw_affine_stats_add(out, v->data, mask != NULL ? mask->data : NULL, nw_volume_n_voxels(v));
 }
 
+/* Whether every voxel of v (component 0) is an integer: 8- and 16-bit inputs, which u16
+ * storage then keeps exactly (affine_quant.h). */
+static gboolean all_integers(const NwVolume *v)
+{
+  const gint64 n = (gint64)nw_volume_n_voxels(v);
+  gint64 fractional = 0;
+#pragma omp parallel for schedule(static) reduction(+ : fractional) if (n > (gint64)(4 * STATS_CHUNK))
+  for (gint64 e = 0; e < n; e++) {
+    const float x = v->data[(size_t)e * (size_t)v->nc];
+    fractional += x != floorf(x);
+  }
+  return fractional == 0;
+}
+
 NwVolume **nw_affine_cost_pyramid(NwAffineCost *c, const NwVolume *v, int n_levels, GError **error)
 {
   if (c->be->pyramid != NULL) {
@@ -229,6 +248,19 @@ gboolean nw_affine_cost_set_level(NwAffineCost *c, const NwAffineLevel *level, G
   } else {
     masked_stats(l->fixed, l->fixed_mask, &f);
     masked_stats(l->moving, l->moving_mask, &m);
+  }
+  if (l->precision == NW_AFFINE_PRECISION_U16 && c->be->level_stats == NULL) {
+    /* the quantisation's range is the whole image's: the masked statistics are that
+     * without a mask, and one more pass with one */
+    NwAffineStats all[2] = {f, m};
+    const NwVolume *v[2] = {l->fixed, l->moving}, *mk[2] = {l->fixed_mask, l->moving_mask};
+    NwQuant *q[2] = {&l->fixed_quant, &l->moving_quant};
+    for (int i = 0; i < 2; i++) {
+      if (mk[i] != NULL)
+        masked_stats(v[i], NULL, &all[i]);
+      *q[i] = all[i].n > 0.0 ? nw_quant_make(all[i].lo, all[i].hi, all_integers(v[i]))
+                             : nw_quant_make(0.0, 0.0, FALSE);
+    }
   }
   stats_finish(&f);
   stats_finish(&m);

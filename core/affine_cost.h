@@ -26,6 +26,7 @@
 
 #include <glib.h>
 
+#include "affine_quant.h"
 #include "affine_transform.h"
 #include "sampler.h"
 #include "volume.h"
@@ -39,6 +40,19 @@ typedef enum {
 } NwAffineMetric;
 
 const char *nw_affine_metric_name(NwAffineMetric m); /* "mse", "ncc", "mi" */
+
+/* How a back end keeps the level images it samples (affine_quant.h):
+ *   single  float32, positions and weights in double (sampler.h): the reference
+ *   u16     normalised unsigned 16 bits per image and level (exact for 8- and 16-bit inputs,
+ *           1/65535 of the range otherwise), positions and weights in float: half the
+ *           memory traffic of single. The masks stay float.
+ * The value 0 is single, so that a spec that does not say keeps the reference. */
+typedef enum {
+  NW_AFFINE_PRECISION_SINGLE,
+  NW_AFFINE_PRECISION_U16,
+} NwAffinePrecision;
+
+const char *nw_affine_precision_name(NwAffinePrecision p); /* "single", "u16" */
 
 #define NW_AFFINE_MIN_OVERLAP 0.1
 #define NW_AFFINE_NO_OVERLAP_COST 1e30
@@ -64,6 +78,11 @@ typedef struct {
   double fixed_lo, fixed_hi, moving_lo, moving_hi;
   /* Fixed voxels inside the fixed mask (all when there is none), for the overlap. */
   double n_fixed;
+  /* u16: the quantisation of each image (affine_quant.h: its range over all voxels, masks
+   * aside, and whether it holds integers only); set by nw_affine_cost_set_level. */
+  NwQuant fixed_quant, moving_quant;
+  /* Storage and arithmetic of the samples (the caller's; single when not said). */
+  NwAffinePrecision precision;
 } NwAffineLevel;
 
 /* What a back end reduces over the counted voxels, with F and M shifted. joint: bins·bins
@@ -123,6 +142,10 @@ typedef struct {
 #define NW_AFFINE_MAX_BATCH 32
 
 extern const NwAffineCostBackend nw_affine_cost_cpu; /* core/cpu/affine_cost_cpu.c */
+
+/* v's component 0 as 16-bit codes of q (affine_quant.h), g_free'd by the caller: the CPU
+ * twin's u16 storage, and the reference the device's quantisation is tested against. */
+uint16_t *nw_affine_quantise(const NwVolume *v, NwQuant q);
 
 typedef struct {
   double cost;    /* what the optimiser minimises */

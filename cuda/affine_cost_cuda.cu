@@ -24,10 +24,21 @@
  * to float as the CPU's is. Histogram masses are fixed-point integers (2^-24 of a count):
  * integer atomics make the histogram exact for plain bins and the same on every run,
  * whatever order the blocks add in; the sums' order is fixed too, so an evaluation is
- * deterministic and the simplex takes the same path on every run. */
+ * deterministic and the simplex takes the same path on every run.
+ *
+ * Precision u16 (the level's NwAffineLevel.precision, the job's default): set_level also makes
+ * 16-bit codes of the level's fixed and moving images on the device (quantise_kernel,
+ * affine_quant.h), and the cost kernel's Q variants read those (4 bytes a voxel instead of 8)
+ * with positions and weights in float, through the same inline functions as the CPU twin's
+ * evaluate_u16, each operation an explicit IEEE one: the same voxels and samples as the CPU,
+ * bit for bit. The float levels stay for warp (the result's and the frames' image). Large
+ * copies to and from the host go through a pinned pair of chunks (staging_cuda.cuh). */
 #include <cuda_runtime.h>
 
+#include <stdint.h>
+
 #include "affine_method.h"
+#include "affine_quant.h"
 #include "cuda_check.h"
 #include "interp_weights.h"
 #include "nw_affine_cost_cuda.h"
@@ -35,6 +46,7 @@
 #include "pyramid.h"
 #include "pyramid_cuda.cuh"
 #include "resample.h"
+#include "staging_cuda.cuh"
 
 namespace {
 
@@ -45,13 +57,35 @@ constexpr double kHistOne = 16777216.0; /* 2^24: one count in the fixed-point hi
 constexpr size_t kSharedHistMax = 48 * 1024; /* the default dynamic shared-memory limit */
 constexpr int kMaxKept = 32; /* device levels kept: 4 pyramids of up to 8 levels */
 constexpr int kMaxBatch = NW_AFFINE_MAX_BATCH;
+/* Blocks of 256 an SM the u16 variants are compiled for (sm_90, ptxas -v): nearest and linear
+ * without mi 5 (48 registers, no spills: 62.5 % occupancy; at 6, 40 registers, they spill 20
+ * bytes: try -DNW_AFFINE_U16_MIN_BLOCKS=6 in CMAKE_CUDA_FLAGS to compare); cubic or mi 4 (64,
+ * no spills); cubic with mi 3 (it spills at 4). The single-precision variants, with their
+ * doubles, use 54-206 registers (linear 80: 3 blocks, 37.5 %). */
+#ifndef NW_AFFINE_U16_MIN_BLOCKS
+#define NW_AFFINE_U16_MIN_BLOCKS 5
+#endif
+constexpr int min_blocks(int sampler, bool mi, bool q)
+{
+  return !q                                     ? 1
+         : sampler == NW_SAMPLER_CUBIC && mi    ? 3
+         : sampler == NW_SAMPLER_CUBIC || mi    ? 4
+                                                : NW_AFFINE_U16_MIN_BLOCKS;
+}
+/* evaluate_batch's maps: doubles for single, then the same as floats for u16 */
+constexpr size_t kMapsBytes = (size_t)kMaxBatch * 12 * (sizeof(double) + sizeof(float));
 
 /* What the cost kernel reads, by value: the level's images, their sizes, the statistics of
  * affine_cost.h, the map and where the results go. Masks are NULL when absent. */
 struct EvalArgs {
   double map[12]; /* fixed voxel -> moving voxel, 3x4 row-major */
+  float mapf[12]; /* the same rounded to float (precision u16) */
   const double *maps; /* a batch: map q of blockIdx.y = q at maps + 12 q (device memory) */
+  const float *mapsf; /* ... rounded to float, at mapsf + 12 q (precision u16) */
   const float *__restrict__ F, *__restrict__ M, *__restrict__ fmask, *__restrict__ mmask;
+  /* precision u16: the level's images as codes, and what the codes stand for */
+  const uint16_t *__restrict__ qF, *__restrict__ qM;
+  NwQuant quant_f, quant_m;
   int fnx, fny, fnz, mnx, mny, mnz;
   unsigned int n; /* fixed voxels (<= NW_MAX_VOXELS < 2^31) */
   int parzen, bins, shared_hist;
@@ -270,27 +304,107 @@ __device__ void finish(const double *partials, unsigned long long *hist, unsigne
     *done = 0;
 }
 
+/* Fixed voxel e's pair (f, m) for the map, false where it does not count (the moving mask,
+ * the domain). Q: precision u16 (affine_quant.h, the CPU twin's evaluate_u16 line for line):
+ * the codes, positions in float from mapf; else float images, positions in double (map) as
+ * sampler.c. The fixed mask is the caller's. */
+template <int S, bool Q>
+__device__ inline bool voxel_pair(const EvalArgs &a, const double *map, const float *mapf,
+                                  unsigned int e, unsigned int vi, unsigned int vj,
+                                  unsigned int vk, double *f, double *m)
+{
+  if (Q) {
+    const float i = (float)vi, j = (float)vj, k = (float)vk;
+    const float x = nw_quant_map_row(mapf, i, j, k), y = nw_quant_map_row(mapf + 4, i, j, k),
+                z = nw_quant_map_row(mapf + 8, i, j, k);
+    if (!nw_quant_inside(x, y, z, a.mnx, a.mny, a.mnz))
+      return false;
+    float q;
+    if (S == NW_SAMPLER_NEAREST)
+      q = (float)__ldg(a.qM + nw_quant_nearest(x, y, z, a.mnx, a.mny, a.mnz));
+    else if (S == NW_SAMPLER_LINEAR)
+      q = nw_quant_linear(a.qM, a.mnx, a.mny, a.mnz, x, y, z);
+    else
+      q = nw_quant_cubic(a.qM, a.mnx, a.mny, a.mnz, x, y, z);
+    if (a.mmask != nullptr &&
+        !(__ldg(a.mmask + nw_quant_nearest(x, y, z, a.mnx, a.mny, a.mnz)) >= 0.5f))
+      return false;
+    *m = nw_quant_value(a.quant_m, q);
+    *f = nw_quant_value(a.quant_f, (float)__ldg(a.qF + e));
+    return true;
+  }
+  const double i = (double)vi, j = (double)vj, k = (double)vk;
+  const double x = map_row(map, i, j, k), y = map_row(map + 4, i, j, k),
+               z = map_row(map + 8, i, j, k);
+  float mv;
+  if (!sample<S>(a, x, y, z, &mv))
+    return false;
+  /* the moving mask, nearest (same grid as M, so the domain test above holds for it) */
+  if (a.mmask != nullptr && !(sample_nearest(a.mmask, a.mnx, a.mny, a.mnz, x, y, z) >= 0.5f))
+    return false;
+  *f = (double)__ldg(a.F + e);
+  *m = (double)mv;
+  return true;
+}
+
+/* A thread's fixed voxel (i, j, k) through the grid-stride loop without a division a voxel:
+ * the stride split once into whole voxels, rows and slices (si < nx, sj < ny), then each step
+ * adds them with at most one carry per axis. (Two 32-bit divisions a voxel, ~40
+ * instructions, cost more than the rest of a u16 evaluation's arithmetic.) */
+struct VoxelWalk {
+  unsigned int i, j, k;
+  unsigned int si, sj, sk, nx, ny;
+  __device__ VoxelWalk(unsigned int e, unsigned int stride, unsigned int nx_, unsigned int ny_)
+      : nx(nx_), ny(ny_)
+  {
+    const unsigned int row = e / nx, srow = stride / nx;
+    i = e - row * nx;
+    j = row % ny;
+    k = row / ny;
+    si = stride - srow * nx;
+    sj = srow % ny;
+    sk = srow / ny;
+  }
+  __device__ void step()
+  {
+    i += si;
+    const unsigned int ci = i >= nx;
+    i -= ci ? nx : 0u;
+    j += sj + ci; /* < 2 ny */
+    const unsigned int cj = j >= ny;
+    j -= cj ? ny : 0u;
+    k += sk + cj;
+  }
+};
+
 /* One evaluation in one launch: a thread per fixed voxel (grid-stride) maps it, tests the
  * masks and the domain, samples the moving image with sampler S and adds to six double
  * sums (and, with MI, to the joint histogram); each block writes its sums, and the last
- * block to finish adds them up (finish). Templated on the sampler and MI so that each
- * variant keeps its taps in registers. BATCH: gridDim.y evaluations, map q = blockIdx.y
- * from a.maps, each with its own partials, counter, histogram and output; the blocks of
- * every map walk the voxels in the same order, so the maps' reads meet in the caches. */
-template <int S, bool MI, bool BATCH>
-__global__ void __launch_bounds__(kBlock) cost_kernel(EvalArgs a)
+ * block to finish adds them up (finish). Templated on the sampler, MI and the storage (Q:
+ * u16) so that each variant keeps its taps in registers. BATCH: gridDim.y evaluations, map
+ * q = blockIdx.y from a.maps (a.mapsf), each with its own partials, counter, histogram and
+ * output; the blocks of every map walk the voxels in the same order, so the maps' reads
+ * meet in the caches. */
+template <int S, bool MI, bool BATCH, bool Q>
+__global__ void __launch_bounds__(kBlock, min_blocks(S, MI, Q)) cost_kernel(EvalArgs a)
 {
   extern __shared__ unsigned long long shared_hist[]; /* bins² when a.shared_hist */
   const int hist_len = MI ? a.bins * a.bins : 0;
   const unsigned int q = BATCH ? blockIdx.y : 0;
   /* a batch's map in shared memory (a broadcast read, no registers held for it) */
   __shared__ double batch_map[12];
+  __shared__ float batch_mapf[12];
   if (BATCH) {
-    if (threadIdx.x < 12)
-      batch_map[threadIdx.x] = a.maps[12 * q + threadIdx.x];
+    if (threadIdx.x < 12) {
+      if (Q)
+        batch_mapf[threadIdx.x] = a.mapsf[12 * q + threadIdx.x];
+      else
+        batch_map[threadIdx.x] = a.maps[12 * q + threadIdx.x];
+    }
     __syncthreads();
   }
   const double *const map = BATCH ? batch_map : a.map;
+  const float *const mapf = BATCH ? batch_mapf : a.mapf;
   double *const partials = a.partials + (size_t)q * gridDim.x * kSums;
   unsigned long long *const ghist = MI ? a.hist + (size_t)q * hist_len : nullptr;
   unsigned int *const done = a.done + q;
@@ -303,23 +417,15 @@ __global__ void __launch_bounds__(kBlock) cost_kernel(EvalArgs a)
   unsigned long long *hist = MI && a.shared_hist ? shared_hist : ghist;
   double s[kSums] = {0, 0, 0, 0, 0, 0};
   const unsigned int stride = gridDim.x * blockDim.x;
-  const unsigned int fnx = (unsigned int)a.fnx, fny = (unsigned int)a.fny;
+  const unsigned int e0 = blockIdx.x * blockDim.x + threadIdx.x;
+  VoxelWalk v(e0, stride, (unsigned int)a.fnx, (unsigned int)a.fny);
   /* e < 2^31 and stride < 2^31, so e + stride never wraps */
-  for (unsigned int e = blockIdx.x * blockDim.x + threadIdx.x; e < a.n; e += stride) {
+  for (unsigned int e = e0; e < a.n; e += stride, v.step()) {
     if (a.fmask != nullptr && !(__ldg(a.fmask + e) >= 0.5f))
       continue;
-    const unsigned int row = e / fnx;
-    const double i = (double)(e - row * fnx);
-    const double j = (double)(row % fny), k = (double)(row / fny);
-    const double x = map_row(map, i, j, k), y = map_row(map + 4, i, j, k),
-                 z = map_row(map + 8, i, j, k);
-    float mv;
-    if (!sample<S>(a, x, y, z, &mv))
+    double f, m;
+    if (!voxel_pair<S, Q>(a, map, mapf, e, v.i, v.j, v.k, &f, &m))
       continue;
-    /* the moving mask, nearest (same grid as M, so the domain test above holds for it) */
-    if (a.mmask != nullptr && !(sample_nearest(a.mmask, a.mnx, a.mny, a.mnz, x, y, z) >= 0.5f))
-      continue;
-    const double f = (double)__ldg(a.F + e), m = (double)mv;
     if (MI)
       add_joint(a, hist, f, m);
     const double fs = f - a.fixed_shift, ms = m - a.moving_shift;
@@ -353,18 +459,28 @@ __global__ void __launch_bounds__(kBlock) cost_kernel(EvalArgs a)
 using CostKernel = void (*)(EvalArgs);
 
 /* The variant for a sampler and metric, one evaluation or a batch. */
-CostKernel cost_kernel_for(NwSampler sampler, bool mi, bool batch)
+CostKernel cost_kernel_for(NwSampler sampler, bool mi, bool batch, bool q)
 {
-  static const CostKernel table[3][2][2] = {
-      {{cost_kernel<NW_SAMPLER_NEAREST, false, false>, cost_kernel<NW_SAMPLER_NEAREST, false, true>},
-       {cost_kernel<NW_SAMPLER_NEAREST, true, false>, cost_kernel<NW_SAMPLER_NEAREST, true, true>}},
-      {{cost_kernel<NW_SAMPLER_LINEAR, false, false>, cost_kernel<NW_SAMPLER_LINEAR, false, true>},
-       {cost_kernel<NW_SAMPLER_LINEAR, true, false>, cost_kernel<NW_SAMPLER_LINEAR, true, true>}},
-      {{cost_kernel<NW_SAMPLER_CUBIC, false, false>, cost_kernel<NW_SAMPLER_CUBIC, false, true>},
-       {cost_kernel<NW_SAMPLER_CUBIC, true, false>, cost_kernel<NW_SAMPLER_CUBIC, true, true>}},
-  };
+#define NW_COST_VARIANTS(S)                                                                      \
+  {{{cost_kernel<S, false, false, false>, cost_kernel<S, false, false, true>},                   \
+    {cost_kernel<S, false, true, false>, cost_kernel<S, false, true, true>}},                    \
+   {{cost_kernel<S, true, false, false>, cost_kernel<S, true, false, true>},                     \
+    {cost_kernel<S, true, true, false>, cost_kernel<S, true, true, true>}}}
+  static const CostKernel table[3][2][2][2] = {NW_COST_VARIANTS(NW_SAMPLER_NEAREST),
+                                               NW_COST_VARIANTS(NW_SAMPLER_LINEAR),
+                                               NW_COST_VARIANTS(NW_SAMPLER_CUBIC)};
+#undef NW_COST_VARIANTS
   const int si = sampler == NW_SAMPLER_NEAREST ? 0 : sampler == NW_SAMPLER_LINEAR ? 1 : 2;
-  return table[si][mi ? 1 : 0][batch ? 1 : 0];
+  return table[si][mi ? 1 : 0][batch ? 1 : 0][q ? 1 : 0];
+}
+
+/* nw_affine_quantise on the device: v's codes into q (affine_quant.h). */
+__global__ void __launch_bounds__(kBlock)
+    quantise_kernel(const float *__restrict__ v, uint16_t *__restrict__ q, unsigned int n,
+                    NwQuant quant)
+{
+  for (unsigned int e = blockIdx.x * blockDim.x + threadIdx.x; e < n; e += gridDim.x * blockDim.x)
+    q[e] = nw_quant_code(quant, __ldg(v + e));
 }
 
 /* nw_affine_resample on the device: every fixed voxel's moving sample (sampler S), or
@@ -392,32 +508,41 @@ struct CudaCost {
   NwAffineLevel level;
   cudaStream_t stream;
   bool have_stream;
-  CostKernel kernel;    /* the variant for the spec's sampler and metric */
-  int max_blocks;       /* resident blocks of the kernel on the whole device */
+  /* [0]: precision single, [1]: u16 (the level's) */
+  CostKernel kernel[2]; /* the variants for the spec's sampler and metric */
+  int max_blocks[2];    /* resident blocks of each on the whole device */
   size_t shared_bytes;  /* the kernel's dynamic shared memory (0: global histogram) */
   int hist_len;         /* bins² for mi, else 0 */
   float *F, *M, *fmask, *mmask; /* the current level */
   bool owned[4];        /* F, M, fmask, mmask uploaded by set_level (else kept levels) */
+  /* precision u16: the current level's images as codes (made by set_level from F and M on
+   * the device, as nw_affine_quantise makes them on the host) and their quantisations */
+  uint16_t *qF, *qM;
+  NwQuant quant_f, quant_m;
   struct {
     const NwVolume *host; /* the level's host copy, the caller's */
     float *dev;
   } kept[kMaxKept];     /* pyramid levels made here */
   int n_kept;
+  float *stage;         /* pinned pair for the large copies (staging_cuda.cuh), on first use */
   float *warped;        /* warp's output at the current level, allocated on first use */
   size_t warped_bytes;
-  double *partials;     /* max_blocks x kSums */
+  double *partials;     /* max(max_blocks) x kSums */
   unsigned long long *hist;
   unsigned int *done;
   double *h_out, *d_out; /* kSums + hist_len, pinned and mapped: the host's and device's view */
   /* evaluate_batch's own, made by its first call: the same per map, and the maps */
   struct {
-    CostKernel kernel;
-    int max_blocks;
-    double *partials;         /* (max_blocks + kMaxBatch) x kSums */
+    bool ready;
+    CostKernel kernel[2];
+    int max_blocks[2];
+    double *partials;         /* (max(max_blocks) + kMaxBatch) x kSums */
     unsigned long long *hist; /* kMaxBatch x hist_len */
     unsigned int *done;       /* kMaxBatch */
     double *h_out, *d_out;    /* kMaxBatch x (kSums + hist_len), pinned and mapped */
-    double *h_maps, *d_maps;  /* kMaxBatch x 12: pinned, and the device's copy */
+    /* kMaxBatch x 12 doubles, then kMaxBatch x 12 floats (the maps rounded, for u16):
+     * pinned, and the device's copy */
+    double *h_maps, *d_maps;
   } batch;
 };
 
@@ -430,6 +555,9 @@ void free_level(CudaCost *c)
     *slot[i] = nullptr;
     c->owned[i] = false;
   }
+  cudaFree(c->qF);
+  cudaFree(c->qM);
+  c->qF = c->qM = nullptr;
 }
 
 void cuda_destroy(void *impl)
@@ -443,6 +571,7 @@ void cuda_destroy(void *impl)
   for (int i = 0; i < c->n_kept; i++)
     cudaFree(c->kept[i].dev);
   cudaFree(c->warped);
+  cudaFreeHost(c->stage);
   cudaFree(c->partials);
   cudaFree(c->hist);
   cudaFree(c->done);
@@ -469,30 +598,49 @@ gboolean zero_state(CudaCost *c, GError **error)
          NW_CUDA_CHECK(cudaStreamSynchronize(c->stream), error);
 }
 
+/* The resident blocks on the whole device of each of the two variants (single, u16). */
+gboolean resident_blocks(const CostKernel kernel[2], size_t shared_bytes, int out[2],
+                         GError **error)
+{
+  int device = 0, sms = 0;
+  if (!NW_CUDA_CHECK(cudaGetDevice(&device), error) ||
+      !NW_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), error))
+    return FALSE;
+  for (int v = 0; v < 2; v++) {
+    int per_sm = 0;
+    if (!NW_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel[v], kBlock,
+                                                                     shared_bytes),
+                       error))
+      return FALSE;
+    out[v] = MAX(1, sms * per_sm);
+  }
+  return TRUE;
+}
+
+/* The variant of the current level: 0 single, 1 u16. */
+int variant(const CudaCost *c)
+{
+  return c->level.precision == NW_AFFINE_PRECISION_U16 ? 1 : 0;
+}
+
 void *cuda_create(const NwAffineCostSpec *spec, GError **error)
 {
   CudaCost *c = g_new0(CudaCost, 1);
   c->spec = *spec;
   const bool mi = spec->metric == NW_METRIC_MI;
-  c->kernel = cost_kernel_for(spec->sampler, mi, false);
+  c->kernel[0] = cost_kernel_for(spec->sampler, mi, false, false);
+  c->kernel[1] = cost_kernel_for(spec->sampler, mi, false, true);
   c->hist_len = mi ? spec->bins * spec->bins : 0;
   const size_t hist_bytes = (size_t)c->hist_len * sizeof(unsigned long long);
   c->shared_bytes = mi && hist_bytes <= kSharedHistMax ? hist_bytes : 0;
-  int device = 0, sms = 0, per_sm = 0;
   const size_t out_bytes = (kSums + (size_t)c->hist_len) * sizeof(double);
-  gboolean ok = NW_CUDA_CHECK(cudaGetDevice(&device), error) &&
-                NW_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
-                              error) &&
-                NW_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                                  &per_sm, c->kernel, kBlock, c->shared_bytes),
-                              error) &&
+  gboolean ok = resident_blocks(c->kernel, c->shared_bytes, c->max_blocks, error) &&
                 NW_CUDA_CHECK(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking), error);
   c->have_stream = ok;
-  c->max_blocks = MAX(1, sms * per_sm);
+  const size_t n_partials = (size_t)MAX(c->max_blocks[0], c->max_blocks[1]);
   /* the last block writes the result straight into pinned host memory: no copy to launch */
   ok = ok &&
-       NW_CUDA_CHECK(cudaMalloc(&c->partials, (size_t)c->max_blocks * kSums * sizeof(double)),
-                     error) &&
+       NW_CUDA_CHECK(cudaMalloc(&c->partials, n_partials * kSums * sizeof(double)), error) &&
        NW_CUDA_CHECK(cudaMalloc(&c->done, sizeof *c->done), error) &&
        NW_CUDA_CHECK(cudaHostAlloc(&c->h_out, out_bytes, cudaHostAllocMapped), error) &&
        NW_CUDA_CHECK(cudaHostGetDevicePointer(&c->d_out, c->h_out, 0), error) &&
@@ -513,6 +661,19 @@ float *kept_level(const CudaCost *c, const NwVolume *v)
   return nullptr;
 }
 
+/* The pinned pair for a copy of n floats (staging_cuda.cuh): made by the first copy larger
+ * than a chunk and kept for the cost's life (a job's uploads and its result's download share
+ * it); NULL for smaller copies, which go straight, and where it cannot be made (the copy then
+ * tries for one of its own, and reports). */
+float *stage_for(CudaCost *c, size_t n)
+{
+  if (n <= kNwStageChunk)
+    return nullptr;
+  if (c->stage == nullptr && nw_stage_alloc(&c->stage) != cudaSuccess)
+    c->stage = nullptr;
+  return c->stage;
+}
+
 /* *dst: v's kept level, else a device copy of v (scalar) allocated here (*owned); NULL v
  * leaves *dst NULL. */
 gboolean upload(CudaCost *c, float **dst, bool *owned, const NwVolume *v, GError **error)
@@ -521,11 +682,10 @@ gboolean upload(CudaCost *c, float **dst, bool *owned, const NwVolume *v, GError
     return TRUE;
   if ((*dst = kept_level(c, v)) != nullptr)
     return TRUE;
-  const size_t bytes = nw_volume_n_voxels(v) * sizeof(float);
+  const size_t n = nw_volume_n_voxels(v);
   *owned = true;
-  return NW_CUDA_CHECK(cudaMalloc(dst, bytes), error) &&
-         NW_CUDA_CHECK(cudaMemcpyAsync(*dst, v->data, bytes, cudaMemcpyHostToDevice, c->stream),
-                       error);
+  return NW_CUDA_CHECK(cudaMalloc(dst, n * sizeof(float)), error) &&
+         NW_CUDA_CHECK(nw_upload_floats(*dst, v->data, n, stage_for(c, n), c->stream), error);
 }
 
 /* Fails with the message every GPU method gives when bytes do not fit. */
@@ -568,6 +728,17 @@ gboolean check_level(const NwAffineLevel *l, GError **error)
   return TRUE;
 }
 
+/* *q: a new device array of v's n codes (quantise_kernel), on the stream. */
+gboolean quantise(CudaCost *c, uint16_t **q, const float *v, size_t n, NwQuant quant,
+                  GError **error)
+{
+  if (!NW_CUDA_CHECK(cudaMalloc(q, MAX(n, (size_t)1) * sizeof(uint16_t)), error))
+    return FALSE;
+  const int blocks = (int)MIN((size_t)c->max_blocks[0] * 4, (n + kBlock - 1) / kBlock);
+  quantise_kernel<<<MAX(blocks, 1), kBlock, 0, c->stream>>>(v, *q, (unsigned int)n, quant);
+  return NW_CUDA_CHECK(nw_cuda_launched(c->stream), error);
+}
+
 gboolean cuda_set_level(void *impl, const NwAffineLevel *level, GError **error)
 {
   CudaCost *c = (CudaCost *)impl;
@@ -584,11 +755,22 @@ gboolean cuda_set_level(void *impl, const NwAffineLevel *level, GError **error)
   for (int i = 0; i < 4; i++)
     if (v[i] != nullptr && kept_level(c, v[i]) == nullptr)
       bytes += nw_volume_n_voxels(v[i]) * sizeof(float);
+  const bool u16 = level->precision == NW_AFFINE_PRECISION_U16;
+  if (u16)
+    bytes += (nw_volume_n_voxels(level->fixed) + nw_volume_n_voxels(level->moving)) *
+             sizeof(uint16_t);
   if (!check_free(bytes, error))
     return FALSE;
   for (int i = 0; i < 4; i++)
     if (!upload(c, slot[i], &c->owned[i], v[i], error))
       return FALSE;
+  if (u16) {
+    c->quant_f = level->fixed_quant;
+    c->quant_m = level->moving_quant;
+    if (!quantise(c, &c->qF, c->F, nw_volume_n_voxels(level->fixed), c->quant_f, error) ||
+        !quantise(c, &c->qM, c->M, nw_volume_n_voxels(level->moving), c->quant_m, error))
+      return FALSE;
+  }
   /* the host volumes are only borrowed: wait until the copies are done */
   return NW_CUDA_CHECK(cudaStreamSynchronize(c->stream), error);
 }
@@ -597,15 +779,22 @@ gboolean cuda_set_level(void *impl, const NwAffineLevel *level, GError **error)
 gboolean eval_args(const CudaCost *c, const double map[12], EvalArgs *out, GError **error)
 {
   const NwAffineLevel *l = &c->level;
-  if (c->F == nullptr || c->M == nullptr) { /* no level, or its upload failed */
+  if (c->F == nullptr || c->M == nullptr || /* no level, or its upload failed */
+      (variant(c) == 1 && (c->qF == nullptr || c->qM == nullptr))) {
     g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "affine (cuda): no images for this level");
     return FALSE;
   }
   EvalArgs a = {};
-  for (int q = 0; q < 12; q++)
+  for (int q = 0; q < 12; q++) {
     a.map[q] = map[q];
+    a.mapf[q] = (float)map[q]; /* as the CPU twin rounds it (evaluate_u16) */
+  }
   a.F = c->F;
   a.M = c->M;
+  a.qF = c->qF;
+  a.qM = c->qM;
+  a.quant_f = c->quant_f;
+  a.quant_m = c->quant_m;
   a.fmask = c->fmask;
   a.mmask = c->mmask;
   a.fnx = l->fixed->nx, a.fny = l->fixed->ny, a.fnz = l->fixed->nz;
@@ -631,9 +820,10 @@ gboolean cuda_evaluate(void *impl, const double map[12], NwAffineSums *sums, GEr
   EvalArgs a;
   if (!eval_args(c, map, &a, error))
     return FALSE;
-  const int blocks = (int)MIN((size_t)c->max_blocks, (a.n + kBlock - 1) / kBlock);
+  const int v = variant(c);
+  const int blocks = (int)MIN((size_t)c->max_blocks[v], (a.n + kBlock - 1) / kBlock);
   /* one launch and one synchronisation: the last block leaves the result in h_out */
-  c->kernel<<<blocks, kBlock, c->shared_bytes, c->stream>>>(a);
+  c->kernel[v]<<<blocks, kBlock, c->shared_bytes, c->stream>>>(a);
   if (!NW_CUDA_CHECK(nw_cuda_launched(c->stream), error) ||
       !NW_CUDA_CHECK(cudaStreamSynchronize(c->stream), error))
     return FALSE;
@@ -652,22 +842,17 @@ gboolean cuda_evaluate(void *impl, const double map[12], NwAffineSums *sums, GEr
 /* evaluate_batch's buffers and kernel variant, once per cost (no allocation per call). */
 gboolean batch_ready(CudaCost *c, GError **error)
 {
-  if (c->batch.kernel != nullptr)
+  if (c->batch.ready)
     return TRUE;
-  const CostKernel kernel = cost_kernel_for(c->spec.sampler, c->hist_len > 0, true);
-  int device = 0, sms = 0, per_sm = 0;
+  const CostKernel kernel[2] = {cost_kernel_for(c->spec.sampler, c->hist_len > 0, true, false),
+                                cost_kernel_for(c->spec.sampler, c->hist_len > 0, true, true)};
   const size_t out_bytes = (size_t)kMaxBatch * (kSums + (size_t)c->hist_len) * sizeof(double);
-  if (!NW_CUDA_CHECK(cudaGetDevice(&device), error) ||
-      !NW_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), error) ||
-      !NW_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kBlock,
-                                                                   c->shared_bytes),
-                     error))
+  if (!resident_blocks(kernel, c->shared_bytes, c->batch.max_blocks, error))
     return FALSE;
-  c->batch.max_blocks = MAX(1, sms * per_sm);
+  const size_t n_partials =
+      (size_t)MAX(c->batch.max_blocks[0], c->batch.max_blocks[1]) + kMaxBatch;
   const gboolean ok =
-      NW_CUDA_CHECK(cudaMalloc(&c->batch.partials,
-                               (size_t)(c->batch.max_blocks + kMaxBatch) * kSums * sizeof(double)),
-                    error) &&
+      NW_CUDA_CHECK(cudaMalloc(&c->batch.partials, n_partials * kSums * sizeof(double)), error) &&
       NW_CUDA_CHECK(cudaMalloc(&c->batch.done, kMaxBatch * sizeof(unsigned int)), error) &&
       NW_CUDA_CHECK(cudaMemsetAsync(c->batch.done, 0, kMaxBatch * sizeof(unsigned int), c->stream),
                     error) &&
@@ -681,13 +866,14 @@ gboolean batch_ready(CudaCost *c, GError **error)
                       error))) &&
       NW_CUDA_CHECK(cudaHostAlloc(&c->batch.h_out, out_bytes, cudaHostAllocMapped), error) &&
       NW_CUDA_CHECK(cudaHostGetDevicePointer(&c->batch.d_out, c->batch.h_out, 0), error) &&
-      NW_CUDA_CHECK(cudaHostAlloc(&c->batch.h_maps, kMaxBatch * 12 * sizeof(double),
-                                  cudaHostAllocDefault),
-                    error) &&
-      NW_CUDA_CHECK(cudaMalloc(&c->batch.d_maps, kMaxBatch * 12 * sizeof(double)), error) &&
+      NW_CUDA_CHECK(cudaHostAlloc(&c->batch.h_maps, kMapsBytes, cudaHostAllocDefault), error) &&
+      NW_CUDA_CHECK(cudaMalloc(&c->batch.d_maps, kMapsBytes), error) &&
       NW_CUDA_CHECK(cudaStreamSynchronize(c->stream), error);
-  if (ok)
-    c->batch.kernel = kernel; /* else the buffers made are freed with the cost */
+  if (ok) { /* else the buffers made are freed with the cost */
+    c->batch.kernel[0] = kernel[0];
+    c->batch.kernel[1] = kernel[1];
+    c->batch.ready = true;
+  }
   return ok;
 }
 
@@ -708,19 +894,25 @@ gboolean cuda_evaluate_batch(void *impl, const double (*maps)[12], int k, NwAffi
     return FALSE;
   }
   memcpy(c->batch.h_maps, maps, (size_t)k * 12 * sizeof(double));
+  float *h_mapsf = (float *)(c->batch.h_maps + kMaxBatch * 12);
+  for (int q = 0; q < k; q++)
+    for (int r = 0; r < 12; r++)
+      h_mapsf[12 * q + r] = (float)maps[q][r]; /* as the CPU twin rounds them */
   a.maps = c->batch.d_maps;
+  a.mapsf = (const float *)(c->batch.d_maps + kMaxBatch * 12);
   a.partials = c->batch.partials;
   a.hist = c->batch.hist;
   a.done = c->batch.done;
   a.out = c->batch.d_out;
   const size_t needed = (a.n + kBlock - 1) / kBlock;
-  const unsigned int per_map = (unsigned int)MIN(needed, (size_t)MAX(1, c->batch.max_blocks / k));
-  if (!NW_CUDA_CHECK(cudaMemcpyAsync(c->batch.d_maps, c->batch.h_maps,
-                                     (size_t)k * 12 * sizeof(double), cudaMemcpyHostToDevice,
-                                     c->stream),
+  const int v = variant(c);
+  const unsigned int per_map =
+      (unsigned int)MIN(needed, (size_t)MAX(1, c->batch.max_blocks[v] / k));
+  if (!NW_CUDA_CHECK(cudaMemcpyAsync(c->batch.d_maps, c->batch.h_maps, kMapsBytes,
+                                     cudaMemcpyHostToDevice, c->stream),
                      error))
     return FALSE;
-  c->batch.kernel<<<dim3(per_map, (unsigned int)k), kBlock, c->shared_bytes, c->stream>>>(a);
+  c->batch.kernel[v]<<<dim3(per_map, (unsigned int)k), kBlock, c->shared_bytes, c->stream>>>(a);
   if (!NW_CUDA_CHECK(nw_cuda_launched(c->stream), error) ||
       !NW_CUDA_CHECK(cudaStreamSynchronize(c->stream), error))
     return FALSE;
@@ -757,17 +949,17 @@ gboolean cuda_warp(void *impl, const double map[12], NwSampler sampler, float ba
       return FALSE;
     c->warped_bytes = bytes;
   }
-  const int blocks = (int)MIN((size_t)c->max_blocks, (a.n + kBlock - 1) / kBlock);
+  const int blocks = (int)MIN((size_t)c->max_blocks[0], (a.n + kBlock - 1) / kBlock);
   if (sampler == NW_SAMPLER_NEAREST)
     warp_kernel<NW_SAMPLER_NEAREST><<<blocks, kBlock, 0, c->stream>>>(a, c->warped, background);
   else if (sampler == NW_SAMPLER_LINEAR)
     warp_kernel<NW_SAMPLER_LINEAR><<<blocks, kBlock, 0, c->stream>>>(a, c->warped, background);
   else
     warp_kernel<NW_SAMPLER_CUBIC><<<blocks, kBlock, 0, c->stream>>>(a, c->warped, background);
+  /* through the pinned pair: the result's 37 MB at 3072² took ~22 ms into pageable memory */
   return NW_CUDA_CHECK(nw_cuda_launched(c->stream), error) &&
-         NW_CUDA_CHECK(cudaMemcpyAsync(out, c->warped, bytes, cudaMemcpyDeviceToHost, c->stream),
-                       error) &&
-         NW_CUDA_CHECK(cudaStreamSynchronize(c->stream), error);
+         NW_CUDA_CHECK(nw_download_floats(out, c->warped, a.n, stage_for(c, a.n), c->stream),
+                       error);
 }
 
 /* v's pyramid of n levels (affine_cost.h), each coarser level made on the device from the one
@@ -785,12 +977,14 @@ NwVolume **cuda_pyramid(void *impl, const NwVolume *v, int n, GError **error)
     return nullptr;
   NwVolume **levels = g_new0(NwVolume *, n);
   float *dev[8] = {nullptr}, *scratch[2] = {nullptr, nullptr};
+  /* the finest level up through the pinned pair (the cores fill one chunk while the GPU
+   * takes the other), the coarser ones down the same way */
   gboolean ok = (levels[n - 1] = nw_volume_try_copy(v, error)) != nullptr &&
                 NW_CUDA_CHECK(cudaMalloc(&dev[n - 1], full), error) &&
                 NW_CUDA_CHECK(cudaMalloc(&scratch[0], full), error) &&
                 NW_CUDA_CHECK(cudaMalloc(&scratch[1], full), error) &&
-                NW_CUDA_CHECK(cudaMemcpyAsync(dev[n - 1], v->data, full, cudaMemcpyHostToDevice,
-                                              c->stream),
+                NW_CUDA_CHECK(nw_upload_floats(dev[n - 1], v->data, nw_volume_n_voxels(v),
+                                               stage_for(c, nw_volume_n_voxels(v)), c->stream),
                               error);
   for (int l = n - 2; ok && l >= 0; l--) {
     const NwVolume *fine = levels[l + 1];
@@ -800,8 +994,8 @@ NwVolume **cuda_pyramid(void *impl, const NwVolume *v, int n, GError **error)
          NW_CUDA_CHECK(nw_downsample2_cuda(dev[l], dev[l + 1], fine->nx, fine->ny, fine->nz,
                                            scratch, c->stream),
                        error) &&
-         NW_CUDA_CHECK(cudaMemcpyAsync(levels[l]->data, dev[l], bytes, cudaMemcpyDeviceToHost,
-                                       c->stream),
+         NW_CUDA_CHECK(nw_download_floats(levels[l]->data, dev[l], bytes / sizeof(float),
+                                          stage_for(c, bytes / sizeof(float)), c->stream),
                        error);
   }
   ok = ok && NW_CUDA_CHECK(cudaStreamSynchronize(c->stream), error);

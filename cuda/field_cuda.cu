@@ -5,6 +5,7 @@
 
 #include "cuda_check.h"
 #include "field.h"
+#include "staging_cuda.cuh"
 
 #define THREADS 256
 
@@ -151,80 +152,10 @@ cudaError_t nw_field_upload(float4 *d_field, void *d_staging, const float *h_xyz
 
 /* n floats from the device into fresh pageable host memory, the way the results leave the GPU.
  * A plain cudaMemcpy into a new 166 MB field took 107-114 ms on the H100 host (fluid's 240^3
- * result, 2026-11-26): the driver copies pageable memory through its own small staging
- * buffer on one thread, and every new page faults in on that thread too. Here the copy
- * goes through two pinned chunks in turn: while the GPU fills one, the cores (nw_copy_floats,
- * 1 MiB a thread) move the other into place, faulting its pages in parallel. Small copies
- * (one chunk or less) go straight. */
-#define STAGE_CHUNK ((size_t)1 << 22) /* 4 Mi floats, 16 MiB: 16 pieces for the cores */
-
-/* The process's pinned staging buffer (two chunks), made at the first large download and kept:
- * cudaHostAlloc of 32 MiB costs milliseconds, and a result downloads two or three volumes.
- * Portable, so any device's context may copy into it. A download that finds it in use (two
- * jobs finishing at once) makes a buffer of its own for that download. */
-static GMutex stage_lock;
-static float *stage_kept;
-
-static cudaError_t take_stage(float **stage, gboolean *kept)
-{
-  *stage = NULL;
-  *kept = g_mutex_trylock(&stage_lock);
-  if (*kept && stage_kept != NULL) {
-    *stage = stage_kept;
-    return cudaSuccess;
-  }
-  cudaError_t e = cudaHostAlloc((void **)stage, 2 * STAGE_CHUNK * sizeof(float),
-                                cudaHostAllocPortable);
-  if (*kept && e == cudaSuccess)
-    stage_kept = *stage;
-  return e;
-}
-
-static void give_stage(float *stage, gboolean kept)
-{
-  if (kept)
-    g_mutex_unlock(&stage_lock);
-  else if (stage != NULL)
-    cudaFreeHost(stage);
-}
-
+ * result, 2026-11-26): through two pinned chunks instead (staging_cuda.cuh). */
 static cudaError_t download_floats(float *h, const float *d, size_t n, cudaStream_t stream)
 {
-  const size_t chunk = STAGE_CHUNK;
-  if (n <= chunk) {
-    cudaError_t e = cudaMemcpyAsync(h, d, n * sizeof(float), cudaMemcpyDeviceToHost, stream);
-    return e != cudaSuccess ? e : cudaStreamSynchronize(stream);
-  }
-  float *stage = NULL;
-  gboolean kept = FALSE;
-  cudaEvent_t filled[2] = {NULL, NULL};
-  cudaError_t e = take_stage(&stage, &kept);
-  for (int b = 0; b < 2 && e == cudaSuccess; b++)
-    e = cudaEventCreateWithFlags(&filled[b], cudaEventDisableTiming);
-  const size_t n_chunks = (n + chunk - 1) / chunk;
-  /* chunk c into stage half c % 2; the half is free again once the host copied chunk c - 2 */
-  for (size_t c = 0; c < n_chunks + 1 && e == cudaSuccess; c++) {
-    if (c < n_chunks) {
-      const size_t len = MIN(chunk, n - c * chunk);
-      e = cudaMemcpyAsync(stage + (c % 2) * chunk, d + c * chunk, len * sizeof(float),
-                          cudaMemcpyDeviceToHost, stream);
-      if (e == cudaSuccess)
-        e = cudaEventRecord(filled[c % 2], stream);
-    }
-    if (c > 0 && e == cudaSuccess) {
-      const size_t p = c - 1;
-      e = cudaEventSynchronize(filled[p % 2]);
-      if (e == cudaSuccess)
-        nw_copy_floats(h + p * chunk, stage + (p % 2) * chunk, MIN(chunk, n - p * chunk));
-    }
-  }
-  if (e != cudaSuccess)
-    cudaStreamSynchronize(stream); /* nothing may still write into stage */
-  for (int b = 0; b < 2; b++)
-    if (filled[b] != NULL)
-      cudaEventDestroy(filled[b]);
-  give_stage(stage, kept);
-  return e;
+  return nw_download_floats(h, d, n, NULL, stream);
 }
 
 cudaError_t nw_field_download(float *h_xyz, void *d_staging, const float4 *d_field, const NwGrid &g,

@@ -8,7 +8,20 @@
 
 NwParams *nw_test_affine_params(const char *const *settings)
 {
-  return nw_test_params(nw_affine_param_specs, NW_AFFINE_N_PARAMS, settings);
+  NwParams *p = nw_test_params(nw_affine_param_specs, NW_AFFINE_N_PARAMS, settings);
+  /* NW_AFFINE_PRECISION=single|u16 runs a suite at the other precision (the accuracy tests
+   * decide the default: docs/PERFORMANCE.md); a setting of the test's own wins */
+  const char *prec = g_getenv("NW_AFFINE_PRECISION");
+  gboolean own = FALSE;
+  for (const char *const *s = settings; s != NULL && *s != NULL; s++)
+    own |= g_str_has_prefix(*s, "precision=");
+  if (prec != NULL && !own) {
+    g_autofree char *kv = g_strconcat("precision=", prec, NULL);
+    g_autoptr(GError) err = NULL;
+    g_assert_true(nw_params_set_string(p, NULL, kv, &err));
+    g_assert_no_error(err);
+  }
+  return p;
 }
 
 void nw_test_affine_run(const NwMethodInputs *in, const NwParams *p, NwTestAffineRun *out)

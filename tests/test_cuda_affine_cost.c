@@ -4,7 +4,8 @@
  * every interpolation, with and without masks, 2D and 3D, for identity, half-voxel, rigid and
  * scaled affine transforms, on images of different grids; the costs must agree to 1e-4
  * relative (issue 11) and the overlaps exactly (the GPU computes the positions as the CPU
- * does); the device's pyramid equals the host's bit for bit. Then whole registrations
+ * does), at both precisions (single: float images, double positions; u16: 16-bit codes,
+ * float positions, affine_quant.h); the device's pyramid equals the host's bit for bit. Then whole registrations
  * through the method interface: "affine" on CUDA must end where the CPU method ends. Skips (77)
  * without a CUDA device. Main thread; seconds. */
 #include <math.h>
@@ -107,9 +108,10 @@ static void check_close(double cpu, double cuda, const char *what, const char *w
             fabs(cpu - cuda), tol);
 }
 
-/* Every metric, sampler and transform on one fixed/moving pair (and masks, may be NULL). */
-static void compare_pair(int dim, const NwVolume *f, const NwVolume *m, const NwVolume *fmask,
-                         const NwVolume *mmask)
+/* Every metric, sampler and transform on one fixed/moving pair (and masks, may be NULL),
+ * both back ends keeping the level at precision prec. */
+static void compare_pair_at(int dim, const NwVolume *f, const NwVolume *m, const NwVolume *fmask,
+                            const NwVolume *mmask, NwAffinePrecision prec)
 {
   static const NwSampler samplers[] = {NW_SAMPLER_NEAREST, NW_SAMPLER_LINEAR, NW_SAMPLER_CUBIC};
   Xform xf[4];
@@ -124,8 +126,12 @@ static void compare_pair(int dim, const NwVolume *f, const NwVolume *m, const Nw
       g_assert_no_error(err);
       NwAffineCost *gpu = nw_affine_cost_new(&nw_affine_cost_cuda, &spec, &err);
       g_assert_no_error(err);
-      const NwAffineLevel lv = {
-          .dim = dim, .fixed = f, .moving = m, .fixed_mask = fmask, .moving_mask = mmask};
+      const NwAffineLevel lv = {.dim = dim,
+                                .fixed = f,
+                                .moving = m,
+                                .fixed_mask = fmask,
+                                .moving_mask = mmask,
+                                .precision = prec};
       g_assert_true(nw_affine_cost_set_level(cpu, &lv, &err));
       g_assert_true(nw_affine_cost_set_level(gpu, &lv, &err));
       g_assert_no_error(err);
@@ -135,9 +141,9 @@ static void compare_pair(int dim, const NwVolume *f, const NwVolume *m, const Nw
         g_assert_true(nw_affine_cost_eval_matrix(gpu, xf[t].m, &b, &err));
         g_assert_no_error(err);
         char where[160];
-        g_snprintf(where, sizeof where, "%dD %s %s %s%s%s", dim, c->name,
-                   nw_sampler_name(samplers[s]), xf[t].name, fmask ? " fixed-mask" : "",
-                   mmask ? " moving-mask" : "");
+        g_snprintf(where, sizeof where, "%dD %s %s %s %s%s%s", dim,
+                   nw_affine_precision_name(prec), c->name, nw_sampler_name(samplers[s]),
+                   xf[t].name, fmask ? " fixed-mask" : "", mmask ? " moving-mask" : "");
         if (g_test_verbose())
           g_printerr("%s: cost cpu %.10g cuda %.10g overlap %.6f\n", where, a.cost, b.cost,
                      a.overlap);
@@ -177,6 +183,15 @@ static void compare_pair(int dim, const NwVolume *f, const NwVolume *m, const Nw
   g_assert_cmpint(compared, ==, (int)(G_N_ELEMENTS(metric_cases) * 3) * n_xf);
 }
 
+/* ... at both precisions: u16's positions in float are the CPU twin's bit for bit
+ * (affine_quant.h), so the same voxels count there too. */
+static void compare_pair(int dim, const NwVolume *f, const NwVolume *m, const NwVolume *fmask,
+                         const NwVolume *mmask)
+{
+  compare_pair_at(dim, f, m, fmask, mmask, NW_AFFINE_PRECISION_SINGLE);
+  compare_pair_at(dim, f, m, fmask, mmask, NW_AFFINE_PRECISION_U16);
+}
+
 static void test_parity_2d(void)
 {
   g_autoptr(NwVolume) f = image(61, 47, 1, 1.0, 5);
@@ -209,6 +224,7 @@ static void test_parity_large(void)
   Xform xf[4];
   transforms(2, xf);
   const NwSampler samplers[] = {NW_SAMPLER_LINEAR, NW_SAMPLER_CUBIC};
+  for (int prec = NW_AFFINE_PRECISION_SINGLE; prec <= NW_AFFINE_PRECISION_U16; prec++)
   for (gsize mc = 0; mc < G_N_ELEMENTS(metric_cases); mc++)
     for (gsize s = 0; s < G_N_ELEMENTS(samplers); s++) {
       const MetricCase *c = &metric_cases[mc];
@@ -217,7 +233,8 @@ static void test_parity_large(void)
       NwAffineCost *cpu = nw_affine_cost_new(&nw_affine_cost_cpu, &spec, &err);
       NwAffineCost *gpu = nw_affine_cost_new(&nw_affine_cost_cuda, &spec, &err);
       g_assert_no_error(err);
-      const NwAffineLevel lv = {.dim = 2, .fixed = f, .moving = m};
+      const NwAffineLevel lv = {
+          .dim = 2, .fixed = f, .moving = m, .precision = (NwAffinePrecision)prec};
       g_assert_true(nw_affine_cost_set_level(cpu, &lv, &err));
       g_assert_true(nw_affine_cost_set_level(gpu, &lv, &err));
       NwAffineCostValue a, b;
@@ -225,7 +242,8 @@ static void test_parity_large(void)
       g_assert_true(nw_affine_cost_eval_matrix(gpu, xf[2].m, &b, &err));
       g_assert_no_error(err);
       char where[96];
-      g_snprintf(where, sizeof where, "2D 700x650 %s %s rigid", c->name,
+      g_snprintf(where, sizeof where, "2D 700x650 %s %s %s rigid",
+                 nw_affine_precision_name((NwAffinePrecision)prec), c->name,
                  nw_sampler_name(samplers[s]));
       g_assert_cmpfloat(a.overlap, ==, b.overlap);
       check_close(a.cost, b.cost, "cost", where);
@@ -426,6 +444,9 @@ static void test_register_2d(void)
   compare_runs(&in, mse_g, NULL, 0.03, 1e-3);
   static const char *const mi_g[] = {"metric=mi", "levels=2", "optimizer=gradient", NULL};
   compare_runs(&in, mi_g, NULL, 0.03, 1e-3);
+  /* the reference storage, float images and double positions (the default is u16) */
+  static const char *const single[] = {"metric=mse", "levels=2", "precision=single", NULL};
+  compare_runs(&in, single, NULL, 0.03, 1e-3);
 }
 
 /* 3D: a smooth volume and its copies under a known rigid motion (8°, 3 mm; ncc) and a known

@@ -17,6 +17,7 @@
 
 struct NwAffineJob {
   NwAffineCostSpec spec;
+  NwAffinePrecision precision; /* of every level's images in the cost */
   int levels_asked, iterations, dim, restarts;
   double step_vox, tol_vox, radius_mm;
   const NwVolume *fixed_full, *moving_full; /* borrowed */
@@ -124,6 +125,8 @@ static void read_params(NwAffineJob *j, const NwParams *p, NwTransformKind *kind
   j->tol_vox = nw_params_get(p, "tolerance");
   j->restarts = nw_params_get_int(p, "restarts");
   j->gradient = g_str_equal(choice(p, "optimizer"), "gradient");
+  j->precision = g_str_equal(choice(p, "precision"), "single") ? NW_AFFINE_PRECISION_SINGLE
+                                                                : NW_AFFINE_PRECISION_U16;
 }
 
 /* ---- pyramids ------------------------------------------------------------------------ */
@@ -299,7 +302,8 @@ static gboolean enter_level(NwAffineJob *j, int l, GError **error)
                       .fixed = j->pyr[0][l],
                       .moving = j->pyr[1][l],
                       .fixed_mask = j->pyr[2] ? j->pyr[2][l] : NULL,
-                      .moving_mask = j->pyr[3] ? j->pyr[3][l] : NULL};
+                      .moving_mask = j->pyr[3] ? j->pyr[3][l] : NULL,
+                      .precision = j->precision};
   const gint64 t0 = g_get_monotonic_time();
   if (!nw_affine_cost_set_level(j->cost, &lv, error)) {
     g_prefix_error(error, "affine: level %d of %d: ", l + 1, j->n_levels);
@@ -459,6 +463,9 @@ NwAffineJob *nw_affine_job_new_levels(const NwAffineCostBackend *be, const void 
     nw_pyramid_free(lv->moving, lv->n_levels);
     return NULL;
   }
+  /* the distributed metric (dmi_cost.h) keeps and samples float blocks: its costs are the
+   * single-precision ones whatever the parameter says */
+  j->precision = NW_AFFINE_PRECISION_SINGLE;
   j->n_levels = lv->n_levels;
   j->pyr[0] = lv->fixed;
   j->pyr[1] = lv->moving;

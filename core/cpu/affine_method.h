@@ -51,8 +51,9 @@ G_BEGIN_DECLS
  *   init             enum   mass | geometry | moments
  *   rotation-starts  int    1      1..36      starts per full turn about each axis
  *   restarts         int    2      0..10      fresh simplices per finer level, at most
- *   optimizer        enum   simplex | gradient (BFGS, central differences) */
-#define NW_AFFINE_N_PARAMS 13
+ *   optimizer        enum   simplex | gradient (BFGS, central differences)
+ *   precision        enum   u16 | single: storage of the sampled images (affine_cost.h) */
+#define NW_AFFINE_N_PARAMS 14
 extern const NwParamSpec nw_affine_param_specs[NW_AFFINE_N_PARAMS];
 extern const char *const nw_affine_plot_figures[];
 /* Rows of the table under another name, for tables that offer them too ("affine-demons":
@@ -89,7 +90,8 @@ typedef struct NwAffineJob NwAffineJob;
  * world x-y plane); masks on their image's grid. */
 NwAffineJob *nw_affine_job_new(const NwAffineCostBackend *be, const NwMethodInputs *in,
                                const NwParams *p, GError **error);
-/* The job over levels the caller made (the distributed metric, dmi_cost.h): the levels'
+/* The job over levels the caller made (the distributed metric, dmi_cost.h), always at
+ * precision single (the metric keeps float blocks): the levels'
  * headers (grids only: their data may be NULL; the back end holds the voxels, and its
  * level_stats gives the statistics), fixed and moving, n_levels each, 0 = coarsest, taken
  * by the job (freed as nw_pyramid_free frees); coarse: the coarsest level's whole fixed image,

@@ -1,0 +1,118 @@
+/* staging_cuda.cu — see staging_cuda.cuh. */
+#include "staging_cuda.cuh"
+
+#include <glib.h>
+
+#include "volume.h"
+
+cudaError_t nw_stage_alloc(float **stage)
+{
+  return cudaHostAlloc((void **)stage, 2 * kNwStageChunk * sizeof(float), cudaHostAllocDefault);
+}
+
+/* The process's own stage, made at the first large copy without a caller's stage and kept:
+ * cudaHostAlloc of 16 MiB costs milliseconds, and a result copies two or three volumes.
+ * Portable, so any device's context may use it. A copy that finds it in use (two jobs copying
+ * at once) makes a stage of its own for that copy. */
+static GMutex kept_lock;
+static float *kept_stage;
+
+/* The pinned pair and its two events ("the GPU is done with half b"). */
+typedef struct {
+  float *stage;
+  bool owned, kept;
+  cudaEvent_t done[2];
+} Stage;
+
+static cudaError_t stage_open(Stage *s, float *stage)
+{
+  *s = {stage, false, false, {nullptr, nullptr}};
+  cudaError_t e = cudaSuccess;
+  if (s->stage == nullptr && g_mutex_trylock(&kept_lock)) {
+    s->kept = true;
+    if (kept_stage == nullptr)
+      e = cudaHostAlloc((void **)&kept_stage, 2 * kNwStageChunk * sizeof(float),
+                        cudaHostAllocPortable);
+    s->stage = kept_stage;
+  } else if (s->stage == nullptr) {
+    e = nw_stage_alloc(&s->stage);
+    s->owned = e == cudaSuccess;
+  }
+  for (int b = 0; b < 2 && e == cudaSuccess; b++)
+    e = cudaEventCreateWithFlags(&s->done[b], cudaEventDisableTiming);
+  return e;
+}
+
+static void stage_close(Stage *s, cudaStream_t stream, cudaError_t e)
+{
+  if (e != cudaSuccess)
+    cudaStreamSynchronize(stream); /* nothing may still use the stage */
+  for (int b = 0; b < 2; b++)
+    if (s->done[b] != nullptr)
+      cudaEventDestroy(s->done[b]);
+  if (s->owned)
+    cudaFreeHost(s->stage);
+  if (s->kept)
+    g_mutex_unlock(&kept_lock);
+}
+
+cudaError_t nw_upload_floats(float *d, const float *h, size_t n, float *stage, cudaStream_t stream)
+{
+  if (n <= kNwStageChunk) {
+    cudaError_t e = cudaMemcpyAsync(d, h, n * sizeof(float), cudaMemcpyHostToDevice, stream);
+    return e != cudaSuccess ? e : cudaStreamSynchronize(stream);
+  }
+  Stage s;
+  cudaError_t e = stage_open(&s, stage);
+  const size_t n_chunks = (n + kNwStageChunk - 1) / kNwStageChunk;
+  /* chunk c through half c % 2, once the GPU has sent chunk c - 2 from it: the cores fill one
+   * half while the GPU copies the other */
+  for (size_t c = 0; c < n_chunks && e == cudaSuccess; c++) {
+    const size_t len = MIN(kNwStageChunk, n - c * kNwStageChunk);
+    float *half = s.stage + (c % 2) * kNwStageChunk;
+    if (c >= 2)
+      e = cudaEventSynchronize(s.done[c % 2]);
+    if (e != cudaSuccess)
+      break;
+    nw_copy_floats(half, h + c * kNwStageChunk, len);
+    e = cudaMemcpyAsync(d + c * kNwStageChunk, half, len * sizeof(float), cudaMemcpyHostToDevice,
+                        stream);
+    if (e == cudaSuccess)
+      e = cudaEventRecord(s.done[c % 2], stream);
+  }
+  if (e == cudaSuccess)
+    e = cudaStreamSynchronize(stream);
+  stage_close(&s, stream, e);
+  return e;
+}
+
+cudaError_t nw_download_floats(float *h, const float *d, size_t n, float *stage,
+                               cudaStream_t stream)
+{
+  if (n <= kNwStageChunk) {
+    cudaError_t e = cudaMemcpyAsync(h, d, n * sizeof(float), cudaMemcpyDeviceToHost, stream);
+    return e != cudaSuccess ? e : cudaStreamSynchronize(stream);
+  }
+  Stage s;
+  cudaError_t e = stage_open(&s, stage);
+  const size_t n_chunks = (n + kNwStageChunk - 1) / kNwStageChunk;
+  /* chunk c into half c % 2; the half is free again once the host copied chunk c - 2 */
+  for (size_t c = 0; c < n_chunks + 1 && e == cudaSuccess; c++) {
+    if (c < n_chunks) {
+      const size_t len = MIN(kNwStageChunk, n - c * kNwStageChunk);
+      e = cudaMemcpyAsync(s.stage + (c % 2) * kNwStageChunk, d + c * kNwStageChunk,
+                          len * sizeof(float), cudaMemcpyDeviceToHost, stream);
+      if (e == cudaSuccess)
+        e = cudaEventRecord(s.done[c % 2], stream);
+    }
+    if (c > 0 && e == cudaSuccess) {
+      const size_t p = c - 1;
+      e = cudaEventSynchronize(s.done[p % 2]);
+      if (e == cudaSuccess)
+        nw_copy_floats(h + p * kNwStageChunk, s.stage + (p % 2) * kNwStageChunk,
+                       MIN(kNwStageChunk, n - p * kNwStageChunk));
+    }
+  }
+  stage_close(&s, stream, e);
+  return e;
+}

@@ -1,0 +1,28 @@
+/* staging_cuda.cuh — large host <-> device copies of floats through a pair of pinned chunks
+ * (CUDA back end; the caller's thread and stream). A plain cudaMemcpy from or into pageable
+ * memory runs on one thread through the driver's small staging buffer, and every fresh page
+ * faults in on that thread (37 MB: ~22 ms on the H100 host, 2026-11-26). Here the GPU copies
+ * one pinned chunk while the cores (nw_copy_floats, 1 MiB a thread) fill or empty the other.
+ * Copies of at most one chunk go straight. */
+#ifndef NW_STAGING_CUDA_CUH
+#define NW_STAGING_CUDA_CUH
+
+#include <cuda_runtime.h>
+#include <stddef.h>
+
+/* Floats a chunk; a stage holds two (16 MiB of pinned memory). */
+constexpr size_t kNwStageChunk = (size_t)1 << 21;
+
+/* A stage for the calls below: cudaHostAlloc of 2 x kNwStageChunk floats. */
+cudaError_t nw_stage_alloc(float **stage);
+
+/* n floats from host h to device d; returns once they are on the device (h may be reused).
+ * stage: nw_stage_alloc's, or NULL: the process's own, kept between calls (or, while another
+ * thread copies through that one, one allocated for the call). */
+cudaError_t nw_upload_floats(float *d, const float *h, size_t n, float *stage, cudaStream_t stream);
+
+/* n floats from device d into host h (pageable, fresh or not); returns once they are there. */
+cudaError_t nw_download_floats(float *h, const float *d, size_t n, float *stage,
+                               cudaStream_t stream);
+
+#endif

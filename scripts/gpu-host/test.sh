@@ -30,7 +30,8 @@
 # NW_SKIP_DMI_BENCH=1 (bench_distributed_mi), NW_DMI_RANKS
 # (its rank counts, default "1 2 4": one process, then mpirun -n R; a rank per GPU where
 # there are several, else the ranks share GPU 0), NW_DMI_SIZE (section edge, default 16384),
-# NW_DMI_BUDGET (s for all its runs, default 150),
+# NW_DMI_BUDGET (s for all its runs, default 150), NW_DMI_MODES ("per-rank" and/or "fixed":
+# one GPU's memory cap at every rank count, the replicated strategy; default per-rank),
 # NW_BATCH_BENCH=1 with NW_BATCH_PAIRS, NW_BATCH_RANKS, NW_BATCH_BUDGET (batch throughput),
 # NW_FUZZ_SECONDS / NW_FUZZ_JOBS (the long fuzz run beside the rest),
 # NW_GENERALIZE=1 with NW_GEN_MM, NW_GEN_SEEDS, NW_GEN_CONFIGS, NW_GEN_CHOOSE,
@@ -213,7 +214,7 @@ fi
 if [ -x "$build/bench/bench_affine" ] && [ "${NW_SKIP_AFFINE_BENCH:-0}" != 1 ]; then
   echo "== bench_affine"
   # G_MESSAGES_DEBUG: the jobs of the end-to-end runs say where their time goes
-  G_MESSAGES_DEBUG=all timeout 120 "$build/bench/bench_affine" --json "$OUT/bench_affine.json" \
+  G_MESSAGES_DEBUG=all timeout "${NW_AFFINE_BENCH_TIMEOUT:-240}" "$build/bench/bench_affine" --json "$OUT/bench_affine.json" \
     >"$OUT/bench_affine.log" 2>&1
   record bench_affine $? "bench_affine.log"
   grep -v DEBUG "$OUT/bench_affine.log"
@@ -336,26 +337,35 @@ fi
 if [ -x "$build/bench/bench_distributed_mi" ] && [ "${NW_SKIP_DMI_BENCH:-0}" != 1 ]; then
   echo "== bench_distributed_mi"
   dmi_t0=$SECONDS
-  for r in ${NW_DMI_RANKS:-1 2 4}; do
-    left=$((${NW_DMI_BUDGET:-150} - (SECONDS - dmi_t0)))
-    if [ "$left" -lt 15 ]; then
-      record "bench_distributed_mi $r ranks" 77 "the ${NW_DMI_BUDGET:-150} s budget is spent"
-      continue
-    fi
-    cmd=("$build/bench/bench_distributed_mi")
-    if [ "$r" -gt 1 ]; then
-      if [ -n "$mpirun" ]; then
-        cmd=("$mpirun" -n "$r" --oversubscribe --bind-to none -x OMP_NUM_THREADS
-             "$build/bench/bench_distributed_mi")
-      else
-        cmd+=(--ranks "$r") # no mpirun: simulated ranks on threads (loopback)
+  # NW_DMI_MODES: "per-rank" (the cap forces k blocks on every rank: both strategies) and/or
+  # "fixed" (one GPU's cap at every rank count, strong scaling: the replicated strategy)
+  for mode in ${NW_DMI_MODES:-per-rank}; do
+    tag=; mode_args=()
+    [ "$mode" = fixed ] && tag=fixed_ && mode_args=(--strategies replicated --cap-mode fixed)
+    for r in ${NW_DMI_RANKS:-1 2 4}; do
+      left=$((${NW_DMI_BUDGET:-150} - (SECONDS - dmi_t0)))
+      if [ "$left" -lt 15 ]; then
+        record "bench_distributed_mi $mode $r ranks" 77 "the ${NW_DMI_BUDGET:-150} s budget is spent"
+        continue
       fi
-    fi
-    OMP_NUM_THREADS=$(($(nproc) / r > 0 ? $(nproc) / r : 1)) timeout "$left" "${cmd[@]}" \
-      --device cuda --size "${NW_DMI_SIZE:-16384}" --json "$OUT/bench_distributed_mi_$r.json" \
-      >"$OUT/bench_distributed_mi_$r.log" 2>&1
-    record "bench_distributed_mi $r ranks" $? "$(grep -E '^[0-9]+ +(replicated|distributed)' "$OUT/bench_distributed_mi_$r.log" | awk '{printf "%s k=%s %s ev/s; ", $2, $4, $9}')"
-    cat "$OUT/bench_distributed_mi_$r.log"
+      cmd=("$build/bench/bench_distributed_mi")
+      base=()
+      if [ "$r" -gt 1 ]; then
+        [ -f "$OUT/bench_distributed_mi_${tag}1.json" ] && base=(--baseline "$OUT/bench_distributed_mi_${tag}1.json")
+        if [ -n "$mpirun" ]; then
+          cmd=("$mpirun" -n "$r" --oversubscribe --bind-to none -x OMP_NUM_THREADS
+               "$build/bench/bench_distributed_mi")
+        else
+          cmd+=(--ranks "$r") # no mpirun: simulated ranks on threads (loopback)
+        fi
+      fi
+      log=$OUT/bench_distributed_mi_${tag}$r.log
+      OMP_NUM_THREADS=$(($(nproc) / r > 0 ? $(nproc) / r : 1)) timeout "$left" "${cmd[@]}" \
+        --device cuda --size "${NW_DMI_SIZE:-16384}" "${mode_args[@]}" "${base[@]}" \
+        --json "$OUT/bench_distributed_mi_${tag}$r.json" >"$log" 2>&1
+      record "bench_distributed_mi $mode $r ranks" $? "$(grep -E '^[0-9]+ +(replicated|distributed)' "$log" | awk '{printf "%s k=%s %s ev/s; ", $2, $4, $9}')"
+      cat "$log"
+    done
   done
 fi
 
@@ -636,7 +646,14 @@ else
         continue
       fi
       echo "== $tool mpirun ranks"
-      (cd "$build" && NW_RANK_WRAPPER="$sanitizer --tool $tool --error-exitcode 9" \
+      # memcheck without API-error reports: NCCL 2.28.3's start-up (ranks with a GPU each) asks
+      # cudaFuncGetAttributes of kernels its fatbin lacks for this GPU and gets
+      # cudaErrorNoKernelImageForDevice, 8 a rank, which memcheck counts as errors; every API
+      # call of neurowarp's own is checked by its caller (NW_CUDA_CHECK), so the test fails on
+      # those anyway. Memory access errors are still reported.
+      api=()
+      [ "$tool" = memcheck ] && api=(--report-api-errors no)
+      (cd "$build" && NW_RANK_WRAPPER="$sanitizer --tool $tool ${api[*]} --error-exitcode 9" \
         timeout "$((left < san_timeout ? left : san_timeout))" \
         ctest -V -R '^affine_dist_cli_mpi_cuda$') >"$OUT/$tool-mpirun-ranks.log" 2>&1
       rc=$?

@@ -21,6 +21,7 @@
 #include "demons_method.h"
 #include "field.h"
 #include "field_cuda.cuh"
+#include "staging_cuda.cuh"
 #include "gauss_cuda.cuh"
 #include "nw_error.h"
 #include "nw_live.h"
@@ -41,8 +42,15 @@ struct DemonsCuda {
   float4 *v, *s, *u, *tmp, *lcc_f, *lcc_w;
   NwDemonsSums *d_partials, *d_sums;
   float *d_max_u, *d_max_v;
-  Scalars *h; /* pinned */
+  Scalars *h;   /* pinned */
+  float *stage; /* the downloads' pinned pair (staging_cuda.cuh), made at the first large one */
 };
+
+/* The job's stage for downloads on the grid of like (a field's three floats a voxel at most). */
+static float *stage_of(DemonsCuda *st, const NwVolume *like)
+{
+  return nw_stage_for(&st->stage, 3 * nw_volume_n_voxels(like));
+}
 
 static double param(const DemonsCuda *st, const char *name)
 {
@@ -217,7 +225,7 @@ static NwVolume *download_field(DemonsCuda *st, const float4 *d, float4 *staging
                                 const NwVolume *like, GError **error)
 {
   g_autoptr(NwVolume) h = nw_volume_new_like(like, 3, error);
-  if (h == NULL || !NW_CUDA_CHECK(nw_field_download(h->data, staging, d, st->g, st->stream), error))
+  if (h == NULL || !NW_CUDA_CHECK(nw_field_download(h->data, staging, d, st->g, stage_of(st, like), st->stream), error))
     return NULL;
   return (NwVolume *)g_steal_pointer(&h);
 }
@@ -282,6 +290,7 @@ static void demons_destroy(void *state)
   cudaFree(st->d_max_u);
   cudaFree(st->d_max_v);
   cudaFreeHost(st->h);
+  cudaFreeHost(st->stage);
   if (st->stream != NULL)
     cudaStreamDestroy(st->stream);
   nw_demons_job_clear(&st->job);
@@ -328,7 +337,7 @@ static gboolean demons_publish_frame(void *state, NwFrame *frame, GError **error
   DemonsCuda *st = (DemonsCuda *)state;
   const NwVolume *like = st->job.pyr_fixed[st->job.pr.level];
   frame->iteration = st->job.pr.iteration;
-  frame->image = nw_image_download_new(st->W, like, st->stream, error);
+  frame->image = nw_image_download_new(st->W, like, stage_of(st, like), st->stream, error);
   frame->field = frame->image ? download_field(st, st->s, st->tmp, like, error) : NULL;
   return frame->field != NULL;
 }
@@ -374,16 +383,16 @@ static NwMethodResult *demons_result(void *state, GError **error)
     moving = st->W;
   }
   ok = ok && NW_CUDA_CHECK(nw_warp_cuda(img, moving, st->s, false, st->g, st->stream), error) &&
-       (o.warped = nw_image_download_new(img, full, st->stream, error)) != NULL &&
+       (o.warped = nw_image_download_new(img, full, stage_of(st, full), st->stream, error)) != NULL &&
        NW_CUDA_CHECK(nw_jacobian_cuda(img, st->s, st->g, st->stream), error) &&
-       (o.jacobian = nw_image_download_new(img, full, st->stream, error)) != NULL;
+       (o.jacobian = nw_image_download_new(img, full, stage_of(st, full), st->stream, error)) != NULL;
   if (ok && st->job.moving_labels != NULL) {
     float *labels = img + nw_volume_n_voxels(full); /* the second quarter of u */
     ok = NW_CUDA_CHECK(cudaMemcpyAsync(labels, st->job.moving_labels->data, bytes,
                                        cudaMemcpyHostToDevice, st->stream),
                        error) &&
          NW_CUDA_CHECK(nw_warp_cuda(img, labels, st->s, true, st->g, st->stream), error) &&
-         (o.labels = nw_image_download_new(img, full, st->stream, error)) != NULL;
+         (o.labels = nw_image_download_new(img, full, stage_of(st, full), st->stream, error)) != NULL;
   }
   /* W no longer holds M ∘ s after a histogram-matched result: keep the state consistent. */
   ok = ok && (moving == st->M ||

@@ -150,40 +150,36 @@ cudaError_t nw_field_upload(float4 *d_field, void *d_staging, const float *h_xyz
   return nw_cuda_launched(stream);
 }
 
-/* n floats from the device into fresh pageable host memory, the way the results leave the GPU.
- * A plain cudaMemcpy into a new 166 MB field took 107-114 ms on the H100 host (fluid's 240^3
- * result, 2026-11-26): through two pinned chunks instead (staging_cuda.cuh). */
-static cudaError_t download_floats(float *h, const float *d, size_t n, cudaStream_t stream)
-{
-  return nw_download_floats(h, d, n, NULL, stream);
-}
-
+/* The results leave the GPU through two pinned chunks (staging_cuda.cuh): a plain cudaMemcpy
+ * into a new 166 MB host field took 107-114 ms on the H100 host (fluid's 240^3 result,
+ * 2026-11-26). */
 cudaError_t nw_field_download(float *h_xyz, void *d_staging, const float4 *d_field, const NwGrid &g,
-                              cudaStream_t stream)
+                              float *stage, cudaStream_t stream)
 {
   pack_kernel<<<nw_blocks_for(g.n(), THREADS), THREADS, 0, stream>>>((float *)d_staging, d_field,
                                                                      g.n());
   cudaError_t e = nw_cuda_launched(stream);
   if (e != cudaSuccess)
     return e;
-  return download_floats(h_xyz, (const float *)d_staging, (size_t)g.n() * 3, stream);
+  return nw_download_floats(h_xyz, (const float *)d_staging, (size_t)g.n() * 3, stage, stream);
 }
 
-NwVolume *nw_image_download_new(const float *d, const NwVolume *like, cudaStream_t stream,
-                                GError **error)
+NwVolume *nw_image_download_new(const float *d, const NwVolume *like, float *stage,
+                                cudaStream_t stream, GError **error)
 {
   g_autoptr(NwVolume) h = nw_volume_new_like(like, 1, error);
-  if (h == NULL || !NW_CUDA_CHECK(download_floats(h->data, d, nw_volume_n_voxels(h), stream), error))
+  if (h == NULL ||
+      !NW_CUDA_CHECK(nw_download_floats(h->data, d, nw_volume_n_voxels(h), stage, stream), error))
     return NULL;
   return (NwVolume *)g_steal_pointer(&h);
 }
 
 NwVolume *nw_field_download_new(const float4 *d, void *d_staging, const NwVolume *like,
-                                cudaStream_t stream, GError **error)
+                                float *stage, cudaStream_t stream, GError **error)
 {
   g_autoptr(NwVolume) h = nw_volume_new_like(like, 3, error);
   const NwGrid g{like->nx, like->ny, like->nz};
-  if (h == NULL || !NW_CUDA_CHECK(nw_field_download(h->data, d_staging, d, g, stream), error))
+  if (h == NULL || !NW_CUDA_CHECK(nw_field_download(h->data, d_staging, d, g, stage, stream), error))
     return NULL;
   return (NwVolume *)g_steal_pointer(&h);
 }

@@ -43,15 +43,18 @@ cudaError_t nw_jacobian_cuda(float *out, const float4 *u, const NwGrid &g, cudaS
  * buffer of at least 12·n bytes (it may alias nothing else in flight). */
 cudaError_t nw_field_upload(float4 *d_field, void *d_staging, const float *h_xyz, const NwGrid &g,
                             cudaStream_t stream);
+/* The downloads go through stage, a job's pinned pair (staging_cuda.cuh; NULL: one made for
+ * the call). */
 cudaError_t nw_field_download(float *h_xyz, void *d_staging, const float4 *d_field, const NwGrid &g,
-                              cudaStream_t stream);
+                              float *stage, cudaStream_t stream);
 
 /* New host copies on the grid of `like` (its size and affine): of the device image d (nc = 1)
- * and of the device field d (nc = 3, through d_staging as nw_field_download). Both
- * synchronise the stream; NULL with *error set (NW_CUDA_CHECK's message) on failure. */
-NwVolume *nw_image_download_new(const float *d, const NwVolume *like, cudaStream_t stream,
-                                GError **error);
-NwVolume *nw_field_download_new(const float4 *d, void *d_staging, const NwVolume *like,
+ * and of the device field d (nc = 3, through d_staging as nw_field_download), through stage as
+ * above. Both synchronise the stream; NULL with *error set (NW_CUDA_CHECK's message) on
+ * failure. */
+NwVolume *nw_image_download_new(const float *d, const NwVolume *like, float *stage,
                                 cudaStream_t stream, GError **error);
+NwVolume *nw_field_download_new(const float4 *d, void *d_staging, const NwVolume *like,
+                                float *stage, cudaStream_t stream, GError **error);
 
 #endif

@@ -28,6 +28,7 @@
 #include "demons_kernels.cuh"
 #include "demons_method.h"
 #include "field_cuda.cuh"
+#include "staging_cuda.cuh"
 #include "fluid_kernels.cuh"
 #include "fluid_method.h"
 #include "gauss_cuda.cuh"
@@ -79,9 +80,16 @@ struct FluidCuda {
   float4 *f, *r, *u_prev, *u_tot;
   NwFluidSumsCuda *d_partials;
   Readback *d_back, *h_back;
+  float *stage; /* the downloads' pinned pair (staging_cuda.cuh), made at the first large one */
 
   NwFluidFigures fig;
 };
+
+/* The job's stage for downloads on the grid of like (a field's three floats a voxel at most). */
+static float *stage_of(FluidCuda *st, const NwVolume *like)
+{
+  return nw_stage_for(&st->stage, 3 * nw_volume_n_voxels(like));
+}
 
 static double param(const FluidCuda *st, const char *name)
 {
@@ -436,7 +444,8 @@ static gboolean build_pyramids(FluidCuda *st, const NwMethodInputs *in, GError *
 /* Statistics of the device image d on the current level's grid, through a host copy. */
 static gboolean device_stats(FluidCuda *st, const float *d, NwVolumeStats *vs, GError **error)
 {
-  g_autoptr(NwVolume) h = nw_image_download_new(d, level_like(st, st->level), st->stream, error);
+  g_autoptr(NwVolume) h = nw_image_download_new(d, level_like(st, st->level),
+                                                      stage_of(st, level_like(st, st->level)), st->stream, error);
   if (h == NULL)
     return FALSE;
   nw_volume_stats(h, vs);
@@ -561,6 +570,7 @@ static void fluid_destroy(void *state)
   for (size_t p = 0; p < G_N_ELEMENTS(pyrs); p++)
     pyramid_free(pyrs[p]);
   cudaFreeHost(st->h_back);
+  cudaFreeHost(st->stage);
   if (st->stream != NULL)
     cudaStreamDestroy(st->stream);
   for (int l = 0; l < MAX_LEVELS; l++)
@@ -648,8 +658,8 @@ static gboolean fluid_publish_frame(void *state, NwFrame *frame, GError **error)
   const NwVolume *like = level_like(st, st->level);
   frame->iteration = st->iteration;
   return frame_on_device(st, error) &&
-         (frame->image = nw_image_download_new(st->W, like, st->stream, error)) != NULL &&
-         (frame->field = nw_field_download_new(st->u_tot, st->f, like, st->stream, error)) != NULL;
+         (frame->image = nw_image_download_new(st->W, like, stage_of(st, like), st->stream, error)) != NULL &&
+         (frame->field = nw_field_download_new(st->u_tot, st->f, like, stage_of(st, like), st->stream, error)) != NULL;
 }
 
 /* Live display: W and s of the current level, device-to-device into the front on the job's
@@ -697,7 +707,7 @@ static NwVolume *warp_full(FluidCuda *st, const float4 *s, const NwVolume *host,
   return NW_CUDA_CHECK(
              nw_warp_cuda(st->W, dev != NULL ? dev : st->trial.Tw, s, nearest, gf, st->stream),
              error)
-             ? nw_image_download_new(st->W, full, st->stream, error)
+             ? nw_image_download_new(st->W, full, stage_of(st, full), st->stream, error)
              : NULL;
 }
 
@@ -711,7 +721,7 @@ static NwMethodResult *fluid_result(void *state, GError **error)
   const gint64 t0 = g_get_monotonic_time();
   void *staging = NULL;
   const float4 *s = full_forward(st, &staging, error);
-  NwVolume *fwd = s != NULL ? nw_field_download_new(s, staging, full, st->stream, error) : NULL;
+  NwVolume *fwd = s != NULL ? nw_field_download_new(s, staging, full, stage_of(st, full), st->stream, error) : NULL;
   const double fwd_ms = ms_since(t0);
   /* The original moving intensities, also when they were histogram-matched for the run:
    * the finest level of M is the moving image itself unless it was matched. */
@@ -725,7 +735,7 @@ static NwMethodResult *fluid_result(void *state, GError **error)
   const gint64 t2 = g_get_monotonic_time();
   NwVolume *jac =
       warped != NULL && NW_CUDA_CHECK(nw_jacobian_cuda(st->W, s, grid_of(full), st->stream), error)
-          ? nw_image_download_new(st->W, full, st->stream, error)
+          ? nw_image_download_new(st->W, full, stage_of(st, full), st->stream, error)
           : NULL;
   const double jac_ms = ms_since(t2);
   const gint64 t3 = g_get_monotonic_time();

@@ -10,31 +10,27 @@ cudaError_t nw_stage_alloc(float **stage)
   return cudaHostAlloc((void **)stage, 2 * kNwStageChunk * sizeof(float), cudaHostAllocDefault);
 }
 
-/* The process's own stage, made at the first large copy without a caller's stage and kept:
- * cudaHostAlloc of 16 MiB costs milliseconds, and a result copies two or three volumes.
- * Portable, so any device's context may use it. A copy that finds it in use (two jobs copying
- * at once) makes a stage of its own for that copy. */
-static GMutex kept_lock;
-static float *kept_stage;
+float *nw_stage_for(float **slot, size_t n)
+{
+  if (n <= kNwStageChunk)
+    return nullptr; /* a copy that size goes straight */
+  if (*slot == nullptr && nw_stage_alloc(slot) != cudaSuccess)
+    *slot = nullptr;
+  return *slot;
+}
 
 /* The pinned pair and its two events ("the GPU is done with half b"). */
 typedef struct {
   float *stage;
-  bool owned, kept;
+  bool owned;
   cudaEvent_t done[2];
 } Stage;
 
 static cudaError_t stage_open(Stage *s, float *stage)
 {
-  *s = {stage, false, false, {nullptr, nullptr}};
+  *s = {stage, false, {nullptr, nullptr}};
   cudaError_t e = cudaSuccess;
-  if (s->stage == nullptr && g_mutex_trylock(&kept_lock)) {
-    s->kept = true;
-    if (kept_stage == nullptr)
-      e = cudaHostAlloc((void **)&kept_stage, 2 * kNwStageChunk * sizeof(float),
-                        cudaHostAllocPortable);
-    s->stage = kept_stage;
-  } else if (s->stage == nullptr) {
+  if (s->stage == nullptr) {
     e = nw_stage_alloc(&s->stage);
     s->owned = e == cudaSuccess;
   }
@@ -52,8 +48,6 @@ static void stage_close(Stage *s, cudaStream_t stream, cudaError_t e)
       cudaEventDestroy(s->done[b]);
   if (s->owned)
     cudaFreeHost(s->stage);
-  if (s->kept)
-    g_mutex_unlock(&kept_lock);
 }
 
 cudaError_t nw_upload_floats(float *d, const float *h, size_t n, float *stage, cudaStream_t stream)

@@ -15,10 +15,14 @@ constexpr size_t kNwStageChunk = (size_t)1 << 21;
 
 /* A stage for the calls below: cudaHostAlloc of 2 x kNwStageChunk floats. */
 cudaError_t nw_stage_alloc(float **stage);
+/* The stage for a copy of n floats from a job's slot: NULL when n needs none, else *slot, made
+ * by nw_stage_alloc at the first such copy (the job frees it with cudaFreeHost); NULL if that
+ * fails (the copy then tries one of its own and reports the error). */
+float *nw_stage_for(float **slot, size_t n);
 
 /* n floats from host h to device d; returns once they are on the device (h may be reused).
- * stage: nw_stage_alloc's, or NULL: the process's own, kept between calls (or, while another
- * thread copies through that one, one allocated for the call). */
+ * stage: nw_stage_alloc's (a job's, kept for its copies: allocating 16 MiB of pinned memory costs
+ * milliseconds), or NULL for one allocated for the call. */
 cudaError_t nw_upload_floats(float *d, const float *h, size_t n, float *stage, cudaStream_t stream);
 
 /* n floats from device d into host h (pageable, fresh or not); returns once they are there. */

@@ -21,6 +21,7 @@
 #include "cuda_validate.h"
 #include "field.h"
 #include "field_cuda.cuh"
+#include "staging_cuda.cuh"
 #include "resample.h"
 #include "testutil.h"
 
@@ -230,8 +231,8 @@ static void test_jacobian(void)
 }
 
 /* Host float3 -> device float4 -> host float3 through the staging buffer: copies only, so
- * exactly equal (tolerance 0). */
-static void upload_download(const Dims d)
+ * exactly equal (tolerance 0). stage: a job's pinned pair, or NULL (one for the call). */
+static void upload_download(const Dims d, float *stage)
 {
   const NwTolerance exact = {0.0, 0.0};
   const size_t n = voxels(d);
@@ -245,7 +246,7 @@ static void upload_download(const Dims d)
   for (size_t q = 0; q < nw_volume_n_floats(back); q++)
     back->data[q] = NAN;
   NW_TEST_CUDA(nw_poison(staging, n * 3 * sizeof(float)));
-  NW_TEST_CUDA(nw_field_download(back->data, staging, field, grid_of(d), 0));
+  NW_TEST_CUDA(nw_field_download(back->data, staging, field, grid_of(d), stage, 0));
   check(nw_validate_floats("field download", back->data, 3, h->data, 3, 3, n, exact));
   NW_TEST_CUDA(cudaFree(field));
   NW_TEST_CUDA(cudaFree(staging));
@@ -253,13 +254,21 @@ static void upload_download(const Dims d)
 
 static void test_upload_download(void)
 {
-  upload_download(grids[2]);
-  /* 4.6 Mi floats: more than one 4 Mi-float chunk of download_floats' pinned staging, the
-   * last chunk partial */
-  upload_download(Dims{130, 121, 97});
+  upload_download(grids[2], NULL);
+  /* 4.6 Mi floats: more than two 2 Mi-float chunks of the pinned stage (staging_cuda.cuh), the
+   * last chunk partial; through a stage of the call's own, then a job's kept stage twice */
+  upload_download(Dims{130, 121, 97}, NULL);
+  float *slot = NULL;
+  float *stage = nw_stage_for(&slot, (size_t)130 * 121 * 97 * 3);
+  g_assert_nonnull(stage);
+  g_assert_true(stage == slot);
+  g_assert_null(nw_stage_for(&slot, 1000)); /* a small copy needs none */
+  upload_download(Dims{130, 121, 97}, stage);
+  upload_download(Dims{130, 121, 97}, nw_stage_for(&slot, (size_t)130 * 121 * 97 * 3));
+  NW_TEST_CUDA(cudaFreeHost(slot));
 }
 
-/* An image of 4.3 Mi voxels down through the pinned chunks (two, the second partial) into a
+/* An image of 4.3 Mi voxels down through the pinned chunks (three, the last partial) into a
  * new host volume: copies only, so exactly equal. */
 static void test_image_download(void)
 {
@@ -269,7 +278,7 @@ static void test_image_download(void)
   float *d = (float *)nw_test_device_poisoned(n * sizeof(float));
   NW_TEST_CUDA(cudaMemcpy(d, h->data, n * sizeof(float), cudaMemcpyHostToDevice));
   GError *error = NULL;
-  g_autoptr(NwVolume) back = nw_image_download_new(d, h, 0, &error);
+  g_autoptr(NwVolume) back = nw_image_download_new(d, h, NULL, 0, &error);
   g_assert_no_error(error);
   check(nw_validate_floats("image download", back->data, 1, h->data, 1, 1, n, exact));
   NW_TEST_CUDA(cudaFree(d));

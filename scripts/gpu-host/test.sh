@@ -15,7 +15,8 @@
 # $OUT/summary.txt). Knobs: NW_GPU_JOBS (build jobs), NW_CTEST_TIMEOUT (s per test, default
 # 120), NW_SANITIZER_TIMEOUT (s per sanitizer run, default 150), NW_TIME_BUDGET (s, default
 # 540: no sanitizer run starts that could end later), NW_SKIP_SANITIZERS=1, NW_SANITIZE_ONLY
-# (a regex: only the CUDA tests it matches), NW_RACECHECK_ARGS (options for the tests under
+# (a regex: only the CUDA tests it matches), NW_SANITIZE_SKIP (a regex on "tool test", e.g.
+# "memcheck test_cuda_nlm": those runs are skipped), NW_RACECHECK_ARGS (options for the tests under
 # racecheck, e.g. "-s /cuda/nlm/top-m-large" to skip a case too slow there),
 # NW_SKIP_LIVE_BENCH=1, NW_LIVE_SIZE / NW_LIVE_SECONDS (bench_live, default 256 and 8),
 # NW_LIVE_REFRESH (the display rates bench_live runs at, default "0 60"),
@@ -623,13 +624,21 @@ else
       run_timeout=$((left < san_timeout ? left : san_timeout))
       extra=() args=()
       [ "$tool" = memcheck ] && extra=(--leak-check full)
+      if [[ -n "${NW_SANITIZE_SKIP:-}" && "$tool $name" =~ $NW_SANITIZE_SKIP ]]; then
+        record "$tool $name" 77 "NW_SANITIZE_SKIP"
+        continue
+      fi
       # shellcheck disable=SC2206 # GLib test options, e.g. "-s /cuda/nlm/top-m-large"
       [ "$tool" = racecheck ] && args=(${NW_RACECHECK_ARGS:-})
+      # under racecheck the tests take their small cases only (NW_TEST_SMALL; e.g.
+      # test_cuda_nlm's 16k-row band, minutes there): the kernels and paths are the same
+      small=
+      [ "$tool" = racecheck ] && small=1
       log=$OUT/$tool-$name.log
       echo "== $tool $name"
       (cd "$build/tests" 2>/dev/null || cd "$build"
-       timeout "$run_timeout" "$sanitizer" --tool "$tool" "${extra[@]}" --error-exitcode 1 \
-         "$exe" "${args[@]}") >"$log" 2>&1
+       env ${small:+NW_TEST_SMALL=1} timeout "$run_timeout" "$sanitizer" --tool "$tool" "${extra[@]}" \
+         --error-exitcode 1 "$exe" "${args[@]}") >"$log" 2>&1
       rc=$?
       record "$tool $name" "$rc" "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1)"
       [ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] || tail -n 30 "$log"

@@ -55,7 +55,8 @@ static gboolean call_end(Call *c, gboolean ok, GError **error)
 
 /* The tensor-core filter is the default: its kept sets equal the exact kernel's by
  * construction (bound, then an exact recheck), and on the H100 they did on every row of
- * bench_nlm's bands and the whole 1 mm brain's SDF bit for bit, 6-11x faster.
+ * bench_nlm's bands (2026-11-26: 15-45x faster than the exact kernel with the pruning by patch
+ * mean, 40 ms against 1.79 s at 175k rows).
  * NW_NLM_KERNEL=exact takes the plain FP32 kernel. */
 extern "C" NwNlmKernel nw_nlm_kernel_from_env(void)
 {

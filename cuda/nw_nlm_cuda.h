@@ -44,8 +44,8 @@ static inline gboolean nw_nlm_kernel_is_tc(NwNlmKernel k)
   return k != NW_NLM_KERNEL_EXACT;
 }
 
-/* The kernel the environment asks for: NW_NLM_KERNEL=tc, else (unset, "exact", anything
- * else) the exact one. The method reads it when a job is created. */
+/* The kernel the environment asks for: NW_NLM_KERNEL=exact the exact one, else (unset, "tc",
+ * anything else) the tensor-core one. The method reads it when a job is created. */
 NwNlmKernel nw_nlm_kernel_from_env(void);
 const char *nw_nlm_kernel_name(NwNlmKernel k); /* "exact", "tc" */
 

@@ -40,8 +40,7 @@ typedef struct {
   int code; /* the exit status */
   /* for the summary */
   NwDmiPlan plan;
-  gint64 requests, blocks_read_voxels;
-  guint64 evaluations;
+  gint64 requests;
   const char *how[N_IN];
   const char *device;
   int dim;

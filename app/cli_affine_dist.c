@@ -59,9 +59,8 @@ static int fail_usage(NwDmiTransport *t, const char *message)
  * own step failed prints its message, and every rank returns 1. */
 static int agree(NwDmiTransport *t, gboolean ok, GError **error)
 {
-  /* a rank told that another failed (nw_dmi_agree's message) has nothing of its own to say */
-  const gboolean own = !ok && !(*error != NULL && g_str_has_prefix((*error)->message, "rank ") &&
-                                strstr((*error)->message, " failed") != NULL);
+  /* a rank told that another failed (nw_dmi_agree's error) has nothing of its own to say */
+  const gboolean own = !ok && !g_error_matches(*error, NW_DMI_PEER_ERROR, 0);
   const int first = nw_dmi_agree(t, !own && ok, NULL);
   if (first < 0 && ok)
     return -1;

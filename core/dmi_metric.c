@@ -405,6 +405,8 @@ void nw_dmi_parzen_smooth(const gint64 *hist, int bins, gboolean parzen, double 
     }
 }
 
+G_DEFINE_QUARK(nw-dmi-peer-error-quark, nw_dmi_peer_error)
+
 int nw_dmi_agree(NwDmiTransport *t, gboolean ok, GError **error)
 {
   double first = ok ? (double)t->size : (double)t->rank;
@@ -417,7 +419,7 @@ int nw_dmi_agree(NwDmiTransport *t, gboolean ok, GError **error)
     return t->rank;
   }
   if ((int)first < t->size && ok)
-    g_set_error(error, NW_ERROR, NW_ERROR_IO, "rank %d of %d failed", (int)first, t->size);
+    g_set_error(error, NW_DMI_PEER_ERROR, 0, "rank %d of %d failed", (int)first, t->size);
   return (int)first < t->size ? (int)first : -1;
 }
 

@@ -57,8 +57,13 @@ struct NwDmiTransport {
 
 /* After a step that may fail on some ranks (reading their blocks): collective. Returns -1
  * when every rank's ok is TRUE, else the lowest failing rank; a rank that did not fail gets
- * the error "rank R of N failed" (its caller prints nothing: rank R says why). */
+ * the error "rank R of N failed" in NW_DMI_PEER_ERROR (its caller prints nothing: rank R
+ * says why). */
 int nw_dmi_agree(NwDmiTransport *t, gboolean ok, GError **error);
+/* The domain of nw_dmi_agree's error for the ranks that did not fail (code 0), so that a
+ * caller tells it from a failure of its own without reading the message. */
+#define NW_DMI_PEER_ERROR (nw_dmi_peer_error_quark())
+GQuark nw_dmi_peer_error_quark(void);
 
 /* ---- the loopback transport (dmi_loopback.c) ------------------------------------------- */
 

@@ -173,17 +173,13 @@ static gboolean run_case(NwDmiTransport *t, Case *c, GError **error)
   /* warm-up: the first evaluation's allocations and the caches, and the first sum on the
    * path the timed ones take (NCCL's first all-reduce connects the ranks: on 2 and 4 H100s
    * it made the sweep's first angle 150-290 ms when the warm-up summed through MPI) */
-  ok = ok && c->ops->local(metric, maps[1], hist, &sent, error) &&
-       (c->ops->reduce != NULL ? c->ops->reduce(metric, hist, BINS * BINS, error)
-                               : t->allreduce_i64(t, hist, BINS * BINS, error));
+  ok = ok && nw_dmi_ops_histogram(c->ops, metric, t, maps[1], BINS, hist, &sent, error);
   gint64 sent_angle[N_ANGLES] = {0}, us_angle[N_ANGLES] = {0};
   for (int r = 0; ok && r < c->repeat; r++)
     for (int a = 0; ok && a < N_ANGLES; a++) {
       /* an evaluation ends with the collective sum: every rank has waited for the slowest */
       const gint64 ta = g_get_monotonic_time();
-      ok = c->ops->local(metric, maps[a], hist, &sent, error) &&
-           (c->ops->reduce != NULL ? c->ops->reduce(metric, hist, BINS * BINS, error)
-                                   : t->allreduce_i64(t, hist, BINS * BINS, error));
+      ok = nw_dmi_ops_histogram(c->ops, metric, t, maps[a], BINS, hist, &sent, error);
       us_angle[a] += g_get_monotonic_time() - ta;
       c->window_mb_angle[a] += window_mb(c, metric) / c->repeat;
       sent_angle[a] += sent;
@@ -191,9 +187,7 @@ static gboolean run_case(NwDmiTransport *t, Case *c, GError **error)
       for (int e = 0; ok && e < c->nearby; e++) {
         sweep_maps_at(c->size, 0.01 * (e + 1), near);
         const gint64 tn = g_get_monotonic_time();
-        ok = c->ops->local(metric, near[a], hist, &sent, error) &&
-             (c->ops->reduce != NULL ? c->ops->reduce(metric, hist, BINS * BINS, error)
-                                     : t->allreduce_i64(t, hist, BINS * BINS, error));
+        ok = nw_dmi_ops_histogram(c->ops, metric, t, near[a], BINS, hist, &sent, error);
         us_near[a] += g_get_monotonic_time() - tn;
         c->window_mb_nearby[a] += window_mb(c, metric) / c->repeat / c->nearby;
       }

@@ -128,12 +128,8 @@ static gboolean dmi_evaluate(void *impl, const double map[12], NwAffineSums *sum
   DmiCost *c = impl;
   const int len = c->spec.bins * c->spec.bins;
   gint64 requests = 0;
-  if (!c->ops->local(c->metric, map, c->hist, &requests, error))
-    return FALSE;
-  const gboolean reduced = c->ops->reduce != NULL
-                               ? c->ops->reduce(c->metric, c->hist, len, error)
-                               : c->d->t->allreduce_i64(c->d->t, c->hist, len, error);
-  if (!reduced)
+  if (!nw_dmi_ops_histogram(c->ops, c->metric, c->d->t, map, c->spec.bins, c->hist, &requests,
+                            error))
     return FALSE;
   if (c->d->counters != NULL) {
     c->d->counters->evaluations++;

@@ -458,3 +458,13 @@ const NwDmiMetricOps nw_dmi_metric_cpu_ops = {
     .reduce = NULL,
     .destroy = ops_destroy,
 };
+
+gboolean nw_dmi_ops_histogram(const NwDmiMetricOps *ops, void *impl, NwDmiTransport *t,
+                              const double map[12], int bins, gint64 *hist, gint64 *requests,
+                              GError **error)
+{
+  const int len = bins * bins;
+  return ops->local(impl, map, hist, requests, error) &&
+         (ops->reduce != NULL ? ops->reduce(impl, hist, len, error)
+                              : t->allreduce_i64(t, hist, len, error));
+}

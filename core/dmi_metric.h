@@ -133,6 +133,11 @@ typedef struct {
   void (*destroy)(void *impl);
 } NwDmiMetricOps;
 extern const NwDmiMetricOps nw_dmi_metric_cpu_ops;
+/* The whole image's joint histogram on every rank through ops (impl: its create's): local,
+ * then reduce, or the transport's allreduce_i64 where ops has none; *requests as local's. */
+gboolean nw_dmi_ops_histogram(const NwDmiMetricOps *ops, void *impl, NwDmiTransport *t,
+                              const double map[12], int bins, gint64 *hist, gint64 *requests,
+                              GError **error);
 
 typedef struct {
   guint64 evaluations;

@@ -300,11 +300,11 @@ static gboolean baseline_case(const char *file, const char *strategy, const char
 static void add_efficiency(JsonBuilder *jb, const char *name, const double *t1, const double *tr,
                            int ranks)
 {
-  json_builder_set_member_name(jb, name);
-  json_builder_begin_array(jb);
+  double e[N_ANGLES];
   for (int a = 0; a < N_ANGLES; a++)
-    json_builder_add_double_value(jb, t1[a] > 0 && tr[a] > 0 ? t1[a] / (ranks * tr[a]) : 0.0);
-  json_builder_end_array(jb);
+    e[a] = t1[a] > 0 && tr[a] > 0 ? t1[a] / (ranks * tr[a]) : 0.0;
+  json_builder_set_member_name(jb, name);
+  nw_json_add_numbers(jb, e, N_ANGLES);
 }
 
 typedef struct {
@@ -408,30 +408,18 @@ static gboolean bench_rank(NwDmiTransport *t, gpointer data)
       nw_json_member_number(jb, "remote_requests_per_evaluation", c.requests);
       nw_json_member_number(jb, "histogram_mass", c.mass);
       json_builder_set_member_name(jb, "ms_per_angle");
-      json_builder_begin_array(jb);
-      for (int a = 0; a < N_ANGLES; a++)
-        json_builder_add_double_value(jb, c.ms_angle[a]);
-      json_builder_end_array(jb);
+      nw_json_add_numbers(jb, c.ms_angle, N_ANGLES);
       json_builder_set_member_name(jb, "ms_per_angle_nearby");
-      json_builder_begin_array(jb);
-      for (int a = 0; a < N_ANGLES; a++)
-        json_builder_add_double_value(jb, c.ms_angle_nearby[a]);
-      json_builder_end_array(jb);
+      nw_json_add_numbers(jb, c.ms_angle_nearby, N_ANGLES);
       json_builder_set_member_name(jb, "window_mb_per_angle");
-      json_builder_begin_array(jb);
-      for (int a = 0; a < N_ANGLES; a++)
-        json_builder_add_double_value(jb, c.window_mb_angle[a]);
-      json_builder_end_array(jb);
+      nw_json_add_numbers(jb, c.window_mb_angle, N_ANGLES);
       json_builder_set_member_name(jb, "window_mb_per_angle_nearby");
-      json_builder_begin_array(jb);
+      nw_json_add_numbers(jb, c.window_mb_nearby, N_ANGLES);
+      double per_s[N_ANGLES];
       for (int a = 0; a < N_ANGLES; a++)
-        json_builder_add_double_value(jb, c.window_mb_nearby[a]);
-      json_builder_end_array(jb);
+        per_s[a] = c.ms_angle[a] > 0 ? 1e3 / c.ms_angle[a] : 0.0;
       json_builder_set_member_name(jb, "evaluations_per_s_per_angle");
-      json_builder_begin_array(jb);
-      for (int a = 0; a < N_ANGLES; a++)
-        json_builder_add_double_value(jb, c.ms_angle[a] > 0 ? 1e3 / c.ms_angle[a] : 0.0);
-      json_builder_end_array(jb);
+      nw_json_add_numbers(jb, per_s, N_ANGLES);
       double t1[N_ANGLES], t1n[N_ANGLES], t1m = 0.0;
       if (baseline_case(b->baseline, b->strategies[s], b->fixed_cap ? "fixed" : "per-rank",
                         c.per_rank, t1, t1n, &t1m)) {
@@ -446,10 +434,7 @@ static gboolean bench_rank(NwDmiTransport *t, gpointer data)
         }
       }
       json_builder_set_member_name(jb, "requests_per_angle");
-      json_builder_begin_array(jb);
-      for (int a = 0; a < N_ANGLES; a++)
-        json_builder_add_double_value(jb, c.requests_angle[a]);
-      json_builder_end_array(jb);
+      nw_json_add_numbers(jb, c.requests_angle, N_ANGLES);
       json_builder_end_object(jb);
     }
   json_builder_end_array(jb);

@@ -29,11 +29,7 @@ gboolean nw_dmi_strategy_parse(const char *text, NwDmiStrategy *out, GError **er
 static gboolean read_volume_region(gpointer data, const int lo[3], const int hi[3], float *out,
                                    GError **error)
 {
-  const NwVolume *v = data;
-  const size_t w = (size_t)(hi[0] - lo[0]);
-  for (int k = lo[2]; k < hi[2]; k++)
-    for (int j = lo[1]; j < hi[1]; j++, out += w)
-      memcpy(out, v->data + nw_volume_index(v, lo[0], j, k), w * sizeof(float));
+  nw_volume_copy_region(data, lo, hi, out);
   return TRUE;
 }
 

@@ -63,11 +63,11 @@ static gboolean read_level(NwDmiPyramid *p, int l, const int lo[3], const int hi
   if (half == NULL)
     return FALSE;
   /* coarse voxel o of the region's half is the image's voxel flo / 2 + o */
-  const int off[3] = {lo[0] - flo[0] / 2, lo[1] - flo[1] / 2, lo[2] - flo[2] / 2};
-  const size_t w = (size_t)(hi[0] - lo[0]);
-  for (int k = 0; k < hi[2] - lo[2]; k++)
-    for (int j = 0; j < hi[1] - lo[1]; j++, out += w)
-      memcpy(out, half->data + nw_volume_index(half, off[0], off[1] + j, off[2] + k),
-             w * sizeof(float));
+  int hlo[3], hhi[3];
+  for (int a = 0; a < 3; a++) {
+    hlo[a] = lo[a] - flo[a] / 2;
+    hhi[a] = hlo[a] + hi[a] - lo[a];
+  }
+  nw_volume_copy_region(half, hlo, hhi, out);
   return TRUE;
 }

@@ -187,8 +187,8 @@ static gboolean read_tiff_region(NwTiledImage *t, const int lo[3], const int hi[
 gboolean nw_tiled_read(NwTiledImage *t, const int lo[3], const int hi[3], float *out,
                        GError **error)
 {
-  const size_t w = (size_t)(hi[0] - lo[0]);
-  const size_t n = w * (size_t)(hi[1] - lo[1]) * (size_t)(hi[2] - lo[2]);
+  const size_t n =
+      (size_t)(hi[0] - lo[0]) * (size_t)(hi[1] - lo[1]) * (size_t)(hi[2] - lo[2]);
   gboolean ok = TRUE;
   switch (t->kind) {
   case TILES_NIFTI:
@@ -198,10 +198,7 @@ gboolean nw_tiled_read(NwTiledImage *t, const int lo[3], const int hi[3], float 
     ok = read_tiff_region(t, lo, hi, out, error);
     break;
   default:
-    for (int k = lo[2]; k < hi[2]; k++)
-      for (int j = lo[1]; j < hi[1]; j++)
-        memcpy(out + ((size_t)(k - lo[2]) * (size_t)(hi[1] - lo[1]) + (size_t)(j - lo[1])) * w,
-               t->whole->data + nw_volume_index(t->whole, lo[0], j, k), w * sizeof(float));
+    nw_volume_copy_region(t->whole, lo, hi, out);
   }
   if (!ok)
     return FALSE;

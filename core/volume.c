@@ -232,3 +232,11 @@ gboolean nw_volume_check_finite(const NwVolume *v, const char *name, GError **er
               name, bad, n);
   return FALSE;
 }
+
+void nw_volume_copy_region(const NwVolume *v, const int lo[3], const int hi[3], float *out)
+{
+  const size_t w = (size_t)(hi[0] - lo[0]);
+  for (int k = lo[2]; k < hi[2]; k++)
+    for (int j = lo[1]; j < hi[1]; j++, out += w)
+      memcpy(out, v->data + nw_volume_index(v, lo[0], j, k), w * sizeof(float));
+}

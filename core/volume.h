@@ -59,6 +59,9 @@ static inline size_t nw_volume_index(const NwVolume *v, int i, int j, int k)
 {
   return ((size_t)k * (size_t)v->ny + (size_t)j) * (size_t)v->nx + (size_t)i;
 }
+/* The voxels [lo, hi) of a scalar v (lo, hi inside its grid) into out, x fastest, row by
+ * row: an image's block (the distributed metric's, dmi_metric.h). */
+void nw_volume_copy_region(const NwVolume *v, const int lo[3], const int hi[3], float *out);
 
 /* Set the affine and derive spacing_mm from its column norms. */
 void nw_volume_set_affine(NwVolume *v, const double vox_to_ras[16]);

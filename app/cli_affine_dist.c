@@ -262,7 +262,7 @@ out:
   return code;
 }
 
-static gboolean loopback_main(NwDmiTransport *t, gpointer data)
+static gboolean rank_fn(NwDmiTransport *t, gpointer data)
 {
   Run *r = data;
   r->code = rank_main(t, r);
@@ -308,13 +308,7 @@ int nw_cli_affine_distributed(NwCliMethod *m, const AffineArgs *a, const NwCliDi
     return NW_CLI_EXIT_USAGE;
   }
   r.forced = o->blocks != NULL ? &forced : NULL;
-  if (nw_cli_mpi_on()) {
-    NwDmiTransport *t = nw_cli_mpi_transport_new();
-    r.code = rank_main(t, &r);
-    nw_cli_mpi_transport_free(t);
-  } else {
-    nw_dmi_loopback_run(1, loopback_main, &r, NULL);
-  }
+  nw_cli_mpi_run(1, rank_fn, &r);
   nw_cli_mpi_finish();
   return r.code;
 }

@@ -46,7 +46,7 @@ gboolean nw_cli_mpi_on(void)
   return mpi_on;
 }
 
-/* ---- the transport ------------------------------------------------------------------------ */
+/* ---- the transport over MPI_COMM_WORLD ---------------------------------------------------- */
 
 typedef struct {
   MPI_Datatype request; /* NW_DMI_REQUEST_BYTES contiguous bytes */
@@ -183,7 +183,7 @@ static gboolean mpi_exchange_wait(NwDmiTransport *t, NwDmiExchange *x, const NwD
   return TRUE;
 }
 
-NwDmiTransport *nw_cli_mpi_transport_new(void)
+static NwDmiTransport *transport_new(void)
 {
   g_return_val_if_fail(mpi_on, NULL);
   Mpi *m = g_new0(Mpi, 1);
@@ -202,7 +202,7 @@ NwDmiTransport *nw_cli_mpi_transport_new(void)
   return t;
 }
 
-void nw_cli_mpi_transport_free(NwDmiTransport *t)
+static void transport_free(NwDmiTransport *t)
 {
   if (t == NULL)
     return;
@@ -236,14 +236,24 @@ gboolean nw_cli_mpi_on(void)
   return FALSE;
 }
 
-NwDmiTransport *nw_cli_mpi_transport_new(void)
+static NwDmiTransport *transport_new(void)
 {
   return NULL;
 }
 
-void nw_cli_mpi_transport_free(NwDmiTransport *t)
+static void transport_free(NwDmiTransport *t)
 {
   (void)t;
 }
 
 #endif
+
+gboolean nw_cli_mpi_run(int loopback_ranks, NwDmiRankFn fn, gpointer data)
+{
+  if (!nw_cli_mpi_on())
+    return nw_dmi_loopback_run(loopback_ranks, fn, data, NULL);
+  NwDmiTransport *t = transport_new();
+  const gboolean ok = fn(t, data);
+  transport_free(t);
+  return ok;
+}

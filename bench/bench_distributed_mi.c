@@ -512,13 +512,7 @@ int main(int argc, char **argv)
 #endif
   int rank = 0, n_ranks = 1;
   nw_cli_mpi_init(&argc, &argv, &rank, &n_ranks);
-  if (nw_cli_mpi_on()) {
-    NwDmiTransport *t = nw_cli_mpi_transport_new();
-    bench_rank(t, &b);
-    nw_cli_mpi_transport_free(t);
-  } else {
-    nw_dmi_loopback_run(b.ranks, bench_rank, &b, NULL);
-  }
+  nw_cli_mpi_run(b.ranks, bench_rank, &b);
   nw_cli_mpi_finish();
   g_strfreev(b.per_rank);
   g_strfreev(b.strategies);

@@ -87,7 +87,7 @@ typedef struct {
 void nw_dmi_window_plan(const NwDmiWindow *cur, const int need_lo[3], const int need_hi[3],
                         const int moving_n[3], gint64 budget, int margin, NwDmiWindowPlan *out);
 
-/* The storage offset of moving voxel g (inside w) along axis a. */
+/* The storage offset of moving voxel (x, y, z) (inside w) in the window's toroidal buffer. */
 static inline gsize nw_dmi_window_offset(const NwDmiWindow *w, int x, int y, int z)
 {
   const int g[3] = {x, y, z};

@@ -754,12 +754,12 @@ TIFF *nw_tiff_open(const char *path, TiffMessages *m, GError **error)
 
 static NwVolume *read_tiff(const char *path, GError **error)
 {
-  TiffMessages *m = g_new0(TiffMessages, 1); /* the handlers write here until TIFFClose */
-  TIFF *t = nw_tiff_open(path, m, error);
-  NwVolume *v = t != NULL ? tiff_decode(t, path, m, error) : NULL;
-  if (t != NULL)
-    TIFFClose(t);
-  g_free(m);
+  TiffMessages m; /* the handlers write here until TIFFClose, within this call */
+  TIFF *t = nw_tiff_open(path, &m, error);
+  if (t == NULL)
+    return NULL;
+  NwVolume *v = tiff_decode(t, path, &m, error);
+  TIFFClose(t);
   return v;
 }
 

@@ -164,17 +164,6 @@ static void downsample2_map(const NwVolume *in, int n_out[3], double sigma[3], d
   }
 }
 
-NwVolume *nw_downsample2_new(const NwVolume *in, GError **error)
-{
-  int n_out[3];
-  double sigma[3], scale[3], offset[3];
-  downsample2_map(in, n_out, sigma, scale, offset);
-  NwVolume *out = nw_volume_new(n_out[0], n_out[1], n_out[2], in->nc, error);
-  if (out != NULL)
-    compose_affine(out, in, scale, offset);
-  return out;
-}
-
 void nw_downsample2_header(const NwVolume *in, NwVolume *out)
 {
   int n_out[3];
@@ -182,6 +171,13 @@ void nw_downsample2_header(const NwVolume *in, NwVolume *out)
   downsample2_map(in, n_out, sigma, scale, offset);
   *out = (NwVolume){.nx = n_out[0], .ny = n_out[1], .nz = n_out[2], .nc = in->nc, .data = NULL};
   compose_affine(out, in, scale, offset);
+}
+
+NwVolume *nw_downsample2_new(const NwVolume *in, GError **error)
+{
+  NwVolume grid;
+  nw_downsample2_header(in, &grid);
+  return nw_volume_new_like(&grid, grid.nc, error);
 }
 
 NwVolume *nw_downsample2(const NwVolume *in, GError **error)

@@ -121,22 +121,57 @@ static inline gboolean sample_u16(const CpuCost *c, float x, float y, float z, d
   return TRUE;
 }
 
-static void evaluate_single(CpuCost *c, const double map[12], NwAffineSums *out);
+/* Fixed voxel e = (i, j, k) and the moving sample under the map at precision single (the
+ * reference: positions and weights in double); FALSE outside the domain or the moving mask. */
+static inline gboolean pair_single(const CpuCost *c, const double map[12], int i, double j,
+                                   double k, size_t e, double *f, double *m)
+{
+  const NwAffineLevel *l = &c->level;
+  const double x = map[0] * i + map[1] * j + map[2] * k + map[3];
+  const double y = map[4] * i + map[5] * j + map[6] * k + map[7];
+  const double z = map[8] * i + map[9] * j + map[10] * k + map[11];
+  float mv;
+  if (!nw_sampler_sample(l->moving, c->spec.sampler, x, y, z, &mv) ||
+      !moving_mask_ok(l->moving_mask, x, y, z))
+    return FALSE;
+  *f = (double)l->fixed->data[e];
+  *m = (double)mv;
+  return TRUE;
+}
 
-/* evaluate with precision u16: positions in float from the map rounded once (affine_quant.h). */
-static void evaluate_u16(CpuCost *c, const double map[12], NwAffineSums *out)
+/* The same at precision u16: positions in float from the map rounded once (mf), samples of
+ * the level's codes (affine_quant.h). j and k are whole numbers, so (float)j is the float of
+ * the row index itself. */
+static inline gboolean pair_u16(const CpuCost *c, const float mf[12], int i, double j, double k,
+                                size_t e, double *f, double *m)
+{
+  const float fi = (float)i, fj = (float)j, fk = (float)k;
+  const float x = nw_quant_map_row(mf, fi, fj, fk), y = nw_quant_map_row(mf + 4, fi, fj, fk),
+              z = nw_quant_map_row(mf + 8, fi, fj, fk);
+  if (!sample_u16(c, x, y, z, m))
+    return FALSE;
+  *f = nw_quant_value(c->quant_f, (float)c->qf[e]);
+  return TRUE;
+}
+
+/* The sums (and the threads' histograms) over the fixed voxels of the level, at the level's
+ * precision. */
+static void evaluate_rows(CpuCost *c, const double map[12], NwAffineSums *out)
 {
   const NwAffineLevel *l = &c->level;
   const NwVolume *F = l->fixed, *fmask = l->fixed_mask;
   const gboolean mi = c->spec.metric == NW_METRIC_MI;
+  const gboolean u16 = l->precision == NW_AFFINE_PRECISION_U16;
   const size_t hist_len = mi ? (size_t)c->spec.bins * (size_t)c->spec.bins : 0;
   float mf[12];
   for (int q = 0; q < 12; q++)
     mf[q] = (float)map[q];
   double n = 0, sf = 0, sm = 0, sff = 0, smm = 0, sfm = 0;
   const gint64 rows = (gint64)F->ny * F->nz;
+  /* Threads only where there is work for them: on a busy machine a small level's
+   * evaluation is slower with a team than without. */
   const gboolean team = (gint64)nw_volume_n_voxels(F) >= NW_AFFINE_CPU_PARALLEL_MIN;
-  (void)team;
+  (void)team; /* unused without OpenMP */
 #pragma omp parallel for schedule(static) reduction(+ : n, sf, sm, sff, smm, sfm) if (team)
   for (gint64 row = 0; row < rows; row++) {
 #ifdef _OPENMP
@@ -144,18 +179,15 @@ static void evaluate_u16(CpuCost *c, const double map[12], NwAffineSums *out)
 #else
     double *h = c->hist;
 #endif
-    const float j = (float)(row % F->ny), k = (float)(row / F->ny);
+    const double j = (double)(row % F->ny), k = (double)(row / F->ny);
     const size_t base = (size_t)row * (size_t)F->nx;
     for (int i = 0; i < F->nx; i++) {
       if (fmask != NULL && !(fmask->data[base + i] >= 0.5f))
         continue;
-      const float fi = (float)i;
-      const float x = nw_quant_map_row(mf, fi, j, k), y = nw_quant_map_row(mf + 4, fi, j, k),
-                  z = nw_quant_map_row(mf + 8, fi, j, k);
-      double m;
-      if (!sample_u16(c, x, y, z, &m))
+      double f, m;
+      if (!(u16 ? pair_u16(c, mf, i, j, k, base + i, &f, &m)
+                : pair_single(c, map, i, j, k, base + i, &f, &m)))
         continue;
-      const double f = nw_quant_value(c->quant_f, (float)c->qf[base + i]);
       if (mi)
         add_joint(c, h, f, m);
       const double fs = f - l->fixed_shift, ms = m - l->moving_shift;
@@ -178,10 +210,7 @@ static gboolean cpu_evaluate(void *impl, const double map[12], NwAffineSums *out
   const size_t hist_len = mi ? (size_t)c->spec.bins * (size_t)c->spec.bins : 0;
   if (mi)
     memset(c->hist, 0, (size_t)c->n_threads * hist_len * sizeof(double));
-  if (c->level.precision == NW_AFFINE_PRECISION_U16)
-    evaluate_u16(c, map, out);
-  else
-    evaluate_single(c, map, out);
+  evaluate_rows(c, map, out);
   if (mi) {
     memset(out->joint, 0, hist_len * sizeof(double));
     for (int t = 0; t < c->n_threads; t++)
@@ -189,53 +218,6 @@ static gboolean cpu_evaluate(void *impl, const double map[12], NwAffineSums *out
         out->joint[b] += c->hist[(size_t)t * hist_len + b];
   }
   return TRUE;
-}
-
-/* evaluate with precision single: the reference, positions and weights in double. */
-static void evaluate_single(CpuCost *c, const double map[12], NwAffineSums *out)
-{
-  const NwAffineLevel *l = &c->level;
-  const NwVolume *F = l->fixed, *M = l->moving, *fmask = l->fixed_mask;
-  const gboolean mi = c->spec.metric == NW_METRIC_MI;
-  const size_t hist_len = mi ? (size_t)c->spec.bins * (size_t)c->spec.bins : 0;
-  double n = 0, sf = 0, sm = 0, sff = 0, smm = 0, sfm = 0;
-  const gint64 rows = (gint64)F->ny * F->nz;
-  /* Threads only where there is work for them: on a busy machine a small level's
-   * evaluation is slower with a team than without. */
-  const gboolean team = (gint64)nw_volume_n_voxels(F) >= NW_AFFINE_CPU_PARALLEL_MIN;
-  (void)team; /* unused without OpenMP */
-#pragma omp parallel for schedule(static) reduction(+ : n, sf, sm, sff, smm, sfm) if (team)
-  for (gint64 row = 0; row < rows; row++) {
-#ifdef _OPENMP
-    double *h = mi ? c->hist + (size_t)omp_get_thread_num() * hist_len : NULL;
-#else
-    double *h = c->hist;
-#endif
-    const double j = (double)(row % F->ny), k = (double)(row / F->ny);
-    const size_t base = (size_t)row * (size_t)F->nx;
-    for (int i = 0; i < F->nx; i++) {
-      if (fmask != NULL && !(fmask->data[base + i] >= 0.5f))
-        continue;
-      const double x = map[0] * i + map[1] * j + map[2] * k + map[3];
-      const double y = map[4] * i + map[5] * j + map[6] * k + map[7];
-      const double z = map[8] * i + map[9] * j + map[10] * k + map[11];
-      float mv;
-      if (!nw_sampler_sample(M, c->spec.sampler, x, y, z, &mv) ||
-          !moving_mask_ok(l->moving_mask, x, y, z))
-        continue;
-      const double f = (double)F->data[base + i], m = (double)mv;
-      if (mi)
-        add_joint(c, h, f, m);
-      const double fs = f - l->fixed_shift, ms = m - l->moving_shift;
-      n += 1.0;
-      sf += fs;
-      sm += ms;
-      sff += fs * fs;
-      smm += ms * ms;
-      sfm += fs * ms;
-    }
-  }
-  *out = (NwAffineSums){n, sf, sm, sff, smm, sfm, out->joint};
 }
 
 const NwAffineCostBackend nw_affine_cost_cpu = {

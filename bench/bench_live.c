@@ -17,7 +17,8 @@
  * display frame, either as fast as it can (--refresh 0) or paced like a display of HZ.
  * fps counts display frames that drew a new frame. Lag: the worker's completed iterations
  * read when the frame is ready to draw (host frames uploaded, interop objects filled), minus
- * the iteration that frame shows. Paced displays tick at fixed times (a vertical blank every
+ * the iteration that frame shows (and, reported beside it, the same read once the frame has
+ * been drawn: after glFinish, the GPU's share for the display included). Paced displays tick at fixed times (a vertical blank every
  * 1/HZ s); a display frame whose work overruns a tick waits for the next one.
  *
  * GL: an EGL context on the GPU's own driver (EGL device platform: no X needed). Exits 77
@@ -153,6 +154,9 @@ typedef struct {
   int display_frames, fresh_frames;
   double seconds, fps, ms_p50, ms_p95, ms_max;
   int lag_max, lag_hist[4]; /* 0, 1, 2, more */
+  /* the same when the frame has been drawn (after the draw's glFinish): what a display would
+   * show, the draw's own wait for the GPU included, on both paths */
+  int drawn_lag_max, drawn_lag_hist[4];
   /* the new frames drawn more than an iteration late: when (s since the path began), how late,
    * and how long that display frame took to take its frame */
   int n_late;
@@ -372,6 +376,7 @@ static void run_variant(const NwMethodInputs *in, NwRenderer *r, const Variant *
     if (var->draw)
       draw_views(r, di, df, dm, view);
     draw_ms += ms_since(f2);
+    const int worker_drawn = nw_job_get_iteration(job);
     const double fms = ms_since(f0);
     g_array_append_val(ms, fms);
     res->display_frames++;
@@ -383,6 +388,9 @@ static void run_variant(const NwMethodInputs *in, NwRenderer *r, const Variant *
       const int lag = MAX(worker - shown, 0);
       res->lag_max = MAX(res->lag_max, lag);
       res->lag_hist[MIN(lag, 3)]++;
+      const int drawn_lag = MAX(worker_drawn - shown, 0);
+      res->drawn_lag_max = MAX(res->drawn_lag_max, drawn_lag);
+      res->drawn_lag_hist[MIN(drawn_lag, 3)]++;
       if (lag > 1 && res->n_late < (int)G_N_ELEMENTS(res->late))
         res->late[res->n_late++] = (LateFrame){(double)(f0 - t0) / G_USEC_PER_SEC,
                                                (double)(f1 - f0) / 1000.0,
@@ -479,6 +487,12 @@ static void json_path(JsonBuilder *b, const PathResult *r, double alone_ms)
     json_builder_end_object(b);
   }
   json_builder_end_array(b);
+  json_builder_end_object(b);
+  json_builder_set_member_name(b, "lag_iterations_when_drawn");
+  json_builder_begin_object(b);
+  nw_json_member_number(b, "max", r->drawn_lag_max);
+  for (int i = 0; i < 4; i++)
+    nw_json_member_number(b, bins[i], r->drawn_lag_hist[i]);
   json_builder_end_object(b);
   nw_json_member_number(b, "frames_made", (double)r->frames_made);
   nw_json_member_number(b, "frames_asked", (double)r->wants);
@@ -591,11 +605,13 @@ int main(int argc, char **argv)
     const PathResult *p = &res[i];
     fprintf(stderr,
             "%-26s %6.1f fps (%d display frames, frame p50 %.2f ms, p95 %.2f; take %.2f fill %.2f "
-            "draw %.2f)  lag max %d (0:%d 1:%d 2:%d >2:%d)  frames made %" G_GUINT64_FORMAT
+            "draw %.2f)  lag max %d (0:%d 1:%d 2:%d >2:%d; drawn: max %d, >1: %d)  frames made "
+            "%" G_GUINT64_FORMAT
             "  host bytes %" G_GUINT64_FORMAT " (1/%d per axis, %.2f ms to arrive)  job %.3f "
             "ms/iteration = %.3fx alone\n",
             p->path, p->fps, p->display_frames, p->ms_p50, p->ms_p95, p->begin_ms, p->fill_ms,
             p->draw_ms, p->lag_max, p->lag_hist[0], p->lag_hist[1], p->lag_hist[2], p->lag_hist[3],
+            p->drawn_lag_max, p->drawn_lag_hist[2] + p->drawn_lag_hist[3],
             p->frames_made, p->host_bytes, p->reduce, p->arrival_ms, p->worker_ms_per_iteration,
             p->worker_ms_per_iteration / alone_ms);
     json_path(jb, p, alone_ms);

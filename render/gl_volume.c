@@ -1,6 +1,7 @@
 /* gl_volume.c — volumes as 3D textures (see gl_volume.h). Thread with the GL context. */
 #include "gl_volume.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "nw_error.h"
@@ -82,30 +83,92 @@ static void upload_client(NwGlVolume *g, const NwVolume *v)
   g_free(texels);
 }
 
+/* The volume's ring of upload slots (see gl_volume.h), made at its first update; FALSE where
+ * GL has no buffer storage or refuses it, or NW_GL_UPLOAD_RING=0 asks for the orphaning path
+ * (tests: both paths), and then never tried again for this volume (pbo is the orphaned one).
+ * Why a ring: orphaning a buffer of a frame's size at every update makes the driver find
+ * new storage each time, and on the job's own GPU it now and then waited 5-18 ms for it
+ * (host frames beside a demons job on an H100); a ring mapped once asks GL for nothing. */
+static gboolean ring_ready(NwGlVolume *g, size_t bytes)
+{
+  if (g->ring != NULL)
+    return TRUE;
+  const char *env = g_getenv("NW_GL_UPLOAD_RING");
+  if (g->pbo != 0 || (env != NULL && strcmp(env, "0") == 0) ||
+      !(GLEW_VERSION_4_4 || GLEW_ARB_buffer_storage))
+    return FALSE;
+  const GLbitfield flags = GL_MAP_WRITE_BIT | GL_MAP_PERSISTENT_BIT | GL_MAP_COHERENT_BIT;
+  const size_t slot = (bytes + 255) & ~(size_t)255; /* each slot's offset 256-byte aligned */
+  const GLsizeiptr total = (GLsizeiptr)(slot * NW_GL_UPLOAD_SLOTS);
+  glGetError();
+  glGenBuffers(1, &g->pbo);
+  glBindBuffer(GL_PIXEL_UNPACK_BUFFER, g->pbo);
+  glBufferStorage(GL_PIXEL_UNPACK_BUFFER, total, NULL, flags);
+  if (glGetError() == GL_NO_ERROR)
+    g->ring = glMapBufferRange(GL_PIXEL_UNPACK_BUFFER, 0, total, flags);
+  glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+  glGetError();
+  if (g->ring == NULL) /* the orphaning path from now on, in a buffer of its own */
+    glDeleteBuffers(1, &g->pbo);
+  g->pbo = g->ring != NULL ? g->pbo : 0;
+  g->slot_bytes = slot;
+  return g->ring != NULL;
+}
+
+/* The next slot of the ring, once the GPU has read what was put there NW_GL_UPLOAD_SLOTS
+ * updates ago (long since, unless GL is that far behind: then this waits, as it must). */
+static int ring_take_slot(NwGlVolume *g)
+{
+  const int s = g->next_slot;
+  g->next_slot = (s + 1) % NW_GL_UPLOAD_SLOTS;
+  if (g->slot_read[s] != NULL) {
+    GLenum r;
+    do
+      r = glClientWaitSync(g->slot_read[s], GL_SYNC_FLUSH_COMMANDS_BIT, 1000000000);
+    while (r == GL_TIMEOUT_EXPIRED);
+    glDeleteSync(g->slot_read[s]);
+    g->slot_read[s] = NULL;
+  }
+  return s;
+}
+
 /* Fill the texture from v through the volume's pixel-unpack buffer: the copy into the
  * buffer is the only work on this thread; the transfer into the texture runs on the GPU
- * after the call returns (a glTexSubImage3D from client memory would wait for it). The
- * buffer is orphaned first, so a transfer still reading the last frame never stalls us. */
+ * after the call returns (a glTexSubImage3D from client memory would wait for it). Into a
+ * slot of the ring where there is one; else the buffer is orphaned first, so a transfer
+ * still reading the last frame never stalls us. */
 static void upload_texels(NwGlVolume *g, const NwVolume *v)
 {
-  const GLsizeiptr bytes =
-      (GLsizeiptr)(nw_volume_n_voxels(v) * texel_floats(v->nc) * sizeof(float));
-  if (g->pbo == 0)
-    glGenBuffers(1, &g->pbo);
-  glBindBuffer(GL_PIXEL_UNPACK_BUFFER, g->pbo);
-  glBufferData(GL_PIXEL_UNPACK_BUFFER, bytes, NULL, GL_STREAM_DRAW);
-  float *dst = glMapBufferRange(GL_PIXEL_UNPACK_BUFFER, 0, bytes,
-                                GL_MAP_WRITE_BIT | GL_MAP_INVALIDATE_BUFFER_BIT);
-  if (dst != NULL) {
-    pack_texels(dst, v);
-    glUnmapBuffer(GL_PIXEL_UNPACK_BUFFER);
+  const size_t bytes = nw_volume_n_voxels(v) * texel_floats(v->nc) * sizeof(float);
+  size_t offset = 0;
+  int slot = -1;
+  float *dst;
+  if (ring_ready(g, bytes)) {
+    slot = ring_take_slot(g);
+    offset = (size_t)slot * g->slot_bytes;
+    dst = (float *)(g->ring + offset);
+    pack_texels(dst, v); /* coherent: visible to the GPU without a flush */
+    glBindBuffer(GL_PIXEL_UNPACK_BUFFER, g->pbo);
+  } else {
+    if (g->pbo == 0)
+      glGenBuffers(1, &g->pbo);
+    glBindBuffer(GL_PIXEL_UNPACK_BUFFER, g->pbo);
+    glBufferData(GL_PIXEL_UNPACK_BUFFER, (GLsizeiptr)bytes, NULL, GL_STREAM_DRAW);
+    dst = glMapBufferRange(GL_PIXEL_UNPACK_BUFFER, 0, (GLsizeiptr)bytes,
+                           GL_MAP_WRITE_BIT | GL_MAP_INVALIDATE_BUFFER_BIT);
+    if (dst != NULL) {
+      pack_texels(dst, v);
+      glUnmapBuffer(GL_PIXEL_UNPACK_BUFFER);
+    }
   }
   glBindTexture(GL_TEXTURE_3D, g->tex);
   glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
   if (dst != NULL)
     glTexSubImage3D(GL_TEXTURE_3D, 0, 0, 0, 0, v->nx, v->ny, v->nz, pixel_format(v->nc), GL_FLOAT,
-                    NULL);
+                    (const void *)(uintptr_t)offset);
   glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+  if (slot >= 0)
+    g->slot_read[slot] = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
   if (dst == NULL) /* no buffer to be had: the slow way, through client memory */
     upload_client(g, v);
 }
@@ -222,7 +285,10 @@ void nw_gl_volume_free(NwGlVolume *g)
     glDeleteTextures(1, &g->tex);
   if (g->spare != 0)
     glDeleteTextures(1, &g->spare);
-  if (g->pbo != 0)
+  for (int s = 0; s < NW_GL_UPLOAD_SLOTS; s++)
+    if (g->slot_read[s] != NULL)
+      glDeleteSync(g->slot_read[s]);
+  if (g->pbo != 0) /* unmaps the ring too */
     glDeleteBuffers(1, &g->pbo);
   g_free(g);
 }

@@ -154,9 +154,11 @@ static void assert_texels(const NwGlVolume *g, const NwVolume *v)
 
 /* Volumes made and then replaced (nw_gl_volume_update, through the pixel-unpack buffer):
  * the texture holds exactly the voxels each time, fields as RGBA with w = 0, and replacing
- * them again (the buffer orphaned while the last transfer may still read it) keeps the
- * newest. */
-static void test_update_texels(void)
+ * them again (the buffer orphaned, or the next slot of the ring, while the last transfer may
+ * still read it) keeps the newest. Both paths: the ring where GL has buffer storage (Mesa's
+ * and NVIDIA's have), and the orphaned buffer that NW_GL_UPLOAD_RING=0 asks for. More
+ * rounds than the ring has slots, so slots are taken again once their fences signal. */
+static void check_update_texels(gboolean ring)
 {
   for (int nc = 1; nc <= 3; nc += 2) {
     g_autoptr(NwVolume) v = nw_volume_new(9, 7, 5, nc, NULL);
@@ -166,16 +168,30 @@ static void test_update_texels(void)
     NwGlVolume *g = nw_gl_volume_new(v, FALSE, &error);
     g_assert_no_error(error);
     assert_texels(g, v);
-    for (int round = 1; round <= 3; round++) {
+    for (int round = 1; round <= 2 * NW_GL_UPLOAD_SLOTS + 1; round++) {
       for (size_t i = 0; i < nw_volume_n_floats(v); i++)
         v->data[i] = (float)round * 1000.0f + (float)i;
       nw_gl_volume_update(g, v);
+      if (round == 2) /* the middle of the run, not only the last */
+        assert_texels(g, v);
     }
     g_assert_cmpuint(g->pbo, !=, 0);
+    g_assert_true((g->ring != NULL) == ring);
     assert_texels(g, v);
     g_assert_cmpint(glGetError(), ==, GL_NO_ERROR);
     nw_gl_volume_free(g);
   }
+}
+
+static void test_update_texels(void)
+{
+  if (!(GLEW_VERSION_4_4 || GLEW_ARB_buffer_storage))
+    g_test_message("no buffer storage in this GL: the ring is not tried");
+  else
+    check_update_texels(TRUE);
+  g_setenv("NW_GL_UPLOAD_RING", "0", TRUE);
+  check_update_texels(FALSE);
+  g_unsetenv("NW_GL_UPLOAD_RING");
 }
 
 typedef struct {

@@ -19,7 +19,8 @@
 # "memcheck test_cuda_nlm": those runs are skipped), NW_RACECHECK_ARGS (options for the tests under
 # racecheck, e.g. "-s /cuda/nlm/top-m-large" to skip a case too slow there),
 # NW_SKIP_LIVE_BENCH=1, NW_LIVE_SIZE / NW_LIVE_SECONDS (bench_live, default 256 and 8),
-# NW_LIVE_REFRESH (the display rates bench_live runs at, default "0 60"),
+# NW_LIVE_REFRESH (the display rates bench_live runs at, default "0 60"; a rate named again
+# is another run of it),
 # NW_LIVE_VARIANTS=0 (no bench_live variants at 60 Hz), NW_LIVE_PATH (interop, host or both), NW_SKIP_GUI=1, NW_SKIP_CTEST=1,
 # NW_BUILD_TARGETS (build only these), NW_CTEST_REGEX (ctest -R), NW_SKIP_SMOOTH_BENCH=1,
 # NW_SKIP_CLI=1 (a quick check of a few tests), NW_SKIP_DEMONS_BENCH=1, NW_SKIP_SWEEP=1, NW_BENCH_SIZES (bench_demons grid edges),
@@ -416,17 +417,22 @@ fi
 # as possible and paced like a 60 Hz display --------------------------------------------------
 if [ -x "$build/bench/bench_live" ] && [ "${NW_SKIP_LIVE_BENCH:-0}" != 1 ]; then
   live_s=${NW_LIVE_SECONDS:-8}
+  live_run=0
   for hz in ${NW_LIVE_REFRESH:-0 60}; do
-    echo "== bench_live refresh $hz"
+    # a rate named again (NW_LIVE_REFRESH="60 60 60": repeated runs) gets its own files
+    live_run=$((live_run + 1))
+    tag=$hz
+    [ -e "$OUT/bench_live_$tag.json" ] && tag=${hz}_$live_run
+    echo "== bench_live refresh $hz ($tag)"
     variants=()
     [ "$hz" = 60 ] && [ "${NW_LIVE_VARIANTS:-1}" = 1 ] && variants=(--variants)
     # two paths and the job alone twice, or eleven variants at 60 Hz
     limit=$((${#variants[@]} > 0 ? 13 * live_s + 60 : 2 * live_s + 60))
     timeout "$limit" "$build/bench/bench_live" --size "${NW_LIVE_SIZE:-256}" --seconds "${NW_LIVE_SECONDS:-8}" \
       --path "${NW_LIVE_PATH:-both}" \
-      --refresh "$hz" "${variants[@]}" --json "$OUT/bench_live_$hz.json" >"$OUT/bench_live_$hz.log" 2>&1
-    record "bench_live refresh $hz" $? "$(grep -E '^(interop|host) ' "$OUT/bench_live_$hz.log" | cut -c1-90 | tr '\n' ' ')"
-    cat "$OUT/bench_live_$hz.log"
+      --refresh "$hz" "${variants[@]}" --json "$OUT/bench_live_$tag.json" >"$OUT/bench_live_$tag.log" 2>&1
+    record "bench_live refresh $tag" $? "$(grep -E '^(interop|host) ' "$OUT/bench_live_$tag.log" | cut -c1-90 | tr '\n' ' ')"
+    cat "$OUT/bench_live_$tag.log"
   done
 fi
 

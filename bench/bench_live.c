@@ -146,7 +146,7 @@ typedef struct {
   int lag;
   /* host frames: the takes of that display frame, their uploads' time, the lag as taken */
   int takes, lag_at_take;
-  double upload_ms;
+  double upload_ms, copy_ms; /* copy_ms: of upload_ms, the copies into GL's unpack buffers */
 } LateFrame;
 
 typedef struct {
@@ -165,6 +165,7 @@ typedef struct {
   int reduce;
   int worker_iterations;
   double worker_ms_per_iteration, arrival_ms;
+  double upload_ms, copy_ms; /* host frames: mean per take, the upload and its copies */
   double begin_ms, fill_ms, draw_ms; /* mean per display frame: taking the frame (waits
                                         included), interop fills, drawing with glFinish */
 } PathResult;
@@ -209,9 +210,13 @@ typedef struct {
   NwJob *job;
   int takes, lag_at_take;
   double upload_ms;
+  /* over the run: the takes, their uploads' time, and its copies into GL's buffers */
+  int all_takes;
+  double all_upload_ms, all_copy_ms;
 } HostTextures;
 
-static void upload(NwGlVolume **tex, const NwVolume *v)
+/* Returns the copy's share of the update (NwGlVolume.copy_ms). */
+static double upload(NwGlVolume **tex, const NwVolume *v)
 {
   if (*tex != NULL && ((*tex)->nx != v->nx || (*tex)->ny != v->ny || (*tex)->nz != v->nz))
     g_clear_pointer(tex, nw_gl_volume_free);
@@ -219,6 +224,7 @@ static void upload(NwGlVolume **tex, const NwVolume *v)
   if (*tex == NULL && (*tex = nw_gl_volume_new(v, FALSE, &error)) == NULL)
     g_error("host frame texture: %s", error->message);
   nw_gl_volume_update(*tex, v);
+  return (*tex)->copy_ms;
 }
 
 static void take_host(NwFrame *f, gpointer data)
@@ -229,14 +235,17 @@ static void take_host(NwFrame *f, gpointer data)
   if (h->job != NULL)
     h->lag_at_take = nw_job_get_iteration(h->job) - f->iteration;
   if (h->upload) {
-    upload(&h->img, f->image);
+    h->all_copy_ms += upload(&h->img, f->image);
     if (f->field != NULL)
-      upload(&h->field, f->field);
+      h->all_copy_ms += upload(&h->field, f->field);
   }
   h->shown = f->iteration;
   nw_frame_clear(f);
   g_free(f);
-  h->upload_ms += (double)(g_get_monotonic_time() - t0) / 1000.0;
+  const double ms = (double)(g_get_monotonic_time() - t0) / 1000.0;
+  h->upload_ms += ms;
+  h->all_upload_ms += ms;
+  h->all_takes++;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -343,6 +352,7 @@ static void run_variant(const NwMethodInputs *in, NwRenderer *r, const Variant *
     const gint64 f0 = g_get_monotonic_time();
     host.takes = 0;
     host.upload_ms = 0.0;
+    const double copy_before = host.all_copy_ms;
     if (src != NULL)
       nw_live_source_begin_frame(src, counter, WAIT_US);
     begin_ms += ms_since(f0);
@@ -398,7 +408,8 @@ static void run_variant(const NwMethodInputs *in, NwRenderer *r, const Variant *
                                                lag,
                                                host.takes,
                                                host.lag_at_take,
-                                               host.upload_ms};
+                                               host.upload_ms,
+                                               host.all_copy_ms - copy_before};
       last_shown = shown;
     }
     if (period > 0) { /* a display of refresh_hz: the next frame at its next tick; ticks
@@ -427,6 +438,8 @@ static void run_variant(const NwMethodInputs *in, NwRenderer *r, const Variant *
   res->begin_ms = begin_ms / n;
   res->fill_ms = fill_ms / n;
   res->draw_ms = draw_ms / n;
+  res->upload_ms = host.all_upload_ms / MAX(host.all_takes, 1);
+  res->copy_ms = host.all_copy_ms / MAX(host.all_takes, 1);
   /* new frames a second: the intervals between the first and the last new frame over their
    * span (the time before the first frame, while the job starts, is not the display's) */
   res->fps = src == NULL             ? res->display_frames / res->seconds
@@ -467,6 +480,11 @@ static void json_path(JsonBuilder *b, const PathResult *r, double alone_ms)
   nw_json_member_number(b, "fill", r->fill_ms);
   nw_json_member_number(b, "draw", r->draw_ms);
   json_builder_end_object(b);
+  json_builder_set_member_name(b, "host_take_ms");
+  json_builder_begin_object(b);
+  nw_json_member_number(b, "upload", r->upload_ms);
+  nw_json_member_number(b, "copy", r->copy_ms);
+  json_builder_end_object(b);
   json_builder_set_member_name(b, "lag_iterations");
   json_builder_begin_object(b);
   nw_json_member_number(b, "max", r->lag_max);
@@ -484,6 +502,7 @@ static void json_path(JsonBuilder *b, const PathResult *r, double alone_ms)
     nw_json_member_number(b, "takes", r->late[i].takes);
     nw_json_member_number(b, "lag_at_take", r->late[i].lag_at_take);
     nw_json_member_number(b, "upload_ms", r->late[i].upload_ms);
+    nw_json_member_number(b, "copy_ms", r->late[i].copy_ms);
     json_builder_end_object(b);
   }
   json_builder_end_array(b);
@@ -608,12 +627,12 @@ int main(int argc, char **argv)
             "draw %.2f)  lag max %d (0:%d 1:%d 2:%d >2:%d; drawn: max %d, >1: %d)  frames made "
             "%" G_GUINT64_FORMAT
             "  host bytes %" G_GUINT64_FORMAT " (1/%d per axis, %.2f ms to arrive)  job %.3f "
-            "ms/iteration = %.3fx alone\n",
+            "ms/iteration = %.3fx alone; a take's upload %.2f ms (copy %.2f)\n",
             p->path, p->fps, p->display_frames, p->ms_p50, p->ms_p95, p->begin_ms, p->fill_ms,
             p->draw_ms, p->lag_max, p->lag_hist[0], p->lag_hist[1], p->lag_hist[2], p->lag_hist[3],
             p->drawn_lag_max, p->drawn_lag_hist[2] + p->drawn_lag_hist[3],
             p->frames_made, p->host_bytes, p->reduce, p->arrival_ms, p->worker_ms_per_iteration,
-            p->worker_ms_per_iteration / alone_ms);
+            p->worker_ms_per_iteration / alone_ms, p->upload_ms, p->copy_ms);
     json_path(jb, p, alone_ms);
   }
   json_builder_end_array(jb);

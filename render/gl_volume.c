@@ -97,13 +97,19 @@ static gboolean ring_ready(NwGlVolume *g, size_t bytes)
   if (g->pbo != 0 || (env != NULL && strcmp(env, "0") == 0) ||
       !(GLEW_VERSION_4_4 || GLEW_ARB_buffer_storage))
     return FALSE;
-  const GLbitfield flags = GL_MAP_WRITE_BIT | GL_MAP_PERSISTENT_BIT | GL_MAP_COHERENT_BIT;
+  /* Client storage: the slots in host memory, where this thread's copy runs at memory speed
+   * and the GPU pulls the transfer later. Without it NVIDIA's driver may put them in video
+   * memory behind the PCIe BAR, and the copy then writes across the bus, at the pace of
+   * whatever else crosses it (host-frame copies took 2-5 ms there). Not coherent: the slot
+   * written is flushed explicitly, so the driver may map it cached. */
+  const GLbitfield storage = GL_MAP_WRITE_BIT | GL_MAP_PERSISTENT_BIT | GL_CLIENT_STORAGE_BIT;
+  const GLbitfield flags = GL_MAP_WRITE_BIT | GL_MAP_PERSISTENT_BIT | GL_MAP_FLUSH_EXPLICIT_BIT;
   const size_t slot = (bytes + 255) & ~(size_t)255; /* each slot's offset 256-byte aligned */
   const GLsizeiptr total = (GLsizeiptr)(slot * NW_GL_UPLOAD_SLOTS);
   glGetError();
   glGenBuffers(1, &g->pbo);
   glBindBuffer(GL_PIXEL_UNPACK_BUFFER, g->pbo);
-  glBufferStorage(GL_PIXEL_UNPACK_BUFFER, total, NULL, flags);
+  glBufferStorage(GL_PIXEL_UNPACK_BUFFER, total, NULL, storage);
   if (glGetError() == GL_NO_ERROR)
     g->ring = glMapBufferRange(GL_PIXEL_UNPACK_BUFFER, 0, total, flags);
   glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
@@ -147,8 +153,11 @@ static void upload_texels(NwGlVolume *g, const NwVolume *v)
     slot = ring_take_slot(g);
     offset = (size_t)slot * g->slot_bytes;
     dst = (float *)(g->ring + offset);
-    pack_texels(dst, v); /* coherent: visible to the GPU without a flush */
+    const gint64 t0 = g_get_monotonic_time();
+    pack_texels(dst, v);
+    g->copy_ms = (double)(g_get_monotonic_time() - t0) / 1000.0;
     glBindBuffer(GL_PIXEL_UNPACK_BUFFER, g->pbo);
+    glFlushMappedBufferRange(GL_PIXEL_UNPACK_BUFFER, (GLintptr)offset, (GLsizeiptr)bytes);
   } else {
     if (g->pbo == 0)
       glGenBuffers(1, &g->pbo);
@@ -157,7 +166,9 @@ static void upload_texels(NwGlVolume *g, const NwVolume *v)
     dst = glMapBufferRange(GL_PIXEL_UNPACK_BUFFER, 0, (GLsizeiptr)bytes,
                            GL_MAP_WRITE_BIT | GL_MAP_INVALIDATE_BUFFER_BIT);
     if (dst != NULL) {
+      const gint64 t0 = g_get_monotonic_time();
       pack_texels(dst, v);
+      g->copy_ms = (double)(g_get_monotonic_time() - t0) / 1000.0;
       glUnmapBuffer(GL_PIXEL_UNPACK_BUFFER);
     }
   }

@@ -26,13 +26,15 @@ typedef struct {
   gboolean owns_tex; /* FALSE when wrapped */
   GLuint pbo;        /* pixel-unpack buffer of nw_gl_volume_update, made at its first call */
   /* With GL 4.4 buffer storage, pbo is NW_GL_UPLOAD_SLOTS slots of one upload each, mapped
-   * once for the volume's life (persistent, coherent); an update fills the next slot whose
+   * once for the volume's life (persistent, in host memory); an update fills the next slot whose
    * fence says the GPU has read it. Without it (ring == NULL), the buffer is orphaned and
    * mapped anew at every update. */
   char *ring;
   size_t slot_bytes;
   int next_slot;
   GLsync slot_read[NW_GL_UPLOAD_SLOTS]; /* signalled once the transfer from a slot ran */
+  double copy_ms; /* the last update's copy into the unpack buffer (what benchmarks see of
+                     an update's time on the calling thread besides GL's own calls) */
   GLuint spare;      /* nw_gl_volume_update's other texture: it fills one while the other is
                         drawn, then swaps them (tex is always the one to draw); 0 until then */
   gboolean nearest;  /* GL_NEAREST sampling */

@@ -845,10 +845,13 @@ gboolean serve(CudaDmi *c, const NwDmiRequest *rq, gint64 n, int s, GError **err
   if (n == 0)
     return TRUE;
   if (n > c->recv_cap[s]) {
+    /* the stream's last serve may still read the old buffer: it is freed once that is done */
+    if (!NW_CUDA_CHECK(cudaStreamSynchronize(c->stream[s]), error))
+      return FALSE;
     cudaFree(c->d_recv[s]);
+    c->d_recv[s] = nullptr;
     c->recv_cap[s] = 0;
-    if (!NW_CUDA_CHECK(cudaStreamSynchronize(c->stream[s]), error) ||
-        !NW_CUDA_CHECK(cudaMalloc(&c->d_recv[s], n * sizeof(NwDmiRequest)), error))
+    if (!NW_CUDA_CHECK(cudaMalloc(&c->d_recv[s], n * sizeof(NwDmiRequest)), error))
       return FALSE;
     c->recv_cap[s] = n;
   }

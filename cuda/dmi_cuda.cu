@@ -511,7 +511,7 @@ void *cuda_dmi_create(const NwDmiSpec *spec, NwDmiTransport *t, GError **error)
   c->shared_bytes = (size_t)spec->bins * spec->bins * sizeof(unsigned int);
   if (c->shared_bytes > kSharedHistMax)
     c->shared_bytes = 0;
-  const int device = nw_dmi_cuda_pick_device();
+  const int device = nw_cuda_rank_device();
   gboolean ok = NW_CUDA_CHECK(cudaSetDevice(device), error) &&
                 NW_CUDA_CHECK(cudaDeviceGetAttribute(&c->sms, cudaDevAttrMultiProcessorCount,
                                                      device),
@@ -950,11 +950,6 @@ gboolean cuda_dmi_reduce(void *impl, gint64 *hist, int n, GError **error)
 #endif
 
 } // namespace
-
-extern "C" int nw_dmi_cuda_pick_device(void)
-{
-  return nw_cuda_rank_device();
-}
 
 extern "C" gint64 nw_dmi_cuda_window_voxels(const void *impl)
 {

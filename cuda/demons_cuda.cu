@@ -88,22 +88,10 @@ static size_t level_bytes(size_t n, gboolean lcc, int masks)
 /* Before anything is allocated: the full-resolution level must fit, or one clear message. */
 static gboolean check_memory(const NwMethodInputs *in, const NwParams *p, GError **error)
 {
-  const NwVolume *full = in->fixed;
   const gboolean lcc = (int)nw_params_get(p, "similarity") == NW_DEMONS_SIM_LCC;
   const int masks = (in->fixed_mask != NULL) + (in->moving_mask != NULL);
-  size_t free_b = 0, total_b = 0;
-  if (!NW_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b), error))
-    return FALSE;
-  const size_t need = level_bytes(nw_volume_n_voxels(full), lcc, masks) + (64u << 20); /* slack */
-  if (need > free_b) {
-    g_set_error(error, NW_ERROR, NW_ERROR_NOMEM,
-                "demons: a %d x %d x %d volume needs %.0f MiB of GPU memory but only %.0f MiB "
-                "of %.0f MiB are free; use --device cpu or a smaller image",
-                full->nx, full->ny, full->nz, need / 1048576.0, free_b / 1048576.0,
-                total_b / 1048576.0);
-    return FALSE;
-  }
-  return TRUE;
+  return nw_field_job_fits("demons", in->fixed,
+                           level_bytes(nw_volume_n_voxels(in->fixed), lcc, masks), error);
 }
 
 /* The figures of the sums just read back (demons_cpu.c evaluate()). */

@@ -511,7 +511,7 @@ void *cuda_dmi_create(const NwDmiSpec *spec, NwDmiTransport *t, GError **error)
   c->shared_bytes = (size_t)spec->bins * spec->bins * sizeof(unsigned int);
   if (c->shared_bytes > kSharedHistMax)
     c->shared_bytes = 0;
-  const int device = nw_dmi_cuda_pick_device();
+  const int device = nw_cuda_rank_device();
   gboolean ok = NW_CUDA_CHECK(cudaSetDevice(device), error) &&
                 NW_CUDA_CHECK(cudaDeviceGetAttribute(&c->sms, cudaDevAttrMultiProcessorCount,
                                                      device),
@@ -845,10 +845,13 @@ gboolean serve(CudaDmi *c, const NwDmiRequest *rq, gint64 n, int s, GError **err
   if (n == 0)
     return TRUE;
   if (n > c->recv_cap[s]) {
+    /* the stream's last serve may still read the old buffer: it is freed once that is done */
+    if (!NW_CUDA_CHECK(cudaStreamSynchronize(c->stream[s]), error))
+      return FALSE;
     cudaFree(c->d_recv[s]);
+    c->d_recv[s] = nullptr;
     c->recv_cap[s] = 0;
-    if (!NW_CUDA_CHECK(cudaStreamSynchronize(c->stream[s]), error) ||
-        !NW_CUDA_CHECK(cudaMalloc(&c->d_recv[s], n * sizeof(NwDmiRequest)), error))
+    if (!NW_CUDA_CHECK(cudaMalloc(&c->d_recv[s], n * sizeof(NwDmiRequest)), error))
       return FALSE;
     c->recv_cap[s] = n;
   }
@@ -947,11 +950,6 @@ gboolean cuda_dmi_reduce(void *impl, gint64 *hist, int n, GError **error)
 #endif
 
 } // namespace
-
-extern "C" int nw_dmi_cuda_pick_device(void)
-{
-  return nw_cuda_rank_device();
-}
 
 extern "C" gint64 nw_dmi_cuda_window_voxels(const void *impl)
 {

@@ -1,8 +1,10 @@
 /* field_cuda.cuh — displacement/velocity field operations on the GPU, the twins of
  * core/field.h and core/resample.h (nw_field_compose, nw_field_exp, nw_warp,
- * nw_field_jacobian_det, nw_field_max_norm). CUDA back end; every function enqueues on the
- * caller's stream and returns the launch status (nw_cuda_launched: no synchronisation except
- * in Debug builds). Each kernel's parity test: tests/test_cuda_field_kernels.cu.
+ * nw_field_jacobian_det, nw_field_max_norm), and what the field methods' jobs share around
+ * them (host copies of results, the memory check). CUDA back end; every kernel's function
+ * enqueues on the caller's stream and returns the launch status (nw_cuda_launched: no
+ * synchronisation except in Debug builds). Each kernel's parity test:
+ * tests/test_cuda_field_kernels.cu.
  *
  * Fields are float4 (x, y, z, 0) in voxel units on an NwGrid; images are float. */
 #ifndef NW_FIELD_CUDA_CUH
@@ -56,5 +58,10 @@ NwVolume *nw_image_download_new(const float *d, const NwVolume *like, float *sta
                                 cudaStream_t stream, GError **error);
 NwVolume *nw_field_download_new(const float4 *d, void *d_staging, const NwVolume *like,
                                 float *stage, cudaStream_t stream, GError **error);
+
+/* A field job's check before it allocates anything (demons, fluid): TRUE when bytes, and
+ * 64 MiB of slack, are free on the current device; else one clear message (NW_ERROR_NOMEM)
+ * naming method, the fixed image's size, the need and what is free. */
+gboolean nw_field_job_fits(const char *method, const NwVolume *fixed, size_t bytes, GError **error);
 
 #endif

@@ -356,24 +356,6 @@ static size_t job_bytes(const NwMethodInputs *in, int levels)
          images * pyramid_voxels(in->fixed, levels) * sizeof(float);
 }
 
-static gboolean check_memory(const NwMethodInputs *in, int levels, GError **error)
-{
-  const NwVolume *full = in->fixed;
-  size_t free_b = 0, total_b = 0;
-  if (!NW_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b), error))
-    return FALSE;
-  const size_t need = job_bytes(in, levels) + (64u << 20); /* slack */
-  if (need > free_b) {
-    g_set_error(error, NW_ERROR, NW_ERROR_NOMEM,
-                "fluid: a %d x %d x %d volume needs %.0f MiB of GPU memory but only %.0f MiB "
-                "of %.0f MiB are free; use --device cpu or a smaller image",
-                full->nx, full->ny, full->nz, need / 1048576.0, free_b / 1048576.0,
-                total_b / 1048576.0);
-    return FALSE;
-  }
-  return TRUE;
-}
-
 static gboolean alloc_buffers(FluidCuda *st, const NwMethodInputs *in, GError **error)
 {
   const size_t n = nw_volume_n_voxels(in->fixed), f4 = n * sizeof(float4);
@@ -583,7 +565,8 @@ static void *fluid_create(const NwMethodInputs *in, const NwParams *p, GError **
 {
   const gint64 t0 = g_get_monotonic_time();
   const int levels = nw_params_get_int(p, "levels");
-  if (!nw_deformable_check_inputs(in, "fluid", error) || !check_memory(in, levels, error))
+  if (!nw_deformable_check_inputs(in, "fluid", error) ||
+      !nw_field_job_fits("fluid", in->fixed, job_bytes(in, levels), error))
     return NULL;
   const double checks_ms = ms_since(t0);
   FluidCuda *st = g_new0(FluidCuda, 1);

@@ -1,7 +1,7 @@
 /* nw_dmi_cuda.h — the C face of the distributed MI metric's CUDA twin (dmi_cuda.cu): a rank's
  * local joint histogram on its GPU, the table core/dmi_metric.h's NwDmiMetricOps names, so the
- * distributed job (core/dmi_cost.h) runs over it unchanged. The rank's device is its local rank
- * (OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, SLURM_LOCALID; 0 without) modulo the devices.
+ * distributed job (core/dmi_cost.h) runs over it unchanged. The rank's device, cudaSetDevice'd by
+ * the ops' create, is nw_cuda_rank_device's (nw_cuda.h): its local rank modulo the devices.
  * Histograms reduced with NCCL when built with it (NW_HAVE_NCCL) and every rank has a GPU of
  * its own on one host, else by the transport (MPI). The rank's thread. */
 #ifndef NW_DMI_CUDA_H
@@ -14,8 +14,6 @@ extern "C" {
 #endif
 
 extern const NwDmiMetricOps nw_dmi_metric_cuda_ops;
-/* The device a rank of this process uses (cudaSetDevice'd by the ops' create). */
-int nw_dmi_cuda_pick_device(void);
 /* Voxels the replicated strategy copied into its resident windows (images and masks counted
  * once) in the last evaluation of impl (an nw_dmi_metric_cuda_ops instance): 0 when every
  * window was reused. For benchmarks. */

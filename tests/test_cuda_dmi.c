@@ -25,7 +25,7 @@
 #define MAX_RANKS 4
 
 typedef struct {
-  const NwVolume *fixed, *moving, *fmask, *mmask;
+  NwVolume *fixed, *moving, *fmask, *mmask; /* the case's own; mmask NULL: none */
   NwSampler sampler;
   NwDmiStrategy strategy;
   NwDmiLayout layout;
@@ -65,10 +65,48 @@ static gboolean rank_main(NwDmiTransport *t, gpointer data)
   return TRUE;
 }
 
-static void setup(Case *c, int dim)
+/* The case of a test on the 2D pair (parity-2d, windows: unlike sizes and spacings, a disc
+ * mask each) or the 3D one (a fixed mask only), with the sweep's maps and the intensity
+ * ranges; the test sets sampler, strategy and cap. Skips (77) without a CUDA device. */
+static Case *case_new(int dim)
 {
+  if (!nw_test_have_cuda())
+    exit(NW_TEST_SKIP);
+  Case *c = g_new0(Case, 1);
+  if (dim == 2) {
+    c->fixed = nw_test_volume(90, 76, 1, 1, 3);
+    c->moving = nw_test_volume(84, 88, 1, 1, 5);
+    nw_volume_set_spacing(c->moving, 1.1, 0.9, 1.0);
+    c->fmask = nw_dmi_test_disc_mask(c->fixed, 33.0);
+    c->mmask = nw_dmi_test_disc_mask(c->moving, 38.0);
+  } else {
+    c->fixed = nw_test_volume(30, 26, 22, 1, 9);
+    c->moving = nw_test_volume(28, 28, 24, 1, 11);
+    c->fmask = nw_dmi_test_disc_mask(c->fixed, 12.0);
+  }
   nw_dmi_test_sweep_maps(c->fixed, c->moving, dim, c->maps);
   nw_dmi_test_ranges(c->fixed, c->fmask, c->moving, c->mmask, c->ranges);
+  return c;
+}
+
+static void case_free(Case *c)
+{
+  nw_volume_free(c->fixed);
+  nw_volume_free(c->moving);
+  nw_volume_free(c->fmask);
+  nw_volume_free(c->mmask);
+  g_free(c);
+}
+
+/* One block of the layout with its moving window and the case's masks, in MB: a memory cap
+ * that leaves the replicated strategy's resident windows partial. */
+static double block_mb(const Case *c, const char *layout)
+{
+  NwDmiLayout lay;
+  g_assert_true(nw_dmi_layout_parse(layout, &lay, NULL));
+  const int fn[3] = {c->fixed->nx, c->fixed->ny, c->fixed->nz};
+  const int mn[3] = {c->moving->nx, c->moving->ny, c->moving->nz};
+  return nw_dmi_block_bytes(&lay, fn, mn, c->fmask != NULL, c->mmask != NULL, BINS) / 1e6;
 }
 
 /* CPU and CUDA local histograms of every rank, every angle; and their sums. */
@@ -94,16 +132,7 @@ static void compare(Case *c, const char *layout, int ranks)
 
 static void test_parity_2d(void)
 {
-  if (!nw_test_have_cuda())
-    exit(NW_TEST_SKIP);
-  g_autoptr(NwVolume) fixed = nw_test_volume(90, 76, 1, 1, 3);
-  g_autoptr(NwVolume) moving = nw_test_volume(84, 88, 1, 1, 5);
-  nw_volume_set_spacing(moving, 1.1, 0.9, 1.0);
-  g_autoptr(NwVolume) fmask = nw_dmi_test_disc_mask(fixed, 33.0);
-  g_autoptr(NwVolume) mmask = nw_dmi_test_disc_mask(moving, 38.0);
-  Case *c = g_new0(Case, 1);
-  *c = (Case){.fixed = fixed, .moving = moving, .fmask = fmask, .mmask = mmask};
-  setup(c, 2);
+  Case *c = case_new(2);
   static const char *const layouts[] = {"1x2", "2x1", "2x2", "1x4", "2x2"};
   static const int ranks[] = {2, 2, 4, 4, 2};
   const NwSampler samplers[] = {NW_SAMPLER_LINEAR, NW_SAMPLER_NEAREST, NW_SAMPLER_CUBIC};
@@ -116,50 +145,29 @@ static void test_parity_2d(void)
         c->strategy = st ? NW_DMI_DISTRIBUTED : NW_DMI_REPLICATED;
         compare(c, layouts[l], ranks[l]);
       }
-  g_free(c);
+  case_free(c);
 }
 
 static void test_parity_3d(void)
 {
-  if (!nw_test_have_cuda())
-    exit(NW_TEST_SKIP);
-  g_autoptr(NwVolume) fixed = nw_test_volume(30, 26, 22, 1, 9);
-  g_autoptr(NwVolume) moving = nw_test_volume(28, 28, 24, 1, 11);
-  g_autoptr(NwVolume) fmask = nw_dmi_test_disc_mask(fixed, 12.0);
-  Case *c = g_new0(Case, 1);
-  *c = (Case){.fixed = fixed, .moving = moving, .fmask = fmask, .sampler = NW_SAMPLER_LINEAR};
-  setup(c, 3);
+  Case *c = case_new(3);
+  c->sampler = NW_SAMPLER_LINEAR;
   for (int st = 0; st < 2; st++) {
     c->strategy = st ? NW_DMI_DISTRIBUTED : NW_DMI_REPLICATED;
     compare(c, "2x1x2", 4);
     compare(c, "1x1x4", 2);
   }
   /* partial resident windows in 3D: the cap of a 2x1x2 block with its slab */
-  const int fn[3] = {30, 26, 22}, mn[3] = {28, 28, 24};
-  NwDmiLayout lay = {{2, 1, 2}};
   c->strategy = NW_DMI_REPLICATED;
-  c->cap_mb = nw_dmi_block_bytes(&lay, fn, mn, TRUE, FALSE, BINS) / 1e6;
+  c->cap_mb = block_mb(c, "2x1x2");
   compare(c, "2x1x2", 2);
-  c->cap_mb = 0.0;
-  g_free(c);
+  case_free(c);
 }
 
 static void test_windows(void)
 {
-  if (!nw_test_have_cuda())
-    exit(NW_TEST_SKIP);
-  g_autoptr(NwVolume) fixed = nw_test_volume(90, 76, 1, 1, 3);
-  g_autoptr(NwVolume) moving = nw_test_volume(84, 88, 1, 1, 5);
-  nw_volume_set_spacing(moving, 1.1, 0.9, 1.0);
-  g_autoptr(NwVolume) fmask = nw_dmi_test_disc_mask(fixed, 33.0);
-  g_autoptr(NwVolume) mmask = nw_dmi_test_disc_mask(moving, 38.0);
-  Case *c = g_new0(Case, 1);
-  *c = (Case){.fixed = fixed,
-              .moving = moving,
-              .fmask = fmask,
-              .mmask = mmask,
-              .strategy = NW_DMI_REPLICATED};
-  setup(c, 2);
+  Case *c = case_new(2);
+  c->strategy = NW_DMI_REPLICATED;
   /* the sweep's angles, then small steps about 30 degrees (an optimiser's): reuse */
   for (int a = 7; a < N_ANGLES; a++)
     memcpy(c->maps[a], c->maps[2], sizeof c->maps[a]);
@@ -167,12 +175,9 @@ static void test_windows(void)
     c->maps[a][3] += 0.3 * (a - 7), c->maps[a][7] -= 0.2 * (a - 7);
   static const char *const layouts[] = {"1x2", "2x2", "1x4"};
   static const int ranks[] = {1, 2, 4};
-  const int fn[3] = {90, 76, 1}, mn[3] = {84, 88, 1};
   for (gsize l = 0; l < G_N_ELEMENTS(layouts); l++)
     for (int s = 0; s < 2; s++) {
-      NwDmiLayout lay;
-      g_assert_true(nw_dmi_layout_parse(layouts[l], &lay, NULL));
-      const double block = nw_dmi_block_bytes(&lay, fn, mn, TRUE, TRUE, BINS) / 1e6;
+      const double block = block_mb(c, layouts[l]);
       const double caps[3] = {block, 1.6 * block, 0.0};
       for (int k = 0; k < 3; k++) {
         c->sampler = s ? NW_SAMPLER_CUBIC : NW_SAMPLER_LINEAR;
@@ -181,7 +186,7 @@ static void test_windows(void)
         compare(c, layouts[l], ranks[l]);
       }
     }
-  g_free(c);
+  case_free(c);
 }
 
 int main(int argc, char **argv)

@@ -1152,7 +1152,8 @@ NwVolume **cuda_pyramid(void *impl, const NwVolume *v, int n, GError **error)
                        error);
   ok = ok && NW_CUDA_CHECK(cudaStreamSynchronize(c->stream), error);
   cudaStreamSynchronize(c->stream); /* nothing in flight uses the buffers freed below */
-  cudaFree(scratch);
+  if (scratch != nullptr)
+    cudaFree(scratch);
   if (!ok) {
     cudaFree(arena);
     nw_pyramid_free(levels, n);

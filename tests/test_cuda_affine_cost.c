@@ -349,7 +349,7 @@ static void test_level_stats(void)
   g_autoptr(NwVolume) f = image(301, 257, 1, 1.0, 11); /* > one wave of the first pass */
   g_autoptr(NwVolume) m = image(290, 260, 1, 1.0, 12);
   for (size_t e = 0; e < nw_volume_n_voxels(m); e++)
-    m->data[e] = floorf(m->data[e] * 3000.0f); /* integers: step-1 codes */
+    m->data[e] = floorf(m->data[e] * 100.0f); /* integers spanning < 65536: step-1 codes */
   g_autoptr(NwVolume) fmask = ellipse_mask(f, 150, 128, 0, 90);
   g_autoptr(NwVolume) empty = nw_volume_new_like(m, 1, NULL);
   const NwVolume *fm[3] = {NULL, fmask, fmask}, *mm[3] = {NULL, NULL, empty};
@@ -389,6 +389,8 @@ static void test_level_stats(void)
       const NwQuant want = nw_quant_make(all.lo, all.hi, integers);
       g_assert_cmpmem(&q[i], sizeof q[i], &want, sizeof want);
       g_assert_cmpint(integers, ==, i == 1);
+      if (i == 1)
+        g_assert_cmpfloat(q[i].step, ==, 1.0);
     }
   }
   nw_affine_cost_cuda.destroy(impl);

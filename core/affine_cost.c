@@ -219,6 +219,21 @@ NwVolume **nw_affine_cost_pyramid(NwAffineCost *c, const NwVolume *v, int n_leve
   return levels;
 }
 
+NwVolume *nw_affine_cost_level_copy(NwAffineCost *c, const NwVolume *level, GError **error)
+{
+  if (level->data != NULL)
+    return nw_volume_try_copy(level, error);
+  if (c->be->level_voxels == NULL || level->nc != 1) {
+    g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
+                "affine (%s): a pyramid level without voxels on the host", c->be->name);
+    return NULL;
+  }
+  NwVolume *out = nw_volume_new_like(level, 1, error);
+  if (out != NULL && !c->be->level_voxels(c->impl, level, out->data, error))
+    g_clear_pointer(&out, nw_volume_free);
+  return out;
+}
+
 NwVolume *nw_affine_cost_warp(NwAffineCost *c, const double t_ras[16], NwSampler sampler,
                               GError **error)
 {
@@ -242,14 +257,18 @@ gboolean nw_affine_cost_set_level(NwAffineCost *c, const NwAffineLevel *level, G
   c->level = *level;
   NwAffineLevel *l = &c->level;
   NwAffineStats f, m;
+  const gboolean u16 = l->precision == NW_AFFINE_PRECISION_U16;
   if (c->be->level_stats != NULL) {
-    if (!c->be->level_stats(c->impl, l, &f, &m, error))
+    NwQuant q[2] = {l->fixed_quant, l->moving_quant};
+    if (!c->be->level_stats(c->impl, l, &f, &m, u16 ? q : NULL, error))
       return FALSE;
+    l->fixed_quant = q[0];
+    l->moving_quant = q[1];
   } else {
     masked_stats(l->fixed, l->fixed_mask, &f);
     masked_stats(l->moving, l->moving_mask, &m);
   }
-  if (l->precision == NW_AFFINE_PRECISION_U16 && c->be->level_stats == NULL) {
+  if (u16 && c->be->level_stats == NULL) {
     /* the quantisation's range is the whole image's: the masked statistics are that
      * without a mask, and one more pass with one */
     NwAffineStats all[2] = {f, m};

@@ -114,9 +114,13 @@ typedef struct {
   /* Optional (NULL: nw_pyramid_new on the host, and set_level copies each level it is
    * given): v's pyramid of exactly n_levels levels (nw_pyramid_levels), equal bit for bit to
    * nw_pyramid_new's, made by the back end and kept there for the cost's life; set_level
-   * then finds a level of it by its host copy, which the caller owns (nw_pyramid_free) and
-   * keeps until the cost is freed. NULL without an error: the back end declines (too little
-   * device memory, a full table), and the host makes the pyramid. */
+   * then finds a level of it by its host volume, which the caller owns (nw_pyramid_free) and
+   * keeps until the cost is freed. Level 0 (the coarsest: the starts read it) holds its
+   * voxels; the finer levels may be headers without voxels (data NULL: nothing on the host
+   * reads them, and copying them there cost most of a job's creation), whose voxels
+   * level_voxels gives and whose statistics level_stats computes. NULL without an error: the
+   * back end declines (too little device memory, a full table), and the host makes the
+   * pyramid. */
   NwVolume **(*pyramid)(void *impl, const NwVolume *v, int n_levels, GError **error);
   /* Optional (NULL: nw_affine_resample on the host): the current level's moving image
    * sampled with sampler at map (as evaluate's) for every fixed voxel, background outside,
@@ -132,9 +136,15 @@ typedef struct {
   /* Optional (NULL: the host reads level's images): the statistics of the level's fixed image
    * over the fixed mask and of its moving image over the moving mask, for a back end whose
    * level volumes are headers without voxels (the distributed metric, dmi_cost.h: each rank
-   * holds blocks, and the statistics are reduced over the ranks). */
+   * holds blocks, and the statistics are reduced over the ranks; the CUDA cost, whose
+   * pyramids stay on the device). quant: NULL, or (precision u16) the fixed and moving
+   * images' quantisations ([2], affine_quant.h: each over all its voxels, masks aside), which
+   * the caller has set to the level's and a back end that keeps no codes may leave. */
   gboolean (*level_stats)(void *impl, const NwAffineLevel *level, NwAffineStats *fixed,
-                          NwAffineStats *moving, GError **error);
+                          NwAffineStats *moving, NwQuant *quant, GError **error);
+  /* Optional (with pyramid): the voxels of level, a level of one of pyramid's pyramids whose
+   * host volume is a header, into out (its voxel count). */
+  gboolean (*level_voxels)(void *impl, const NwVolume *level, float *out, GError **error);
 } NwAffineCostBackend;
 
 /* Maps per evaluate_batch call at most: a centre and two probes per parameter of a 3D
@@ -184,9 +194,13 @@ gboolean nw_affine_cost_eval_batch(NwAffineCost *c, const double (*t_ras)[16], i
 gboolean nw_affine_cost_eval_matrix(NwAffineCost *c, const double t_ras[16], NwAffineCostValue *out,
                                     GError **error);
 /* v's pyramid of n_levels levels (pyramid.h: 0 = coarsest), made by the back end where it
- * can (images resident on the device for the cost's life), else by nw_pyramid_new; free
- * with nw_pyramid_free after the cost. */
+ * can (images resident on the device for the cost's life; the levels above 0 may then be
+ * headers without voxels: the backend's pyramid above), else by nw_pyramid_new; free with
+ * nw_pyramid_free after the cost. */
 NwVolume **nw_affine_cost_pyramid(NwAffineCost *c, const NwVolume *v, int n_levels, GError **error);
+/* A new host volume with the voxels of a level of nw_affine_cost_pyramid's: a copy of its
+ * own, or, for a header, the back end's (level_voxels). */
+NwVolume *nw_affine_cost_level_copy(NwAffineCost *c, const NwVolume *level, GError **error);
 /* The current level's moving image through t (fixed world -> moving world) on the current
  * level's fixed grid (nw_affine_resample with background 0), by the back end where it can. */
 NwVolume *nw_affine_cost_warp(NwAffineCost *c, const double t_ras[16], NwSampler sampler,

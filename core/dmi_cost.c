@@ -90,8 +90,9 @@ static void window_stats(NwAffineStats *s, const NwSampleWindow *w, const NwSamp
 /* The statistics of the whole level: each voxel counted by the one rank whose block holds
  * it (the replicated moving image by rank 0), then reduced. */
 static gboolean dmi_level_stats(void *impl, const NwAffineLevel *level, NwAffineStats *f,
-                                NwAffineStats *m, GError **error)
+                                NwAffineStats *m, NwQuant *quant, GError **error)
 {
+  (void)quant; /* float blocks, no codes: the job runs at precision single */
   DmiCost *c = impl;
   const NwDmiLevel *l = level_of(c, level);
   g_return_val_if_fail(l != NULL, FALSE);

@@ -3,10 +3,13 @@
  * shared job of affine_method.h over this cost). CUDA back end; every call runs on the job's
  * worker thread, which owns the stream and the device buffers.
  *
- * The job's pyramids are made here (pyramid: each level by nw_downsample2_cuda from the one
- * below, bit for bit the CPU's) and stay on the device for the cost's life; set_level finds a
- * level there by its host copy, and uploads only what it does not find (the tests' and the
- * benchmark's own volumes).
+ * The job's pyramids are made here (pyramid: the image up once, each level by
+ * nw_downsample2_cuda from the one below, bit for bit the CPU's, all in one allocation) and
+ * stay on the device for the cost's life; on the host only the coarsest level has voxels (the
+ * starts read it), the others are headers. set_level finds a level by its host volume, and
+ * uploads only what it does not find (the tests' and the benchmark's own volumes); the level's
+ * statistics (shifts, MI ranges, u16 quantisations) are computed where its images are
+ * (level_stats, affine_stats_cuda.cuh).
  * An evaluation is one launch and one synchronisation, with no allocation and no copy:
  * cost_kernel (a variant per sampler and metric) has a thread per fixed voxel (grid-stride)
  * map the voxel, test the masks and the domain, sample the moving image, and add to six
@@ -31,14 +34,16 @@
  * affine_quant.h), and the cost kernel's Q variants read those (4 bytes a voxel instead of 8)
  * with positions and weights in float, through the same inline functions as the CPU twin's
  * evaluate_u16, each operation an explicit IEEE one: the same voxels and samples as the CPU,
- * bit for bit. The float levels stay for warp (the result's and the frames' image). Large
- * copies to and from the host go through a pinned pair of chunks (staging_cuda.cuh). */
+ * bit for bit. The float levels stay for warp (the result's and the frames' image). The codes
+ * live in one grow-only work buffer, the pyramids' smoothing buffers before. Large copies to
+ * and from the host go through a pinned pair of chunks (staging_cuda.cuh). */
 #include <cuda_runtime.h>
 
 #include <stdint.h>
 
 #include "affine_method.h"
 #include "affine_quant.h"
+#include "affine_stats_cuda.cuh"
 #include "cuda_check.h"
 #include "interp_weights.h"
 #include "nw_affine_cost_cuda.h"
@@ -544,6 +549,17 @@ struct CudaCost {
      * pinned, and the device's copy */
     double *h_maps, *d_maps;
   } batch;
+  /* the pyramids' and levels' own (cuda_pyramid, level_stats, set_level) */
+  struct {
+    float *arena[kMaxKept]; /* each pyramid's one allocation, its levels in it */
+    int n_arenas;
+    /* grow-only: the two smoothing buffers of a pyramid being made, then the current
+     * level's u16 codes (qF, qM point into it) */
+    void *work;
+    size_t work_bytes;
+    NwImageStatsCuda *stats; /* level_stats': 2 x kNwStatsBlocks partials, then 2 results */
+    bool bound;              /* level_stats put c->level's images on the device, for set_level */
+  } prep;
 };
 
 void free_level(CudaCost *c)
@@ -555,9 +571,7 @@ void free_level(CudaCost *c)
     *slot[i] = nullptr;
     c->owned[i] = false;
   }
-  cudaFree(c->qF);
-  cudaFree(c->qM);
-  c->qF = c->qM = nullptr;
+  c->qF = c->qM = nullptr; /* in prep.work */
 }
 
 void cuda_destroy(void *impl)
@@ -568,10 +582,12 @@ void cuda_destroy(void *impl)
   if (c->have_stream)
     cudaStreamSynchronize(c->stream); /* nothing may still use what is freed below */
   free_level(c);
-  for (int i = 0; i < c->n_kept; i++)
-    cudaFree(c->kept[i].dev);
+  for (int i = 0; i < c->prep.n_arenas; i++)
+    cudaFree(c->prep.arena[i]);
+  cudaFree(c->prep.work);
+  cudaFree(c->prep.stats);
   cudaFree(c->warped);
-  cudaFreeHost(c->stage);
+  nw_stage_free(c->stage);
   cudaFree(c->partials);
   cudaFree(c->hist);
   cudaFree(c->done);
@@ -661,17 +677,11 @@ float *kept_level(const CudaCost *c, const NwVolume *v)
   return nullptr;
 }
 
-/* The pinned pair for a copy of n floats (staging_cuda.cuh): made by the first copy larger
- * than a chunk and kept for the cost's life (a job's uploads and its result's download share
- * it); NULL for smaller copies, which go straight, and where it cannot be made (the copy then
- * tries for one of its own, and reports). */
+/* The pinned pair for a copy of n floats (nw_stage_for): made by the first copy larger than a
+ * chunk and kept for the cost's life (a job's uploads and its result's download share it). */
 float *stage_for(CudaCost *c, size_t n)
 {
-  if (n <= kNwStageChunk)
-    return nullptr;
-  if (c->stage == nullptr && nw_stage_alloc(&c->stage) != cudaSuccess)
-    c->stage = nullptr;
-  return c->stage;
+  return nw_stage_for(&c->stage, n);
 }
 
 /* *dst: v's kept level, else a device copy of v (scalar) allocated here (*owned); NULL v
@@ -682,6 +692,11 @@ gboolean upload(CudaCost *c, float **dst, bool *owned, const NwVolume *v, GError
     return TRUE;
   if ((*dst = kept_level(c, v)) != nullptr)
     return TRUE;
+  if (v->data == nullptr) { /* a header of another cost's pyramid */
+    g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
+                "affine (cuda): a level without voxels that this cost did not make");
+    return FALSE;
+  }
   const size_t n = nw_volume_n_voxels(v);
   *owned = true;
   return NW_CUDA_CHECK(cudaMalloc(dst, n * sizeof(float)), error) &&
@@ -728,20 +743,44 @@ gboolean check_level(const NwAffineLevel *l, GError **error)
   return TRUE;
 }
 
-/* *q: a new device array of v's n codes (quantise_kernel), on the stream. */
-gboolean quantise(CudaCost *c, uint16_t **q, const float *v, size_t n, NwQuant quant,
-                  GError **error)
+/* prep.work of at least bytes (grow-only: its contents are not kept). */
+gboolean work_ready(CudaCost *c, size_t bytes, GError **error)
 {
-  if (!NW_CUDA_CHECK(cudaMalloc(q, MAX(n, (size_t)1) * sizeof(uint16_t)), error))
+  if (bytes <= c->prep.work_bytes)
+    return TRUE;
+  cudaFree(c->prep.work); /* waits for the device: nothing still uses it */
+  c->prep.work = nullptr;
+  c->prep.work_bytes = 0;
+  if (!NW_CUDA_CHECK(cudaMalloc(&c->prep.work, bytes), error))
     return FALSE;
+  c->prep.work_bytes = bytes;
+  return TRUE;
+}
+
+/* u16 codes from the start of prep.work to the moving image's: 256-byte aligned. */
+size_t codes_offset(const NwAffineLevel *l)
+{
+  return (nw_volume_n_voxels(l->fixed) + 127) / 128 * 128;
+}
+
+size_t codes_bytes(const NwAffineLevel *l)
+{
+  return (codes_offset(l) + nw_volume_n_voxels(l->moving)) * sizeof(uint16_t);
+}
+
+/* q: v's n codes (quantise_kernel), on the stream. */
+gboolean quantise(CudaCost *c, uint16_t *q, const float *v, size_t n, NwQuant quant, GError **error)
+{
   const int blocks = (int)MIN((size_t)c->max_blocks[0] * 4, (n + kBlock - 1) / kBlock);
-  quantise_kernel<<<MAX(blocks, 1), kBlock, 0, c->stream>>>(v, *q, (unsigned int)n, quant);
+  quantise_kernel<<<MAX(blocks, 1), kBlock, 0, c->stream>>>(v, q, (unsigned int)n, quant);
   return NW_CUDA_CHECK(nw_cuda_launched(c->stream), error);
 }
 
-gboolean cuda_set_level(void *impl, const NwAffineLevel *level, GError **error)
+/* level's images on the device as c->level's: the kept levels where pyramid made them, the
+ * others uploaded (the previous level's uploads freed). */
+gboolean bind_level(CudaCost *c, const NwAffineLevel *level, GError **error)
 {
-  CudaCost *c = (CudaCost *)impl;
+  c->prep.bound = false;
   if (!check_level(level, error))
     return FALSE;
   /* the previous level's copies may still be in flight on the stream */
@@ -755,21 +794,75 @@ gboolean cuda_set_level(void *impl, const NwAffineLevel *level, GError **error)
   for (int i = 0; i < 4; i++)
     if (v[i] != nullptr && kept_level(c, v[i]) == nullptr)
       bytes += nw_volume_n_voxels(v[i]) * sizeof(float);
-  const bool u16 = level->precision == NW_AFFINE_PRECISION_U16;
-  if (u16)
-    bytes += (nw_volume_n_voxels(level->fixed) + nw_volume_n_voxels(level->moving)) *
-             sizeof(uint16_t);
+  if (level->precision == NW_AFFINE_PRECISION_U16 && codes_bytes(level) > c->prep.work_bytes)
+    bytes += codes_bytes(level);
   if (!check_free(bytes, error))
     return FALSE;
   for (int i = 0; i < 4; i++)
     if (!upload(c, slot[i], &c->owned[i], v[i], error))
       return FALSE;
-  if (u16) {
+  c->prep.bound = true;
+  return TRUE;
+}
+
+bool same_volumes(const NwAffineLevel *a, const NwAffineLevel *b)
+{
+  return a->fixed == b->fixed && a->moving == b->moving && a->fixed_mask == b->fixed_mask &&
+         a->moving_mask == b->moving_mask;
+}
+
+/* The statistics of the level's images where they are (nw_affine_cost_set_level calls this
+ * first and then set_level, which keeps the images put on the device here). */
+gboolean cuda_level_stats(void *impl, const NwAffineLevel *level, NwAffineStats *fixed,
+                          NwAffineStats *moving, NwQuant *quant, GError **error)
+{
+  CudaCost *c = (CudaCost *)impl;
+  const size_t stats_len = 2 * kNwStatsBlocks + 2;
+  if (!bind_level(c, level, error))
+    return FALSE;
+  c->prep.bound = false; /* until the statistics are in */
+  if (c->prep.stats == nullptr &&
+      !NW_CUDA_CHECK(cudaMalloc(&c->prep.stats, stats_len * sizeof(NwImageStatsCuda)), error))
+    return FALSE;
+  const float *const image[2] = {c->F, c->M}, *const mask[2] = {c->fmask, c->mmask};
+  const unsigned int n[2] = {(unsigned int)nw_volume_n_voxels(level->fixed),
+                             (unsigned int)nw_volume_n_voxels(level->moving)};
+  NwImageStatsCuda *out = c->prep.stats + 2 * kNwStatsBlocks, h[2];
+  if (!NW_CUDA_CHECK(nw_affine_stats_cuda(out, c->prep.stats, image, mask, n, c->stream), error) ||
+      !NW_CUDA_CHECK(cudaMemcpyAsync(h, out, sizeof h, cudaMemcpyDeviceToHost, c->stream), error) ||
+      !NW_CUDA_CHECK(cudaStreamSynchronize(c->stream), error))
+    return FALSE;
+  NwAffineStats *s[2] = {fixed, moving};
+  for (int i = 0; i < 2; i++) {
+    /* as nw_affine_stats_add leaves them: lo +inf and hi -inf over an empty mask */
+    *s[i] = (NwAffineStats){h[i].sum, (double)h[i].n, (double)h[i].lo, (double)h[i].hi};
+    if (quant != nullptr) /* as nw_affine_cost_set_level makes them on the host */
+      quant[i] = nw_quant_make(h[i].all_lo, h[i].all_hi, h[i].fractional == 0);
+  }
+  c->prep.bound = true;
+  return TRUE;
+}
+
+gboolean cuda_set_level(void *impl, const NwAffineLevel *level, GError **error)
+{
+  CudaCost *c = (CudaCost *)impl;
+  const bool bound = c->prep.bound && same_volumes(&c->level, level);
+  if (!bound && !bind_level(c, level, error))
+    return FALSE;
+  c->prep.bound = false; /* a later set_level without level_stats binds again */
+  c->level = *level;     /* with the statistics now */
+  if (level->precision == NW_AFFINE_PRECISION_U16) {
     c->quant_f = level->fixed_quant;
     c->quant_m = level->moving_quant;
-    if (!quantise(c, &c->qF, c->F, nw_volume_n_voxels(level->fixed), c->quant_f, error) ||
-        !quantise(c, &c->qM, c->M, nw_volume_n_voxels(level->moving), c->quant_m, error))
+    if (!work_ready(c, codes_bytes(level), error))
       return FALSE;
+    uint16_t *codes = (uint16_t *)c->prep.work;
+    if (!quantise(c, codes, c->F, nw_volume_n_voxels(level->fixed), c->quant_f, error) ||
+        !quantise(c, codes + codes_offset(level), c->M, nw_volume_n_voxels(level->moving),
+                  c->quant_m, error))
+      return FALSE;
+    c->qF = codes;
+    c->qM = codes + codes_offset(level);
   }
   /* the host volumes are only borrowed: wait until the copies are done */
   return NW_CUDA_CHECK(cudaStreamSynchronize(c->stream), error);
@@ -962,55 +1055,132 @@ gboolean cuda_warp(void *impl, const double map[12], NwSampler sampler, float ba
                        error);
 }
 
-/* v's pyramid of n levels (affine_cost.h), each coarser level made on the device from the one
- * below and copied to the host; every level stays on the device. Where the device lacks the
- * memory, or the table is full, NULL without an error: the host makes it and set_level
- * uploads. */
+/* Floats from a level's start to the next's in a pyramid's allocation: 256-byte aligned. */
+size_t level_stride(const NwVolume *v)
+{
+  return (nw_volume_n_voxels(v) + 63) / 64 * 64;
+}
+
+/* Host volumes of v's pyramid of n levels: headers without voxels, but for level 0 (the
+ * coarsest), whose voxels the starts read: v's own when it is the only level, else room for
+ * them. NULL where memory is short. */
+NwVolume **host_levels(const NwVolume *v, int n, GError **error)
+{
+  NwVolume **levels = g_new0(NwVolume *, n);
+  if (n == 1) {
+    if ((levels[0] = nw_volume_try_copy(v, error)) == nullptr) {
+      g_free(levels);
+      return nullptr;
+    }
+    return levels;
+  }
+  levels[n - 1] = g_new(NwVolume, 1);
+  *levels[n - 1] = *v;
+  levels[n - 1]->data = nullptr;
+  for (int l = n - 2; l >= 0; l--) {
+    levels[l] = g_new(NwVolume, 1);
+    nw_downsample2_header(levels[l + 1], levels[l]);
+  }
+  const size_t n0 = nw_volume_n_voxels(levels[0]);
+  if ((levels[0]->data = g_try_new(float, n0)) == nullptr) {
+    g_set_error(error, NW_ERROR, NW_ERROR_NOMEM, "out of memory for %zu voxels (%.1f MiB)", n0,
+                n0 * sizeof(float) / 1048576.0);
+    nw_pyramid_free(levels, n);
+    return nullptr;
+  }
+  return levels;
+}
+
+/* v's pyramid of n levels (affine_cost.h): v up once through the pinned pair, each coarser
+ * level made on the device from the one below, all in one allocation kept for the cost's
+ * life; only the coarsest comes back down (the finer ones' host volumes are headers). Where the
+ * device lacks the memory, or the table is full, NULL without an error: the host makes it and
+ * set_level uploads. (It used to copy the image on the host too, and bring every level down
+ * into fresh pageable memory with an allocation each: most of the 21.6 ms of "pyramids" in a
+ * 3072² job's creation on the H100, issue 11.) */
 NwVolume **cuda_pyramid(void *impl, const NwVolume *v, int n, GError **error)
 {
   CudaCost *c = (CudaCost *)impl;
-  const size_t full = nw_volume_n_voxels(v) * sizeof(float);
-  size_t free_b = 0, total_b = 0;
-  /* the levels (less than 8/7 of the image) and two smoothing buffers of the finest */
-  if (v->nc != 1 || n > 8 || c->n_kept + n > kMaxKept ||
-      cudaMemGetInfo(&free_b, &total_b) != cudaSuccess || free_b < full * 4)
+  const gint64 t0 = g_get_monotonic_time();
+  if (v->nc != 1 || n < 1 || n > 8 || c->n_kept + n > kMaxKept || c->prep.n_arenas >= kMaxKept)
     return nullptr;
-  NwVolume **levels = g_new0(NwVolume *, n);
-  float *dev[8] = {nullptr}, *scratch[2] = {nullptr, nullptr};
-  /* the finest level up through the pinned pair (the cores fill one chunk while the GPU
-   * takes the other), the coarser ones down the same way */
-  gboolean ok = (levels[n - 1] = nw_volume_try_copy(v, error)) != nullptr &&
-                NW_CUDA_CHECK(cudaMalloc(&dev[n - 1], full), error) &&
-                NW_CUDA_CHECK(cudaMalloc(&scratch[0], full), error) &&
-                NW_CUDA_CHECK(cudaMalloc(&scratch[1], full), error) &&
-                NW_CUDA_CHECK(nw_upload_floats(dev[n - 1], v->data, nw_volume_n_voxels(v),
-                                               stage_for(c, nw_volume_n_voxels(v)), c->stream),
-                              error);
+  NwVolume **levels = host_levels(v, n, error);
+  if (levels == nullptr)
+    return nullptr;
+  size_t offset[8], total = 0;
+  for (int l = 0; l < n; l++) {
+    offset[l] = total;
+    total += level_stride(levels[l]);
+  }
+  const size_t nv = nw_volume_n_voxels(v), full = nv * sizeof(float);
+  /* two smoothing buffers of the finest: prep.work, unless it holds the level's codes */
+  const bool own_scratch = c->qF != nullptr;
+  const size_t scratch_bytes = n > 1 ? 2 * full : 0;
+  const size_t more = own_scratch || c->prep.work_bytes < scratch_bytes ? scratch_bytes : 0;
+  size_t free_b = 0, total_b = 0;
+  if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess ||
+      free_b < total * sizeof(float) + more + full / 2) {
+    nw_pyramid_free(levels, n);
+    return nullptr;
+  }
+  float *arena = nullptr, *scratch = nullptr;
+  gboolean ok = NW_CUDA_CHECK(cudaMalloc(&arena, total * sizeof(float)), error) &&
+                (scratch_bytes == 0 ||
+                 (own_scratch ? NW_CUDA_CHECK(cudaMalloc(&scratch, scratch_bytes), error)
+                              : work_ready(c, scratch_bytes, error)));
+  float *dev[8];
+  for (int l = 0; l < n; l++)
+    dev[l] = arena + offset[l];
+  float *const base = own_scratch ? scratch : (float *)c->prep.work;
+  float *const smooth[2] = {base, scratch_bytes > 0 ? base + nv : nullptr};
+  /* the job's pinned pair, made by its first large copy (16 MiB pinned: milliseconds): here,
+   * so that the times below tell it from the upload */
+  float *const stage = stage_for(c, nv);
+  const gint64 t1 = g_get_monotonic_time();
+  ok = ok && NW_CUDA_CHECK(nw_upload_floats(dev[n - 1], v->data, nv, stage, c->stream), error);
+  const gint64 t2 = g_get_monotonic_time();
   for (int l = n - 2; ok && l >= 0; l--) {
     const NwVolume *fine = levels[l + 1];
-    ok = (levels[l] = nw_downsample2_new(fine, error)) != nullptr;
-    const size_t bytes = nw_volume_n_voxels(levels[l]) * sizeof(float);
-    ok = ok && NW_CUDA_CHECK(cudaMalloc(&dev[l], bytes), error) &&
-         NW_CUDA_CHECK(nw_downsample2_cuda(dev[l], dev[l + 1], fine->nx, fine->ny, fine->nz,
-                                           scratch, c->stream),
-                       error) &&
-         NW_CUDA_CHECK(nw_download_floats(levels[l]->data, dev[l], bytes / sizeof(float),
-                                          stage_for(c, bytes / sizeof(float)), c->stream),
-                       error);
+    ok = NW_CUDA_CHECK(
+        nw_downsample2_cuda(dev[l], dev[l + 1], fine->nx, fine->ny, fine->nz, smooth, c->stream),
+        error);
   }
+  const size_t n0 = nw_volume_n_voxels(levels[0]);
+  if (n > 1) /* the coarsest level down, for the starts (once the kernels made it) */
+    ok = ok &&
+         NW_CUDA_CHECK(nw_download_floats(levels[0]->data, dev[0], n0, stage_for(c, n0), c->stream),
+                       error);
   ok = ok && NW_CUDA_CHECK(cudaStreamSynchronize(c->stream), error);
   cudaStreamSynchronize(c->stream); /* nothing in flight uses the buffers freed below */
-  cudaFree(scratch[0]);
-  cudaFree(scratch[1]);
+  if (scratch != nullptr)
+    cudaFree(scratch);
   if (!ok) {
-    for (int l = 0; l < n && l < 8; l++)
-      cudaFree(dev[l]);
+    cudaFree(arena);
     nw_pyramid_free(levels, n);
     return nullptr;
   }
   for (int l = 0; l < n; l++)
     c->kept[c->n_kept++] = {levels[l], dev[l]};
+  c->prep.arena[c->prep.n_arenas++] = arena;
+  const gint64 t3 = g_get_monotonic_time();
+  g_debug("affine (cuda): pyramid of %d x %d x %d, %d levels: buffers (and the job's pinned "
+          "pair, at its first) %.2f ms, upload %.2f ms, levels and the coarsest down %.2f ms",
+          v->nx, v->ny, v->nz, n, (t1 - t0) / 1e3, (t2 - t1) / 1e3, (t3 - t2) / 1e3);
   return levels;
+}
+
+/* A kept level's voxels into out (the tests' look at a pyramid's header levels). */
+gboolean cuda_level_voxels(void *impl, const NwVolume *level, float *out, GError **error)
+{
+  CudaCost *c = (CudaCost *)impl;
+  const float *d = kept_level(c, level);
+  if (d == nullptr) {
+    g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
+                "affine (cuda): not a level of this cost's pyramids");
+    return FALSE;
+  }
+  const size_t n = nw_volume_n_voxels(level);
+  return NW_CUDA_CHECK(nw_download_floats(out, d, n, stage_for(c, n), c->stream), error);
 }
 
 /* The method "affine" on CUDA: the shared job over this cost. */
@@ -1030,6 +1200,8 @@ extern "C" const NwAffineCostBackend nw_affine_cost_cuda = {
     .pyramid = cuda_pyramid,
     .warp = cuda_warp,
     .evaluate_batch = cuda_evaluate_batch,
+    .level_stats = cuda_level_stats,
+    .level_voxels = cuda_level_voxels,
 };
 
 /* C++20 designated initialisers: the slots of NwMethodOps by name, in their order. */

@@ -278,7 +278,7 @@ static void demons_destroy(void *state)
   cudaFree(st->d_max_u);
   cudaFree(st->d_max_v);
   cudaFreeHost(st->h);
-  cudaFreeHost(st->stage);
+  nw_stage_free(st->stage);
   if (st->stream != NULL)
     cudaStreamDestroy(st->stream);
   nw_demons_job_clear(&st->job);

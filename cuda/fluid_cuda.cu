@@ -552,7 +552,7 @@ static void fluid_destroy(void *state)
   for (size_t p = 0; p < G_N_ELEMENTS(pyrs); p++)
     pyramid_free(pyrs[p]);
   cudaFreeHost(st->h_back);
-  cudaFreeHost(st->stage);
+  nw_stage_free(st->stage);
   if (st->stream != NULL)
     cudaStreamDestroy(st->stream);
   for (int l = 0; l < MAX_LEVELS; l++)

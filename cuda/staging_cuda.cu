@@ -5,9 +5,48 @@
 
 #include "volume.h"
 
+/* The events of a stage ("the GPU is done with chunk b"), in its pinned block after the two
+ * chunks: made with the stage, not per copy (creating and destroying two events a copy costs
+ * a few driver calls each time). */
+typedef struct {
+  cudaEvent_t done[2];
+} StageEvents;
+
+static StageEvents *events_of(float *stage)
+{
+  return (StageEvents *)(stage + 2 * kNwStageChunk); /* 16 MiB in: aligned for pointers */
+}
+
 cudaError_t nw_stage_alloc(float **stage)
 {
-  return cudaHostAlloc((void **)stage, 2 * kNwStageChunk * sizeof(float), cudaHostAllocDefault);
+  float *s = nullptr;
+  cudaError_t e = cudaHostAlloc(
+      (void **)&s, 2 * kNwStageChunk * sizeof(float) + sizeof(StageEvents), cudaHostAllocDefault);
+  if (e != cudaSuccess) {
+    *stage = nullptr;
+    return e;
+  }
+  StageEvents *ev = events_of(s);
+  ev->done[0] = ev->done[1] = nullptr;
+  for (int b = 0; b < 2 && e == cudaSuccess; b++)
+    e = cudaEventCreateWithFlags(&ev->done[b], cudaEventDisableTiming);
+  if (e != cudaSuccess) {
+    nw_stage_free(s);
+    s = nullptr;
+  }
+  *stage = s;
+  return e;
+}
+
+void nw_stage_free(float *stage)
+{
+  if (stage == nullptr)
+    return;
+  StageEvents *ev = events_of(stage);
+  for (int b = 0; b < 2; b++)
+    if (ev->done[b] != nullptr)
+      cudaEventDestroy(ev->done[b]);
+  cudaFreeHost(stage);
 }
 
 float *nw_stage_for(float **slot, size_t n)
@@ -19,10 +58,10 @@ float *nw_stage_for(float **slot, size_t n)
   return *slot;
 }
 
-/* The pinned pair and its two events ("the GPU is done with half b"). */
+/* The pinned pair and its two events, for one copy. */
 typedef struct {
   float *stage;
-  bool owned;
+  bool owned; /* made for this copy */
   cudaEvent_t done[2];
 } Stage;
 
@@ -34,8 +73,10 @@ static cudaError_t stage_open(Stage *s, float *stage)
     e = nw_stage_alloc(&s->stage);
     s->owned = e == cudaSuccess;
   }
-  for (int b = 0; b < 2 && e == cudaSuccess; b++)
-    e = cudaEventCreateWithFlags(&s->done[b], cudaEventDisableTiming);
+  if (e == cudaSuccess) {
+    s->done[0] = events_of(s->stage)->done[0];
+    s->done[1] = events_of(s->stage)->done[1];
+  }
   return e;
 }
 
@@ -43,11 +84,8 @@ static void stage_close(Stage *s, cudaStream_t stream, cudaError_t e)
 {
   if (e != cudaSuccess)
     cudaStreamSynchronize(stream); /* nothing may still use the stage */
-  for (int b = 0; b < 2; b++)
-    if (s->done[b] != nullptr)
-      cudaEventDestroy(s->done[b]);
   if (s->owned)
-    cudaFreeHost(s->stage);
+    nw_stage_free(s->stage);
 }
 
 cudaError_t nw_upload_floats(float *d, const float *h, size_t n, float *stage, cudaStream_t stream)

@@ -13,10 +13,14 @@
 /* Floats a chunk; a stage holds two (16 MiB of pinned memory). */
 constexpr size_t kNwStageChunk = (size_t)1 << 21;
 
-/* A stage for the calls below: cudaHostAlloc of 2 x kNwStageChunk floats. */
+/* A stage for the calls below: cudaHostAlloc of 2 x kNwStageChunk floats, with the two events
+ * its copies wait on made once here (kept in the same pinned block, after the chunks). Free
+ * it with nw_stage_free, not cudaFreeHost (the events). *stage NULL on failure. */
 cudaError_t nw_stage_alloc(float **stage);
+/* Frees nw_stage_alloc's stage and its events; NULL does nothing. */
+void nw_stage_free(float *stage);
 /* The stage for a copy of n floats from a job's slot: NULL when n needs none, else *slot, made
- * by nw_stage_alloc at the first such copy (the job frees it with cudaFreeHost); NULL if that
+ * by nw_stage_alloc at the first such copy (the job frees it with nw_stage_free); NULL if that
  * fails (the copy then tries one of its own and reports the error). */
 float *nw_stage_for(float **slot, size_t n);
 

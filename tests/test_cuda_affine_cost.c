@@ -280,7 +280,8 @@ static void test_levels(void)
 }
 
 /* The pyramid made on the device (pyramid_cuda.cu) equals nw_pyramid_new's bit for bit, odd
- * and even sizes, 2D and 3D; its levels stay on the device, where set_level finds them: the
+ * and even sizes, 2D and 3D (the coarsest level's voxels on the host, the finer levels' read
+ * back from the device); its levels stay on the device, where set_level finds them: the
  * cost there equals the cost of an upload of the same level exactly. */
 static void test_pyramid(void)
 {
@@ -298,6 +299,7 @@ static void test_pyramid(void)
     g_assert_no_error(err);
     NwVolume **dev = nw_affine_cost_pyramid(gpu, v, n, &err);
     g_assert_no_error(err);
+    g_assert_nonnull(dev[0]->data); /* the starts read the coarsest level on the host */
     int n_ref = 0;
     NwVolume **ref = nw_pyramid_new(v, n, &n_ref, &err);
     g_assert_cmpint(n_ref, ==, n);
@@ -310,12 +312,14 @@ static void test_pyramid(void)
       g_assert_cmpmem(dev[l]->vox_to_ras, sizeof dev[l]->vox_to_ras, ref[l]->vox_to_ras,
                       sizeof ref[l]->vox_to_ras);
       const size_t bytes = nw_volume_n_voxels(ref[l]) * sizeof(float);
-      if (memcmp(dev[l]->data, ref[l]->data, bytes) != 0) {
+      g_autoptr(NwVolume) got = nw_affine_cost_level_copy(gpu, dev[l], &err);
+      g_assert_no_error(err);
+      if (memcmp(got->data, ref[l]->data, bytes) != 0) {
         size_t e = 0;
-        while (dev[l]->data[e] == ref[l]->data[e])
+        while (got->data[e] == ref[l]->data[e])
           e++;
         g_error("pyramid %s, level %d: voxel %zu is %.9g on the GPU, %.9g on the CPU",
-                t == 0 ? "2D" : "3D", l, e, dev[l]->data[e], ref[l]->data[e]);
+                t == 0 ? "2D" : "3D", l, e, got->data[e], ref[l]->data[e]);
       }
       /* the kept level (no upload) and an upload of the CPU's copy: the same cost */
       const NwAffineLevel kept = {.dim = v->nz > 1 ? 3 : 2, .fixed = dev[l], .moving = dev[l]};
@@ -334,6 +338,104 @@ static void test_pyramid(void)
     nw_pyramid_free(dev, n);
     nw_pyramid_free(ref, n);
   }
+}
+
+/* The level statistics computed on the device (level_stats, affine_stats_cuda.cuh) against
+ * the host's (nw_affine_stats_add, and the u16 quantisation nw_affine_cost_set_level makes):
+ * counts, extremes and quantisations equal, sums to rounding (another order); a float and an
+ * integer image, without a mask, with one, and with an empty one. */
+static void test_level_stats(void)
+{
+  g_autoptr(NwVolume) f = image(301, 257, 1, 1.0, 11); /* > one wave of the first pass */
+  g_autoptr(NwVolume) m = image(290, 260, 1, 1.0, 12);
+  for (size_t e = 0; e < nw_volume_n_voxels(m); e++)
+    m->data[e] = floorf(m->data[e] * 100.0f); /* integers spanning < 65536: step-1 codes */
+  g_autoptr(NwVolume) fmask = ellipse_mask(f, 150, 128, 0, 90);
+  g_autoptr(NwVolume) empty = nw_volume_new_like(m, 1, NULL);
+  const NwVolume *fm[3] = {NULL, fmask, fmask}, *mm[3] = {NULL, NULL, empty};
+  const NwAffineCostSpec spec = {NW_METRIC_MI, NW_SAMPLER_LINEAR, 32, FALSE, NULL};
+  g_autoptr(GError) err = NULL;
+  void *impl = nw_affine_cost_cuda.create(&spec, &err);
+  g_assert_no_error(err);
+  for (int c = 0; c < 3; c++) {
+    const NwAffineLevel lv = {.dim = 2,
+                              .fixed = f,
+                              .moving = m,
+                              .fixed_mask = fm[c],
+                              .moving_mask = mm[c],
+                              .precision = NW_AFFINE_PRECISION_U16};
+    NwAffineStats dev[2];
+    NwQuant q[2];
+    g_assert_true(nw_affine_cost_cuda.level_stats(impl, &lv, &dev[0], &dev[1], q, &err));
+    g_assert_no_error(err);
+    const NwVolume *img[2] = {f, m}, *mask[2] = {fm[c], mm[c]};
+    for (int i = 0; i < 2; i++) {
+      NwAffineStats ref, all;
+      nw_affine_stats_init(&ref);
+      nw_affine_stats_add(&ref, img[i]->data, mask[i] ? mask[i]->data : NULL,
+                          nw_volume_n_voxels(img[i]));
+      nw_affine_stats_init(&all);
+      nw_affine_stats_add(&all, img[i]->data, NULL, nw_volume_n_voxels(img[i]));
+      double magnitude = 0.0;
+      gboolean integers = TRUE;
+      for (size_t e = 0; e < nw_volume_n_voxels(img[i]); e++) {
+        magnitude += fabs(img[i]->data[e]);
+        integers &= img[i]->data[e] == floorf(img[i]->data[e]);
+      }
+      g_assert_cmpfloat(dev[i].n, ==, ref.n);
+      g_assert_cmpfloat(dev[i].lo, ==, ref.lo);
+      g_assert_cmpfloat(dev[i].hi, ==, ref.hi);
+      g_assert_cmpfloat(fabs(dev[i].sum - ref.sum), <=, 1e-12 * magnitude);
+      const NwQuant want = nw_quant_make(all.lo, all.hi, integers);
+      g_assert_cmpmem(&q[i], sizeof q[i], &want, sizeof want);
+      g_assert_cmpint(integers, ==, i == 1);
+      if (i == 1)
+        g_assert_cmpfloat(q[i].step, ==, 1.0);
+    }
+  }
+  nw_affine_cost_cuda.destroy(impl);
+}
+
+/* A pyramid made while a u16 level is set (its codes share the pyramids' smoothing buffers,
+ * so this one smooths in buffers of its own): the level's cost is unchanged, and the new
+ * pyramid is still the host's. */
+static void test_pyramid_after_level(void)
+{
+  g_autoptr(NwVolume) f = image(160, 140, 1, 1.0, 13);
+  g_autoptr(NwVolume) v = image(150, 150, 1, 1.0, 14);
+  const NwAffineCostSpec spec = {NW_METRIC_NCC, NW_SAMPLER_LINEAR, 32, FALSE, NULL};
+  g_autoptr(GError) err = NULL;
+  NwAffineCost *gpu = nw_affine_cost_new(&nw_affine_cost_cuda, &spec, &err);
+  g_assert_no_error(err);
+  const int n = nw_pyramid_levels(f, 3);
+  NwVolume **first = nw_affine_cost_pyramid(gpu, f, n, &err);
+  g_assert_no_error(err);
+  const NwAffineLevel lv = {.dim = 2,
+                            .fixed = first[n - 1],
+                            .moving = first[n - 1],
+                            .precision = NW_AFFINE_PRECISION_U16};
+  g_assert_true(nw_affine_cost_set_level(gpu, &lv, &err));
+  Xform xf[4];
+  transforms(2, xf);
+  NwAffineCostValue before, after;
+  g_assert_true(nw_affine_cost_eval_matrix(gpu, xf[2].m, &before, &err));
+  const int nv = nw_pyramid_levels(v, 3);
+  NwVolume **second = nw_affine_cost_pyramid(gpu, v, nv, &err);
+  g_assert_no_error(err);
+  g_assert_true(nw_affine_cost_eval_matrix(gpu, xf[2].m, &after, &err));
+  g_assert_cmpfloat(before.cost, ==, after.cost);
+  int n_ref = 0;
+  NwVolume **ref = nw_pyramid_new(v, nv, &n_ref, &err);
+  for (int l = 0; l < nv; l++) {
+    g_autoptr(NwVolume) got = nw_affine_cost_level_copy(gpu, second[l], &err);
+    g_assert_no_error(err);
+    g_assert_cmpmem(got->data, nw_volume_n_voxels(got) * sizeof(float), ref[l]->data,
+                    nw_volume_n_voxels(ref[l]) * sizeof(float));
+  }
+  nw_affine_cost_free(gpu);
+  nw_pyramid_free(first, n);
+  nw_pyramid_free(second, nv);
+  nw_pyramid_free(ref, nv);
 }
 
 /* The warped image made on the device (the job's result and frames at the finest level)
@@ -606,6 +708,8 @@ int main(int argc, char **argv)
   g_test_add_func("/cuda/affine-cost/parity-large", test_parity_large);
   g_test_add_func("/cuda/affine-cost/levels", test_levels);
   g_test_add_func("/cuda/affine-cost/pyramid", test_pyramid);
+  g_test_add_func("/cuda/affine-cost/level-stats", test_level_stats);
+  g_test_add_func("/cuda/affine-cost/pyramid-after-level", test_pyramid_after_level);
   g_test_add_func("/cuda/affine-cost/warp", test_warp);
   g_test_add_func("/cuda/affine-cost/refuses-vectors", test_refuses_vectors);
   g_test_add_func("/cuda/affine-cost/register-2d", test_register_2d);

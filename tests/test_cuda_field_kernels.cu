@@ -265,7 +265,7 @@ static void test_upload_download(void)
   g_assert_null(nw_stage_for(&slot, 1000)); /* a small copy needs none */
   upload_download(Dims{130, 121, 97}, stage);
   upload_download(Dims{130, 121, 97}, nw_stage_for(&slot, (size_t)130 * 121 * 97 * 3));
-  NW_TEST_CUDA(cudaFreeHost(slot));
+  nw_stage_free(slot);
 }
 
 /* An image of 4.3 Mi voxels down through the pinned chunks (three, the last partial) into a

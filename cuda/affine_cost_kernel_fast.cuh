@@ -4,18 +4,18 @@
  * instructions a 2D linear voxel (SASS, sm_90): a flat grid-stride walk, 64-bit tap
  * addresses, clamps, floorf and float-to-int conversions (FRND, F2I: the slow conversion
  * pipe), and six double sums of values (12 double operations, 2 conversions). This kernel
- * computes the same samples in ~60 (47 in a run's unrolled steps, 13 a voxel for the run):
+ * computes the same samples in ~64 (48 in a run's unrolled steps, 16 a voxel for the run):
  *
- * - A warp takes a run of kFastRun fixed voxels of one row, lane l the voxels
- *   i0 + l + 32 s (s < kFastSteps): each step's loads are coalesced as before, and the row's
- *   j, k and the map's j and k terms are worked out once a run, not once a voxel.
+ * - A warp takes a run of kFastRun fixed voxels of one row (fewer at a row's end), lane l
+ *   the voxels i0 + l + 32 s (s < kFastSteps): each step's loads are coalesced as before,
+ *   and the row's j, k and the map's j and k terms are worked out once a run, not a voxel.
  * - Positions stay per voxel nw_quant_map_row's, bit for bit (the CPU twin's). Each
  *   coordinate is monotonic along a row (a product and sums rounded to nearest are
  *   monotonic in i), so when the run's first and last voxels map inside [0, n - 1) on every
  *   axis, every voxel of the run does: no domain test, no clamp (floor(p) and floor(p) + 1
  *   are taps already), and floor by one FADD rounding down (fast_floor). Such a run is
- *   "deep"; the others (the domain's edge, partial runs, masks) take the reference's
- *   per-voxel functions of affine_quant.h unchanged.
+ *   "deep"; the others (the domain's edge, and every run where there are masks) take the
+ *   reference's per-voxel functions of affine_quant.h unchanged.
  * - The sums are kept in codes: count, Σqf and Σqf² as integers (exact), Σqm, Σqm² and
  *   Σqf·qm in double (each product exact: qm has 24 significant bits, qf 16), and turned
  *   into the six shifted sums (value = lo + step · code) once a thread. Per voxel that is one
@@ -35,9 +35,11 @@ namespace {
 constexpr int kFastSteps = 8;             /* voxels a lane takes from its warp's run */
 constexpr int kFastRun = 32 * kFastSteps; /* a warp's run of voxels along a fixed row */
 
-/* Blocks of 256 an SM, the most without spills (sm_90, ptxas -v, CUDA 13): nearest and
- * linear 4 (64 registers, 50 % occupancy; at 5, 48 registers, linear spills 76 bytes);
- * with mi or a batch 3 (74-80); cubic 3 (80), with mi or a batch 2 (128). */
+/* Blocks of 256 an SM (sm_90, ptxas -v, CUDA 13): nearest and linear 4 (64 registers, 50 %
+ * occupancy; linear spills 20 bytes, loop invariants reloaded once a run; at 5, 48
+ * registers, it spilled 76: try -DNW_AFFINE_FAST_MIN_BLOCKS=3 or 5 in CMAKE_CUDA_FLAGS to
+ * compare); with mi or a batch 3 (78-80, up to 20 bytes of such spills); cubic 3 (80), with
+ * mi or a batch 2 (128), no spills. */
 #ifndef NW_AFFINE_FAST_MIN_BLOCKS
 #define NW_AFFINE_FAST_MIN_BLOCKS 4
 #endif
@@ -182,18 +184,22 @@ __device__ __forceinline__ bool run_is_deep(const EvalArgs &a, const float *m, c
   return __all_sync(0xffffffffu, ok);
 }
 
-/* A deep run's kFastSteps voxels of this lane (lane's first at fi0, fixed codes at qf_run):
- * every one counted, no domain test, no clamp. FLAT: the moving image 2D and tz ±0 (the
- * caller's test): x and y without the k term, no z. */
-template <int S, bool MI, bool FLAT>
+/* A deep run's voxels of this lane (lane's first at fi0, fixed codes at qf_run): every one
+ * counted, no domain test, no clamp. FLAT: the moving image 2D and tz ±0 (the caller's
+ * test): x and y without the k term, no z. FULL: kFastSteps voxels, else steps (a run at the
+ * end of a row narrower than kFastRun, e.g. every row of the 182-wide brain grid). */
+template <int S, bool MI, bool FLAT, bool FULL>
 __device__ __forceinline__ void deep_run(const EvalArgs &a, unsigned long long *hist, CodeSums &c,
                                          const float *m, const float ty[3], const float tz[3],
-                                         float fi0, const uint16_t *__restrict__ qf_run)
+                                         float fi0, const uint16_t *__restrict__ qf_run,
+                                         unsigned int steps)
 {
   unsigned int run_f = 0; /* < 8 · 2^16: exact in 32 bits */
   /* cubic's 16 taps a voxel fill the registers in one step: unrolled, it spills */
-#pragma unroll(S == NW_SAMPLER_CUBIC ? 1 : kFastSteps)
+#pragma unroll(S == NW_SAMPLER_CUBIC ? 1 : FULL ? kFastSteps : 4)
   for (int s = 0; s < kFastSteps; s++) {
+    if (!FULL && s >= (int)steps)
+      break;
     const float fi = __fadd_rn(fi0, (float)(32 * s)); /* exact: integers < 2^24 */
     float x, y, z = 0.0f;
     if (FLAT) {
@@ -208,7 +214,7 @@ __device__ __forceinline__ void deep_run(const EvalArgs &a, unsigned long long *
     run_f += qf;
     add_pair<MI>(a, hist, c, qf, fast_sample<S, true, FLAT>(a, x, y, z));
   }
-  c.n += kFastSteps;
+  c.n += FULL ? kFastSteps : steps;
   c.f += run_f;
 }
 
@@ -261,15 +267,22 @@ __global__ void __launch_bounds__(kBlock, fast_min_blocks(S, MI, BATCH))
     }
     const float fi0 = (float)(i0 + lane);
     const uint16_t *const qf_run = a.qF + (size_t)row * fnx + i0 + lane;
-    /* the same in every lane; fi0 + 32 s is (float)i exactly while i < 2^24 */
-    const bool full = i0 + kFastRun <= fnx && i0 + kFastRun <= (1u << 24);
-    if (plain && full && run_is_deep(a, m, ty, tz, (float)i0, (float)(i0 + kFastRun - 1))) {
+    /* voxels of the run (the same in every lane); fi0 + 32 s is (float)i exactly while
+     * i < 2^24 */
+    const unsigned int run_len = min((unsigned int)kFastRun, fnx - i0);
+    if (plain && i0 + run_len <= (1u << 24) &&
+        run_is_deep(a, m, ty, tz, (float)i0, (float)(i0 + run_len - 1))) {
       /* flat: a 2D moving image and a row without a k term (every 2D pair): the position's
        * "+ tz" adds ±0, which changes at most the sign of a zero x or y, and no sample */
-      if (a.mnz == 1 && tz[0] == 0.0f && tz[1] == 0.0f)
-        deep_run<S, MI, true>(a, hist, c, m, ty, tz, fi0, qf_run);
+      const bool flat = a.mnz == 1 && tz[0] == 0.0f && tz[1] == 0.0f;
+      const unsigned int steps = run_len > lane ? (run_len - lane + 31) / 32 : 0;
+      /* (a partial run takes the general form: one copy fewer, the registers it would hold) */
+      if (run_len == kFastRun && flat)
+        deep_run<S, MI, true, true>(a, hist, c, m, ty, tz, fi0, qf_run, steps);
+      else if (run_len == kFastRun)
+        deep_run<S, MI, false, true>(a, hist, c, m, ty, tz, fi0, qf_run, steps);
       else
-        deep_run<S, MI, false>(a, hist, c, m, ty, tz, fi0, qf_run);
+        deep_run<S, MI, false, false>(a, hist, c, m, ty, tz, fi0, qf_run, steps);
       continue;
     }
     /* the reference's per-voxel tests and samplers (affine_quant.h), in the same order */

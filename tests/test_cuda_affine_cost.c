@@ -215,6 +215,22 @@ static void test_parity_3d(void)
   compare_pair(3, f, m, fmask, mmask);
 }
 
+/* Rows of more than one run of cost_kernel_fast (256 voxels a warp), where most runs map
+ * deep into the moving image and take its unclamped samplers (the small pairs above have
+ * none): every metric, sampler and transform at u16, with and without masks, 2D and 3D. */
+static void test_parity_runs(void)
+{
+  g_autoptr(NwVolume) f2 = image(530, 120, 1, 1.0, 31);
+  g_autoptr(NwVolume) m2 = image(520, 125, 1, 1.05, 32);
+  compare_pair_at(2, f2, m2, NULL, NULL, NW_AFFINE_PRECISION_U16);
+  g_autoptr(NwVolume) fmask2 = ellipse_mask(f2, 265, 60, 0, 200);
+  g_autoptr(NwVolume) mmask2 = ellipse_mask(m2, 255, 62, 0, 210);
+  compare_pair_at(2, f2, m2, fmask2, mmask2, NW_AFFINE_PRECISION_U16);
+  g_autoptr(NwVolume) f3 = image(300, 40, 12, 1.0, 33);
+  g_autoptr(NwVolume) m3 = image(290, 42, 13, 1.05, 34);
+  compare_pair_at(3, f3, m3, NULL, NULL, NW_AFFINE_PRECISION_U16);
+}
+
 /* A level larger than one wave of blocks (grid-stride loop, many partials, shared
  * histograms flushed by many blocks): 2D 700 x 650, linear and cubic. */
 static void test_parity_large(void)
@@ -705,6 +721,7 @@ int main(int argc, char **argv)
     return NW_TEST_SKIP;
   g_test_add_func("/cuda/affine-cost/parity-2d", test_parity_2d);
   g_test_add_func("/cuda/affine-cost/parity-3d", test_parity_3d);
+  g_test_add_func("/cuda/affine-cost/parity-runs", test_parity_runs);
   g_test_add_func("/cuda/affine-cost/parity-large", test_parity_large);
   g_test_add_func("/cuda/affine-cost/levels", test_levels);
   g_test_add_func("/cuda/affine-cost/pyramid", test_pyramid);

@@ -17,9 +17,7 @@
  *
  *   bench_affine [--sizes 512,1024,2048,3072] [--evals 200] [--cpu-evals 2] [--metric mse]
  *                [--precision u16,single] [--no-brain] [--no-end-to-end] [--json FILE]
- * CPU figures use however many OpenMP threads OMP_NUM_THREADS allows. The u16 cases time
- * cost_kernel_fast unless NW_AFFINE_KERNEL=reference (then cost_kernel; "u16_kernel" in the
- * JSON says which). Main thread. */
+ * CPU figures use however many OpenMP threads OMP_NUM_THREADS allows. Main thread. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,13 +243,6 @@ int main(int argc, char **argv)
   nw_json_member_string(b, "metric", metric_text);
   nw_json_member_number(b, "evals", evals);
   nw_json_member_number(b, "cpu_evals", cpu_evals);
-  /* the u16 kernel the CUDA cost picks (cuda/affine_cost_kernel_fast.cuh): an A/B is two
-   * runs, one with NW_AFFINE_KERNEL=reference */
-  const char *kernel = g_getenv("NW_AFFINE_KERNEL");
-  const char *u16_kernel =
-      kernel != NULL && strcmp(kernel, "reference") == 0 ? "reference" : "fast";
-  nw_json_member_string(b, "u16_kernel", u16_kernel);
-  fprintf(stderr, "bench_affine: u16 kernel %s\n", u16_kernel);
   json_builder_set_member_name(b, "cases");
   json_builder_begin_array(b);
   int status = 0;

@@ -34,11 +34,9 @@
  * affine_quant.h), and the cost kernel's Q variants read those (4 bytes a voxel instead of 8)
  * with positions and weights in float, through the same inline functions as the CPU twin's
  * evaluate_u16, each operation an explicit IEEE one: the same voxels and samples as the CPU,
- * bit for bit. By default the Q variants are cost_kernel_fast (affine_cost_kernel_fast.cuh:
- * runs of a row a warp, sums in codes); NW_AFFINE_KERNEL=reference keeps cost_kernel, for an
- * A/B in one process. The float levels stay for warp (the result's and the frames' image).
- * The codes live in one grow-only work buffer, the pyramids' smoothing buffers before. Large
- * copies to and from the host go through a pinned pair of chunks (staging_cuda.cuh). */
+ * bit for bit. The float levels stay for warp (the result's and the frames' image). The codes
+ * live in one grow-only work buffer, the pyramids' smoothing buffers before. Large copies to
+ * and from the host go through a pinned pair of chunks (staging_cuda.cuh). */
 #include <cuda_runtime.h>
 
 #include <stdint.h>
@@ -481,19 +479,6 @@ CostKernel cost_kernel_for(NwSampler sampler, bool mi, bool batch, bool q)
   return table[si][mi ? 1 : 0][batch ? 1 : 0][q ? 1 : 0];
 }
 
-} // namespace
-
-#include "affine_cost_kernel_fast.cuh" /* cost_kernel_fast: the u16 default */
-
-namespace {
-
-/* The u16 variant: cost_kernel_fast, or cost_kernel where the reference was asked for. */
-CostKernel u16_kernel_for(NwSampler sampler, bool mi, bool batch, bool fast)
-{
-  return fast ? cost_kernel_fast_for(sampler, mi, batch)
-              : cost_kernel_for(sampler, mi, batch, true);
-}
-
 /* nw_affine_quantise on the device: v's codes into q (affine_quant.h). */
 __global__ void __launch_bounds__(kBlock)
     quantise_kernel(const float *__restrict__ v, uint16_t *__restrict__ q, unsigned int n,
@@ -530,7 +515,6 @@ struct CudaCost {
   bool have_stream;
   /* [0]: precision single, [1]: u16 (the level's) */
   CostKernel kernel[2]; /* the variants for the spec's sampler and metric */
-  bool fast;            /* u16 by cost_kernel_fast (else cost_kernel: NW_AFFINE_KERNEL) */
   int max_blocks[2];    /* resident blocks of each on the whole device */
   size_t shared_bytes;  /* the kernel's dynamic shared memory (0: global histogram) */
   int hist_len;         /* bins² for mi, else 0 */
@@ -661,8 +645,7 @@ void *cuda_create(const NwAffineCostSpec *spec, GError **error)
   c->spec = *spec;
   const bool mi = spec->metric == NW_METRIC_MI;
   c->kernel[0] = cost_kernel_for(spec->sampler, mi, false, false);
-  c->fast = fast_kernel_wanted(); /* read once: every evaluation of this cost the same */
-  c->kernel[1] = u16_kernel_for(spec->sampler, mi, false, c->fast);
+  c->kernel[1] = cost_kernel_for(spec->sampler, mi, false, true);
   c->hist_len = mi ? spec->bins * spec->bins : 0;
   const size_t hist_bytes = (size_t)c->hist_len * sizeof(unsigned long long);
   c->shared_bytes = mi && hist_bytes <= kSharedHistMax ? hist_bytes : 0;
@@ -924,15 +907,6 @@ gboolean eval_args(const CudaCost *c, const double map[12], EvalArgs *out, GErro
   return TRUE;
 }
 
-/* Blocks with work for the variant v at the current level: a thread a voxel for cost_kernel,
- * a warp a run of voxels for cost_kernel_fast. */
-size_t blocks_needed(const CudaCost *c, const EvalArgs &a, int v)
-{
-  if (v == 1 && c->fast)
-    return fast_blocks_needed((unsigned int)a.fnx, (unsigned int)a.fny * (unsigned int)a.fnz);
-  return (a.n + kBlock - 1) / kBlock;
-}
-
 gboolean cuda_evaluate(void *impl, const double map[12], NwAffineSums *sums, GError **error)
 {
   CudaCost *c = (CudaCost *)impl;
@@ -940,7 +914,7 @@ gboolean cuda_evaluate(void *impl, const double map[12], NwAffineSums *sums, GEr
   if (!eval_args(c, map, &a, error))
     return FALSE;
   const int v = variant(c);
-  const int blocks = (int)MIN((size_t)c->max_blocks[v], blocks_needed(c, a, v));
+  const int blocks = (int)MIN((size_t)c->max_blocks[v], (a.n + kBlock - 1) / kBlock);
   /* one launch and one synchronisation: the last block leaves the result in h_out */
   c->kernel[v]<<<blocks, kBlock, c->shared_bytes, c->stream>>>(a);
   if (!NW_CUDA_CHECK(nw_cuda_launched(c->stream), error) ||
@@ -964,7 +938,7 @@ gboolean batch_ready(CudaCost *c, GError **error)
   if (c->batch.ready)
     return TRUE;
   const CostKernel kernel[2] = {cost_kernel_for(c->spec.sampler, c->hist_len > 0, true, false),
-                                u16_kernel_for(c->spec.sampler, c->hist_len > 0, true, c->fast)};
+                                cost_kernel_for(c->spec.sampler, c->hist_len > 0, true, true)};
   const size_t out_bytes = (size_t)kMaxBatch * (kSums + (size_t)c->hist_len) * sizeof(double);
   if (!resident_blocks(kernel, c->shared_bytes, c->batch.max_blocks, error))
     return FALSE;
@@ -1023,8 +997,8 @@ gboolean cuda_evaluate_batch(void *impl, const double (*maps)[12], int k, NwAffi
   a.hist = c->batch.hist;
   a.done = c->batch.done;
   a.out = c->batch.d_out;
+  const size_t needed = (a.n + kBlock - 1) / kBlock;
   const int v = variant(c);
-  const size_t needed = blocks_needed(c, a, v);
   const unsigned int per_map =
       (unsigned int)MIN(needed, (size_t)MAX(1, c->batch.max_blocks[v] / k));
   if (!NW_CUDA_CHECK(cudaMemcpyAsync(c->batch.d_maps, c->batch.h_maps, kMapsBytes,

@@ -25,10 +25,4 @@ if(NW_HAVE_CUDA)
   nw_add_test(test_cuda_affine_cost SOURCES test_cuda_affine_cost.c
               LIBS nw_affine_testutil nw_cuda CUDA LABELS affine)
   target_compile_definitions(test_cuda_affine_cost PRIVATE NW_HAVE_CUDA=1)
-  # the same against the reference u16 kernel, which NW_AFFINE_KERNEL keeps selectable for
-  # an A/B (cuda/affine_cost_kernel_fast.cuh)
-  add_test(NAME test_cuda_affine_cost_reference COMMAND test_cuda_affine_cost)
-  set_tests_properties(test_cuda_affine_cost_reference PROPERTIES SKIP_RETURN_CODE 77
-    LABELS "affine;cuda" ENVIRONMENT
-    "NW_TEST_DATA=${CMAKE_CURRENT_SOURCE_DIR}/data;G_DEBUG=fatal-criticals;NW_AFFINE_KERNEL=reference")
 endif()

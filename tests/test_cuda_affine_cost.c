@@ -215,9 +215,9 @@ static void test_parity_3d(void)
   compare_pair(3, f, m, fmask, mmask);
 }
 
-/* Rows of more than one run of cost_kernel_fast (256 voxels a warp), where most runs map
- * deep into the moving image and take its unclamped samplers (the small pairs above have
- * none): every metric, sampler and transform at u16, with and without masks, 2D and 3D. */
+/* Rows wider than a block (the small pairs above have none), where most voxels map deep
+ * into the moving image: every metric, sampler and transform at u16, with and without masks,
+ * 2D and 3D. */
 static void test_parity_runs(void)
 {
   g_autoptr(NwVolume) f2 = image(530, 120, 1, 1.0, 31);

@@ -266,6 +266,18 @@ static void test_upload_download(void)
   upload_download(Dims{130, 121, 97}, stage);
   upload_download(Dims{130, 121, 97}, nw_stage_for(&slot, (size_t)130 * 121 * 97 * 3));
   nw_stage_free(slot);
+  /* a stage given back is the next job's on this device (no second pinning), and copies
+   * through it as well; two at once: the second is a new one */
+  float *again = NULL, *second = NULL;
+  NW_TEST_CUDA(nw_stage_alloc(&again));
+  g_assert_true(again == slot);
+  NW_TEST_CUDA(nw_stage_alloc(&second));
+  g_assert_nonnull(second);
+  g_assert_true(second != again);
+  upload_download(Dims{130, 121, 97}, again);
+  upload_download(Dims{130, 121, 97}, second);
+  nw_stage_free(second);
+  nw_stage_free(again); /* the kept one is already second: this one is freed */
 }
 
 /* An image of 4.3 Mi voxels down through the pinned chunks (three, the last partial) into a

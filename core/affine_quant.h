@@ -131,70 +131,34 @@ static inline NW_HOST_DEVICE float nw_quant_lerp(float a, float b, float u)
   return NW_QADD(NW_QMUL(a, NW_QSUB(1.0f, u)), NW_QMUL(b, u));
 }
 
-/* Where bilinear / trilinear reads the codes and how it weighs them: off[0..3] the taps of
- * the first slice (rows y0, y1 by columns x0, x1), off[4..7] the same in the second (equal to
- * the first's on a flat z axis, nz = 1, which takes its one slice: t = 0). Split from the
- * blend so that a kernel can issue several voxels' loads before it blends any. For a position
- * inside the domain (nw_quant_inside). */
-typedef struct {
-  uint32_t off[8];
-  float u, w, t;
-} NwQuantLinearTaps;
-
-static inline NW_HOST_DEVICE void nw_quant_linear_taps(int nx, int ny, int nz, float x, float y,
-                                                       float z, NwQuantLinearTaps *tp)
-{
-  const float fx = floorf(x), fy = floorf(y);
-  tp->u = x - fx; /* exact: x and floor(x) share the binade or less */
-  tp->w = y - fy;
-  const int x0 = nw_quant_clampi((int)fx, nx), x1 = nw_quant_clampi((int)fx + 1, nx);
-  const int y0 = nw_quant_clampi((int)fy, ny), y1 = nw_quant_clampi((int)fy + 1, ny);
-  const uint32_t r0 = (uint32_t)y0 * (uint32_t)nx, r1 = (uint32_t)y1 * (uint32_t)nx;
-  tp->t = 0.0f;
-  int z0 = 0, z1 = 0;
-  if (nz > 1) {
-    const float fz = floorf(z);
-    tp->t = z - fz;
-    z0 = nw_quant_clampi((int)fz, nz);
-    z1 = nw_quant_clampi((int)fz + 1, nz);
-  }
-  const uint32_t p0 = (uint32_t)z0 * (uint32_t)nx * (uint32_t)ny;
-  const uint32_t p1 = (uint32_t)z1 * (uint32_t)nx * (uint32_t)ny;
-  tp->off[0] = p0 + r0 + (uint32_t)x0;
-  tp->off[1] = p0 + r0 + (uint32_t)x1;
-  tp->off[2] = p0 + r1 + (uint32_t)x0;
-  tp->off[3] = p0 + r1 + (uint32_t)x1;
-  tp->off[4] = p1 + r0 + (uint32_t)x0;
-  tp->off[5] = p1 + r0 + (uint32_t)x1;
-  tp->off[6] = p1 + r1 + (uint32_t)x0;
-  tp->off[7] = p1 + r1 + (uint32_t)x1;
-}
-
-/* The sample from the codes at tp's taps (c[4..7] read only when tp->t != 0). */
-static inline NW_HOST_DEVICE float nw_quant_linear_blend(const float c[8],
-                                                         const NwQuantLinearTaps *tp)
-{
-  const float c0 = nw_quant_lerp(nw_quant_lerp(c[0], c[1], tp->u), nw_quant_lerp(c[2], c[3], tp->u),
-                                 tp->w);
-  if (tp->t == 0.0f)
-    return c0;
-  const float c1 = nw_quant_lerp(nw_quant_lerp(c[4], c[5], tp->u), nw_quant_lerp(c[6], c[7], tp->u),
-                                 tp->w);
-  return nw_quant_lerp(c0, c1, tp->t);
-}
-
 /* Bilinear / trilinear on the codes; a flat z axis (nz = 1) takes its one slice. */
 static inline NW_HOST_DEVICE float nw_quant_linear(const uint16_t *d, int nx, int ny, int nz,
                                                    float x, float y, float z)
 {
-  NwQuantLinearTaps tp;
-  nw_quant_linear_taps(nx, ny, nz, x, y, z, &tp);
-  const int second = tp.t != 0.0f; /* the second slice only when it weighs */
-  float c[8];
-  NW_QUNROLL
-  for (int q = 0; q < 8; q++)
-    c[q] = q < 4 || second ? (float)NW_QLOAD(d + tp.off[q]) : 0.0f;
-  return nw_quant_linear_blend(c, &tp);
+  const float fx = floorf(x), fy = floorf(y);
+  const float u = x - fx, w = y - fy; /* exact: x and floor(x) share the binade or less */
+  const int x0 = nw_quant_clampi((int)fx, nx), x1 = nw_quant_clampi((int)fx + 1, nx);
+  const int y0 = nw_quant_clampi((int)fy, ny), y1 = nw_quant_clampi((int)fy + 1, ny);
+  const uint32_t r0 = (uint32_t)y0 * (uint32_t)nx, r1 = (uint32_t)y1 * (uint32_t)nx;
+  const uint16_t *p = d;
+  float t = 0.0f;
+  int z0 = 0, z1 = 0;
+  if (nz > 1) {
+    const float fz = floorf(z);
+    t = z - fz;
+    z0 = nw_quant_clampi((int)fz, nz);
+    z1 = nw_quant_clampi((int)fz + 1, nz);
+    p = d + (uint32_t)z0 * (uint32_t)nx * (uint32_t)ny;
+  }
+  const float c00 = nw_quant_lerp(NW_QLOAD(p + r0 + x0), NW_QLOAD(p + r0 + x1), u);
+  const float c10 = nw_quant_lerp(NW_QLOAD(p + r1 + x0), NW_QLOAD(p + r1 + x1), u);
+  const float c0 = nw_quant_lerp(c00, c10, w);
+  if (t == 0.0f)
+    return c0;
+  const uint16_t *p1 = d + (uint32_t)z1 * (uint32_t)nx * (uint32_t)ny;
+  const float c01 = nw_quant_lerp(NW_QLOAD(p1 + r0 + x0), NW_QLOAD(p1 + r0 + x1), u);
+  const float c11 = nw_quant_lerp(NW_QLOAD(p1 + r1 + x0), NW_QLOAD(p1 + r1 + x1), u);
+  return nw_quant_lerp(c0, nw_quant_lerp(c01, c11, w), t);
 }
 
 /* Keys' kernel (a = -0.5) in float, the form of nw_keys_weight. */

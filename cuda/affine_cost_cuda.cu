@@ -40,7 +40,6 @@
 #include <cuda_runtime.h>
 
 #include <stdint.h>
-#include <string.h>
 
 #include "affine_method.h"
 #include "affine_quant.h"
@@ -71,16 +70,9 @@ constexpr int kMaxBatch = NW_AFFINE_MAX_BATCH;
 #ifndef NW_AFFINE_U16_MIN_BLOCKS
 #define NW_AFFINE_U16_MIN_BLOCKS 5
 #endif
-/* The paired loop (cost_kernel's PAIRS, u16 linear): two voxels' taps held at once, 4 blocks
- * (64 registers, no spills); with mi or a batch 3 (80: at 64 they spill 28-56 bytes). */
-#ifndef NW_AFFINE_PAIRS_MIN_BLOCKS
-#define NW_AFFINE_PAIRS_MIN_BLOCKS 4
-#endif
-constexpr int min_blocks(int sampler, bool mi, bool q, bool pairs = false, bool batch = false)
+constexpr int min_blocks(int sampler, bool mi, bool q)
 {
-  return pairs && (mi || batch)                 ? 3
-         : pairs                                ? NW_AFFINE_PAIRS_MIN_BLOCKS
-         : !q                                   ? 1
+  return !q                                     ? 1
          : sampler == NW_SAMPLER_CUBIC && mi    ? 3
          : sampler == NW_SAMPLER_CUBIC || mi    ? 4
                                                 : NW_AFFINE_U16_MIN_BLOCKS;
@@ -390,72 +382,6 @@ struct VoxelWalk {
   }
 };
 
-/* A counted pair (f, m) into the six sums (and with MI the joint histogram). */
-template <bool MI>
-__device__ inline void add_pair(const EvalArgs &a, unsigned long long *hist, double f, double m,
-                                double s[kSums])
-{
-  if (MI)
-    add_joint(a, hist, f, m);
-  const double fs = f - a.fixed_shift, ms = m - a.moving_shift;
-  s[0] += 1.0;
-  s[1] += fs;
-  s[2] += ms;
-  s[3] += fs * fs;
-  s[4] += ms * ms;
-  s[5] += fs * ms;
-}
-
-/* A voxel of the paired loop (u16, linear) up to its loads: its taps, their codes, its fixed
- * code and whether it counts (inside the moving image, both masks). Branch-free up to the
- * loads, so that the compiler can issue both voxels' loads before either is blended: the
- * profile of the one-voxel loop (H100, 3072^2) had warps waiting on these loads for 47 % of
- * their stalls at 57 % occupancy. The same positions, taps and blend as voxel_pair's
- * nw_quant_linear: the same samples, bit for bit. */
-struct LinearVoxel {
-  NwQuantLinearTaps tp;
-  uint16_t c[8];
-  uint16_t qf;
-  bool ok;
-};
-
-__device__ inline void linear_load(const EvalArgs &a, const float *mapf, unsigned int e,
-                                   const VoxelWalk &v, bool exists, LinearVoxel *g)
-{
-  const float i = (float)v.i, j = (float)v.j, k = (float)v.k;
-  float x = nw_quant_map_row(mapf, i, j, k), y = nw_quant_map_row(mapf + 4, i, j, k),
-        z = nw_quant_map_row(mapf + 8, i, j, k);
-  bool ok = exists && nw_quant_inside(x, y, z, a.mnx, a.mny, a.mnz);
-  if (!ok) /* somewhere to read from: what is read there does not count */
-    x = y = z = 0.0f;
-  const unsigned int ef = exists ? e : 0u;
-  if (a.fmask != nullptr)
-    ok = ok && __ldg(a.fmask + ef) >= 0.5f;
-  if (a.mmask != nullptr)
-    ok = ok && __ldg(a.mmask + nw_quant_nearest(x, y, z, a.mnx, a.mny, a.mnz)) >= 0.5f;
-  nw_quant_linear_taps(a.mnx, a.mny, a.mnz, x, y, z, &g->tp);
-  const bool flat = a.mnz == 1; /* the second slice is the first: not read again */
-#pragma unroll
-  for (int q = 0; q < 8; q++)
-    g->c[q] = q < 4 || !flat ? __ldg(a.qM + g->tp.off[q]) : (uint16_t)0;
-  g->qf = __ldg(a.qF + ef);
-  g->ok = ok;
-}
-
-template <bool MI>
-__device__ inline void linear_add(const EvalArgs &a, unsigned long long *hist,
-                                  const LinearVoxel &g, double s[kSums])
-{
-  if (!g.ok)
-    return;
-  float c[8];
-#pragma unroll
-  for (int q = 0; q < 8; q++)
-    c[q] = (float)g.c[q];
-  const float q = nw_quant_linear_blend(c, &g.tp);
-  add_pair<MI>(a, hist, nw_quant_value(a.quant_f, (float)g.qf), nw_quant_value(a.quant_m, q), s);
-}
-
 /* One evaluation in one launch: a thread per fixed voxel (grid-stride) maps it, tests the
  * masks and the domain, samples the moving image with sampler S and adds to six double
  * sums (and, with MI, to the joint histogram); each block writes its sums, and the last
@@ -464,10 +390,9 @@ __device__ inline void linear_add(const EvalArgs &a, unsigned long long *hist,
  * q = blockIdx.y from a.maps (a.mapsf), each with its own partials, counter, histogram and
  * output; the blocks of every map walk the voxels in the same order, so the maps' reads
  * meet in the caches. */
-template <int S, bool MI, bool BATCH, bool Q, bool PAIRS = false>
-__global__ void __launch_bounds__(kBlock, min_blocks(S, MI, Q, PAIRS, BATCH)) cost_kernel(EvalArgs a)
+template <int S, bool MI, bool BATCH, bool Q>
+__global__ void __launch_bounds__(kBlock, min_blocks(S, MI, Q)) cost_kernel(EvalArgs a)
 {
-  static_assert(!PAIRS || (S == NW_SAMPLER_LINEAR && Q), "the paired loop is u16 linear's");
   extern __shared__ unsigned long long shared_hist[]; /* bins² when a.shared_hist */
   const int hist_len = MI ? a.bins * a.bins : 0;
   const unsigned int q = BATCH ? blockIdx.y : 0;
@@ -498,28 +423,23 @@ __global__ void __launch_bounds__(kBlock, min_blocks(S, MI, Q, PAIRS, BATCH)) co
   double s[kSums] = {0, 0, 0, 0, 0, 0};
   const unsigned int stride = gridDim.x * blockDim.x;
   const unsigned int e0 = blockIdx.x * blockDim.x + threadIdx.x;
-  if (PAIRS) {
-    /* voxels e and e + stride together, added in that order: the sums of the loop below,
-     * bit for bit (the grid is one wave of resident blocks, so 2 stride is far below 2^31) */
-    VoxelWalk va(e0, 2 * stride, (unsigned int)a.fnx, (unsigned int)a.fny);
-    VoxelWalk vb(e0 + stride, 2 * stride, (unsigned int)a.fnx, (unsigned int)a.fny);
-    for (unsigned int e = e0; e < a.n; e += 2 * stride, va.step(), vb.step()) {
-      LinearVoxel ga, gb;
-      linear_load(a, mapf, e, va, true, &ga);
-      linear_load(a, mapf, e + stride, vb, e + stride < a.n, &gb);
-      linear_add<MI>(a, hist, ga, s);
-      linear_add<MI>(a, hist, gb, s);
-    }
-  } else {
-    VoxelWalk v(e0, stride, (unsigned int)a.fnx, (unsigned int)a.fny);
-    /* e < 2^31 and stride < 2^31, so e + stride never wraps */
-    for (unsigned int e = e0; e < a.n; e += stride, v.step()) {
-      if (a.fmask != nullptr && !(__ldg(a.fmask + e) >= 0.5f))
-        continue;
-      double f, m;
-      if (voxel_pair<S, Q>(a, map, mapf, e, v.i, v.j, v.k, &f, &m))
-        add_pair<MI>(a, hist, f, m, s);
-    }
+  VoxelWalk v(e0, stride, (unsigned int)a.fnx, (unsigned int)a.fny);
+  /* e < 2^31 and stride < 2^31, so e + stride never wraps */
+  for (unsigned int e = e0; e < a.n; e += stride, v.step()) {
+    if (a.fmask != nullptr && !(__ldg(a.fmask + e) >= 0.5f))
+      continue;
+    double f, m;
+    if (!voxel_pair<S, Q>(a, map, mapf, e, v.i, v.j, v.k, &f, &m))
+      continue;
+    if (MI)
+      add_joint(a, hist, f, m);
+    const double fs = f - a.fixed_shift, ms = m - a.moving_shift;
+    s[0] += 1.0;
+    s[1] += fs;
+    s[2] += ms;
+    s[3] += fs * fs;
+    s[4] += ms * ms;
+    s[5] += fs * ms;
   }
   if (MI && a.shared_hist) {
     __syncthreads(); /* every thread's additions are in before the block's are flushed */
@@ -543,17 +463,9 @@ __global__ void __launch_bounds__(kBlock, min_blocks(S, MI, Q, PAIRS, BATCH)) co
 
 using CostKernel = void (*)(EvalArgs);
 
-/* The variant for a sampler and metric, one evaluation or a batch; pairs: u16 linear takes
- * the paired loop. */
-CostKernel cost_kernel_for(NwSampler sampler, bool mi, bool batch, bool q, bool pairs)
+/* The variant for a sampler and metric, one evaluation or a batch. */
+CostKernel cost_kernel_for(NwSampler sampler, bool mi, bool batch, bool q)
 {
-  static const CostKernel paired[2][2] = {
-      {cost_kernel<NW_SAMPLER_LINEAR, false, false, true, true>,
-       cost_kernel<NW_SAMPLER_LINEAR, false, true, true, true>},
-      {cost_kernel<NW_SAMPLER_LINEAR, true, false, true, true>,
-       cost_kernel<NW_SAMPLER_LINEAR, true, true, true, true>}};
-  if (pairs && q && sampler == NW_SAMPLER_LINEAR)
-    return paired[mi ? 1 : 0][batch ? 1 : 0];
 #define NW_COST_VARIANTS(S)                                                                      \
   {{{cost_kernel<S, false, false, false>, cost_kernel<S, false, false, true>},                   \
     {cost_kernel<S, false, true, false>, cost_kernel<S, false, true, true>}},                    \
@@ -603,7 +515,6 @@ struct CudaCost {
   bool have_stream;
   /* [0]: precision single, [1]: u16 (the level's) */
   CostKernel kernel[2]; /* the variants for the spec's sampler and metric */
-  bool pairs;           /* u16 linear through the paired loop (NW_AFFINE_KERNEL=reference: not) */
   int max_blocks[2];    /* resident blocks of each on the whole device */
   size_t shared_bytes;  /* the kernel's dynamic shared memory (0: global histogram) */
   int hist_len;         /* bins² for mi, else 0 */
@@ -733,12 +644,8 @@ void *cuda_create(const NwAffineCostSpec *spec, GError **error)
   CudaCost *c = g_new0(CudaCost, 1);
   c->spec = *spec;
   const bool mi = spec->metric == NW_METRIC_MI;
-  /* NW_AFFINE_KERNEL=reference: the one-voxel loop for u16 linear too, to compare the two in
-   * one process (bench_affine) */
-  const char *kernel_env = g_getenv("NW_AFFINE_KERNEL");
-  c->pairs = kernel_env == NULL || strcmp(kernel_env, "reference") != 0;
-  c->kernel[0] = cost_kernel_for(spec->sampler, mi, false, false, c->pairs);
-  c->kernel[1] = cost_kernel_for(spec->sampler, mi, false, true, c->pairs);
+  c->kernel[0] = cost_kernel_for(spec->sampler, mi, false, false);
+  c->kernel[1] = cost_kernel_for(spec->sampler, mi, false, true);
   c->hist_len = mi ? spec->bins * spec->bins : 0;
   const size_t hist_bytes = (size_t)c->hist_len * sizeof(unsigned long long);
   c->shared_bytes = mi && hist_bytes <= kSharedHistMax ? hist_bytes : 0;
@@ -1030,9 +937,8 @@ gboolean batch_ready(CudaCost *c, GError **error)
 {
   if (c->batch.ready)
     return TRUE;
-  const CostKernel kernel[2] = {
-      cost_kernel_for(c->spec.sampler, c->hist_len > 0, true, false, c->pairs),
-      cost_kernel_for(c->spec.sampler, c->hist_len > 0, true, true, c->pairs)};
+  const CostKernel kernel[2] = {cost_kernel_for(c->spec.sampler, c->hist_len > 0, true, false),
+                                cost_kernel_for(c->spec.sampler, c->hist_len > 0, true, true)};
   const size_t out_bytes = (size_t)kMaxBatch * (kSums + (size_t)c->hist_len) * sizeof(double);
   if (!resident_blocks(kernel, c->shared_bytes, c->batch.max_blocks, error))
     return FALSE;

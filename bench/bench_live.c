@@ -221,8 +221,11 @@ static double upload(NwGlVolume **tex, const NwVolume *v)
   if (*tex != NULL && ((*tex)->nx != v->nx || (*tex)->ny != v->ny || (*tex)->nz != v->nz))
     g_clear_pointer(tex, nw_gl_volume_free);
   g_autoptr(GError) error = NULL;
-  if (*tex == NULL && (*tex = nw_gl_volume_new(v, FALSE, &error)) == NULL)
-    g_error("host frame texture: %s", error->message);
+  if (*tex == NULL) {
+    if ((*tex = nw_gl_volume_new(v, FALSE, &error)) == NULL)
+      g_error("host frame texture: %s", error->message);
+    nw_gl_volume_prepare_updates(*tex); /* refilled every frame, as the application's */
+  }
   nw_gl_volume_update(*tex, v);
   return (*tex)->copy_ms;
 }

@@ -259,6 +259,28 @@ NwGlVolume *nw_gl_volume_new_empty(int nx, int ny, int nz, int nc, const double 
   return make_texture(&shape, FALSE, error);
 }
 
+/* The spare texture of nw_gl_volume_update, made now where missing: FALSE when GL has no room
+ * for two (the update then fills the one in place). */
+static gboolean spare_ready(NwGlVolume *g)
+{
+  if (!g->owns_tex || g->spare != 0)
+    return g->spare != 0;
+  if (new_texture(g, &g->spare) != GL_NO_ERROR) {
+    glDeleteTextures(1, &g->spare);
+    g->spare = 0;
+  }
+  return g->spare != 0;
+}
+
+void nw_gl_volume_prepare_updates(NwGlVolume *g)
+{
+  spare_ready(g);
+  const size_t bytes = (size_t)g->nx * g->ny * g->nz * texel_floats(g->nc) * sizeof(float);
+  if (ring_ready(g, bytes)) /* its pages touched now, not by the first frame's copy */
+    memset(g->ring, 0, g->slot_bytes * NW_GL_UPLOAD_SLOTS);
+  glFlush();
+}
+
 void nw_gl_volume_update(NwGlVolume *g, const NwVolume *v)
 {
   g_return_if_fail(v->nx == g->nx && v->ny == g->ny && v->nz == g->nz && v->nc == g->nc);
@@ -266,11 +288,7 @@ void nw_gl_volume_update(NwGlVolume *g, const NwVolume *v)
    * texture a draw still queued reads makes the driver wait for that draw, which on the
    * job's own GPU waits for GL's share of it (host frames' uploads took 5-23 ms instead of
    * 2.4 now and then on an H100 beside a demons job). */
-  if (g->owns_tex && g->spare == 0 && new_texture(g, &g->spare) != GL_NO_ERROR) {
-    glDeleteTextures(1, &g->spare); /* no room for two: fill the one in place */
-    g->spare = 0;
-  }
-  if (g->spare != 0) {
+  if (spare_ready(g)) { /* else no room for two: fill the one in place */
     const GLuint drawn = g->tex;
     g->tex = g->spare;
     g->spare = drawn;

@@ -53,6 +53,11 @@ NwGlVolume *nw_gl_volume_new(const NwVolume *v, gboolean nearest, GError **error
  * gets a second one at the first update, and tex alternates between them: read tex anew at
  * every draw. */
 void nw_gl_volume_update(NwGlVolume *g, const NwVolume *v);
+/* Make now what the first nw_gl_volume_update would make (the second texture, the upload
+ * ring, its pages touched), for a texture that a live view will refill every frame: that
+ * first update is then a copy like the others, not 25-33 ms of set-up inside the frame it
+ * shows (host frames on an H100: the first frame of a run came two iterations late). */
+void nw_gl_volume_prepare_updates(NwGlVolume *g);
 /* A texture of nx x ny x nz voxels with nc components (1: GL_R32F, 4: GL_RGBA32F, a field
  * whose xyz is u in voxels), contents undefined, on the grid vox_to_ras: what CUDA interop
  * fills (gl_live.h). Trilinear sampling. NULL with an error as nw_gl_volume_new. */

@@ -226,6 +226,7 @@ static GpuEntry *entry_for(NwViewGpu *gpu, NwLayer *l)
   const NwVolume *v = nw_layer_get_volume(l);
   const NwSurface *surf = nw_layer_get_surface(l);
   const guint generation = nw_layer_get_generation(l);
+  gboolean regrid = FALSE; /* remade for voxels on another grid */
   if (e != NULL && e->generation != generation) {
     /* new voxels on the same grid (a live job's frames): refill the texture in place */
     if (e->vol != NULL && v != NULL && v->nx == e->vol->nx && v->ny == e->vol->ny &&
@@ -235,6 +236,7 @@ static GpuEntry *entry_for(NwViewGpu *gpu, NwLayer *l)
     } else {
       g_hash_table_remove(gpu->entries, l);
       e = NULL;
+      regrid = TRUE;
     }
   }
   if (e == NULL) {
@@ -242,9 +244,14 @@ static GpuEntry *entry_for(NwViewGpu *gpu, NwLayer *l)
     e->layer = g_object_ref(l);
     e->generation = generation;
     g_autoptr(GError) error = NULL;
-    if (v != NULL)
+    if (v != NULL) {
       e->vol = nw_gl_volume_new(v, nw_layer_get_kind(l) == NW_LAYER_LABELS, &error);
-    else if (surf != NULL && surf->n_triangles > 0)
+      /* a running job's host frames on their (reduced) grid: refilled every frame from now */
+      NwLiveSource *live = nw_layer_get_live(l);
+      if (e->vol != NULL && regrid && live != NULL &&
+          nw_live_source_path(live) == NW_LIVE_PATH_HOST)
+        nw_gl_volume_prepare_updates(e->vol);
+    } else if (surf != NULL && surf->n_triangles > 0)
       e->mesh = nw_gl_mesh_new(surf, &error);
     if (error != NULL)
       g_warning("%s: %s", nw_layer_get_name(l), error->message);

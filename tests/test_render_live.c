@@ -183,6 +183,26 @@ static void check_update_texels(gboolean ring)
   }
 }
 
+/* A texture prepared for updates (a live view's) holds its second texture and its ring
+ * before the first update, and that update lands like any other. */
+static void test_prepared_updates(void)
+{
+  g_autoptr(NwVolume) v = nw_volume_new(9, 7, 5, 3, NULL);
+  g_autoptr(GError) error = NULL;
+  NwGlVolume *g = nw_gl_volume_new(v, FALSE, &error);
+  g_assert_no_error(error);
+  g_assert_cmpuint(g->spare, ==, 0);
+  nw_gl_volume_prepare_updates(g);
+  g_assert_cmpuint(g->spare, !=, 0);
+  g_assert_true((g->ring != NULL) == (GLEW_VERSION_4_4 || GLEW_ARB_buffer_storage));
+  for (size_t i = 0; i < nw_volume_n_floats(v); i++)
+    v->data[i] = 0.5f * (float)i - 3.0f;
+  nw_gl_volume_update(g, v);
+  assert_texels(g, v);
+  g_assert_cmpint(glGetError(), ==, GL_NO_ERROR);
+  nw_gl_volume_free(g);
+}
+
 static void test_update_texels(void)
 {
   if (!(GLEW_VERSION_4_4 || GLEW_ARB_buffer_storage))
@@ -290,6 +310,7 @@ int main(int argc, char **argv)
   g_test_add_func("/render-live/empty-image", test_empty_image);
   g_test_add_func("/render-live/rgba-field", test_rgba_field);
   g_test_add_func("/render-live/update-texels", test_update_texels);
+  g_test_add_func("/render-live/prepared-updates", test_prepared_updates);
   g_test_add_func("/render-live/soup-mesh", test_soup_mesh);
   g_test_add_func("/render-live/interop-follows-machine", test_interop_follows_machine);
   int rc = g_test_run();

@@ -677,13 +677,6 @@ float *kept_level(const CudaCost *c, const NwVolume *v)
   return nullptr;
 }
 
-/* The pinned pair for a copy of n floats (nw_stage_for): made by the first copy larger than a
- * chunk and kept for the cost's life (a job's uploads and its result's download share it). */
-float *stage_for(CudaCost *c, size_t n)
-{
-  return nw_stage_for(&c->stage, n);
-}
-
 /* *dst: v's kept level, else a device copy of v (scalar) allocated here (*owned); NULL v
  * leaves *dst NULL. */
 gboolean upload(CudaCost *c, float **dst, bool *owned, const NwVolume *v, GError **error)
@@ -700,22 +693,7 @@ gboolean upload(CudaCost *c, float **dst, bool *owned, const NwVolume *v, GError
   const size_t n = nw_volume_n_voxels(v);
   *owned = true;
   return NW_CUDA_CHECK(cudaMalloc(dst, n * sizeof(float)), error) &&
-         NW_CUDA_CHECK(nw_upload_floats(*dst, v->data, n, stage_for(c, n), c->stream), error);
-}
-
-/* Fails with the message every GPU method gives when bytes do not fit. */
-gboolean check_free(size_t bytes, GError **error)
-{
-  size_t free_b = 0, total_b = 0;
-  if (!NW_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b), error))
-    return FALSE;
-  if (bytes <= free_b)
-    return TRUE;
-  g_set_error(error, NW_ERROR, NW_ERROR_NOMEM,
-              "affine: the images need %.0f MiB of GPU memory but only %.0f MiB of %.0f MiB "
-              "are free; use --device cpu or smaller images",
-              bytes / 1048576.0, free_b / 1048576.0, total_b / 1048576.0);
-  return FALSE;
+         NW_CUDA_CHECK(nw_upload_floats(*dst, v->data, n, nw_stage_for(&c->stage, n), c->stream), error);
 }
 
 gboolean same_dims(const NwVolume *a, const NwVolume *b)
@@ -796,7 +774,8 @@ gboolean bind_level(CudaCost *c, const NwAffineLevel *level, GError **error)
       bytes += nw_volume_n_voxels(v[i]) * sizeof(float);
   if (level->precision == NW_AFFINE_PRECISION_U16 && codes_bytes(level) > c->prep.work_bytes)
     bytes += codes_bytes(level);
-  if (!check_free(bytes, error))
+  if (!nw_cuda_check_fits(bytes, "affine: the images", "use --device cpu or smaller images",
+                          error))
     return FALSE;
   for (int i = 0; i < 4; i++)
     if (!upload(c, slot[i], &c->owned[i], v[i], error))
@@ -1051,7 +1030,7 @@ gboolean cuda_warp(void *impl, const double map[12], NwSampler sampler, float ba
     warp_kernel<NW_SAMPLER_CUBIC><<<blocks, kBlock, 0, c->stream>>>(a, c->warped, background);
   /* through the pinned pair: the result's 37 MB at 3072² took ~22 ms into pageable memory */
   return NW_CUDA_CHECK(nw_cuda_launched(c->stream), error) &&
-         NW_CUDA_CHECK(nw_download_floats(out, c->warped, a.n, stage_for(c, a.n), c->stream),
+         NW_CUDA_CHECK(nw_download_floats(out, c->warped, a.n, nw_stage_for(&c->stage, a.n), c->stream),
                        error);
 }
 
@@ -1135,7 +1114,7 @@ NwVolume **cuda_pyramid(void *impl, const NwVolume *v, int n, GError **error)
   float *const smooth[2] = {base, scratch_bytes > 0 ? base + nv : nullptr};
   /* the job's pinned pair, made by its first large copy (16 MiB pinned: milliseconds): here,
    * so that the times below tell it from the upload */
-  float *const stage = stage_for(c, nv);
+  float *const stage = nw_stage_for(&c->stage, nv);
   const gint64 t1 = g_get_monotonic_time();
   ok = ok && NW_CUDA_CHECK(nw_upload_floats(dev[n - 1], v->data, nv, stage, c->stream), error);
   const gint64 t2 = g_get_monotonic_time();
@@ -1148,7 +1127,7 @@ NwVolume **cuda_pyramid(void *impl, const NwVolume *v, int n, GError **error)
   const size_t n0 = nw_volume_n_voxels(levels[0]);
   if (n > 1) /* the coarsest level down, for the starts (once the kernels made it) */
     ok = ok &&
-         NW_CUDA_CHECK(nw_download_floats(levels[0]->data, dev[0], n0, stage_for(c, n0), c->stream),
+         NW_CUDA_CHECK(nw_download_floats(levels[0]->data, dev[0], n0, nw_stage_for(&c->stage, n0), c->stream),
                        error);
   ok = ok && NW_CUDA_CHECK(cudaStreamSynchronize(c->stream), error);
   cudaStreamSynchronize(c->stream); /* nothing in flight uses the buffers freed below */
@@ -1180,7 +1159,7 @@ gboolean cuda_level_voxels(void *impl, const NwVolume *level, float *out, GError
     return FALSE;
   }
   const size_t n = nw_volume_n_voxels(level);
-  return NW_CUDA_CHECK(nw_download_floats(out, d, n, stage_for(c, n), c->stream), error);
+  return NW_CUDA_CHECK(nw_download_floats(out, d, n, nw_stage_for(&c->stage, n), c->stream), error);
 }
 
 /* The method "affine" on CUDA: the shared job over this cost. */

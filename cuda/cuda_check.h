@@ -1,4 +1,4 @@
-/* cuda_check.h — the one way cuda/ checks the CUDA runtime: NW_CUDA_CHECK turns a failed call
+/* cuda_check.h — the one way cuda/ checks the CUDA runtime (and, nw_cuda_check_fits, whether a job fits the device): NW_CUDA_CHECK turns a failed call
  * into a GError (NW_ERROR domain), nw_cuda_launched ends every kernel launch. CUDA back end,
  * any thread; include from .cu files only.
  *
@@ -41,6 +41,29 @@ static inline gboolean nw_cuda_check_impl(cudaError_t status, const char *call, 
   int code = status == cudaErrorMemoryAllocation ? NW_ERROR_NOMEM : NW_ERROR_DEVICE;
   g_set_error(error, NW_ERROR, code, "%s:%d: %s failed: %s (%s)", nw_cuda_basename(file), line,
               call, cudaGetErrorString(status), cudaGetErrorName(status));
+  return FALSE;
+}
+
+/* Before a job allocates: TRUE when need bytes are free on the current device; else one
+ * message (NW_ERROR_NOMEM) "<what> needs <need> of GPU memory, but only <free> of <total>
+ * are free; <advice>", what a GPU method says when its data does not fit. */
+static inline gboolean nw_cuda_check_fits(size_t need, const char *what, const char *advice,
+                                          GError **error)
+{
+  size_t free_b = 0, total_b = 0;
+  if (!nw_cuda_check_impl(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo", __FILE__,
+                          __LINE__, error))
+    return FALSE;
+  if (need <= free_b)
+    return TRUE;
+  char *need_s = g_format_size(need), *free_s = g_format_size(free_b),
+       *total_s = g_format_size(total_b);
+  g_set_error(error, NW_ERROR, NW_ERROR_NOMEM,
+              "%s needs %s of GPU memory, but only %s of %s are free; %s", what, need_s, free_s,
+              total_s, advice);
+  g_free(need_s);
+  g_free(free_s);
+  g_free(total_s);
   return FALSE;
 }
 

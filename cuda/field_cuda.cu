@@ -186,16 +186,8 @@ NwVolume *nw_field_download_new(const float4 *d, void *d_staging, const NwVolume
 
 gboolean nw_field_job_fits(const char *method, const NwVolume *fixed, size_t bytes, GError **error)
 {
-  size_t free_b = 0, total_b = 0;
-  if (!NW_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b), error))
-    return FALSE;
-  const size_t need = bytes + (64u << 20); /* slack */
-  if (need <= free_b)
-    return TRUE;
-  g_set_error(error, NW_ERROR, NW_ERROR_NOMEM,
-              "%s: a %d x %d x %d volume needs %.0f MiB of GPU memory but only %.0f MiB of %.0f "
-              "MiB are free; use --device cpu or a smaller image",
-              method, fixed->nx, fixed->ny, fixed->nz, need / 1048576.0, free_b / 1048576.0,
-              total_b / 1048576.0);
-  return FALSE;
+  g_autofree char *what =
+      g_strdup_printf("%s: a %d x %d x %d volume", method, fixed->nx, fixed->ny, fixed->nz);
+  return nw_cuda_check_fits(bytes + (64u << 20) /* slack */, what,
+                            "use --device cpu or a smaller image", error);
 }

@@ -101,17 +101,11 @@ static gboolean alloc_band_buffers(CudaNlm *s, GError **error)
   const size_t need = n * (sizeof(unsigned) + (3 + (size_t)s->pp + 3) * sizeof(float)) +
                       nm * (sizeof(int) + 2 * sizeof(float)) + temp +
                       (s->kernel == NW_NLM_KERNEL_TC ? nw_nlm_tc_work_bytes(s->n, s->p, s->m) : 0);
-  size_t free_b = 0, total_b = 0;
-  if (!NW_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b), error))
+  g_autofree char *what = g_strdup_printf("a band of %d voxels (%d neighbours, %d-value patches)",
+                                          s->n, s->m, s->p);
+  if (!nw_cuda_check_fits(need, what, "use --device cpu, a thinner --band or fewer --neighbours",
+                          error))
     return FALSE;
-  if (need > free_b) {
-    g_autofree char *need_s = g_format_size(need), *free_s = g_format_size(free_b);
-    g_set_error(error, NW_ERROR, NW_ERROR_NOMEM,
-                "a band of %d voxels (%d neighbours, %d-value patches) needs %s of GPU memory, "
-                "but only %s are free; use --device cpu, a thinner --band or fewer --neighbours",
-                s->n, s->m, s->p, need_s, free_s);
-    return FALSE;
-  }
   s->temp_bytes = temp;
   s->pos_mm = g_try_new(float, n * 3);
   if (s->pos_mm == NULL) {

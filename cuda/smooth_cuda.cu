@@ -103,19 +103,10 @@ static void cuda_smooth_destroy(void *state)
  * too large for the GPU gets one clear message instead of a failed cudaMalloc. */
 static gboolean check_free_memory(const CudaSmooth *s, GError **error)
 {
-  size_t need = 3 * s->n_floats * sizeof(float) + s->cub_temp_bytes + sizeof(StatsAcc);
-  size_t free_b = 0, total_b = 0;
-  if (!NW_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b), error))
-    return FALSE;
-  if (need <= free_b)
-    return TRUE;
-  g_autofree char *need_s = g_format_size(need), *free_s = g_format_size(free_b),
-                  *total_s = g_format_size(total_b);
-  g_set_error(error, NW_ERROR, NW_ERROR_NOMEM,
-              "a %dx%dx%d volume with %d component(s) needs %s of GPU memory, but only %s of "
-              "%s are free; use --device cpu or a smaller image",
-              s->nx, s->ny, s->nz, s->nc, need_s, free_s, total_s);
-  return FALSE;
+  g_autofree char *what = g_strdup_printf("a %dx%dx%d volume with %d component(s)", s->nx, s->ny,
+                                          s->nz, s->nc);
+  return nw_cuda_check_fits(3 * s->n_floats * sizeof(float) + s->cub_temp_bytes + sizeof(StatsAcc),
+                            what, "use --device cpu or a smaller image", error);
 }
 
 static gboolean cuda_smooth_alloc(CudaSmooth *s, const NwVolume *input, GError **error)

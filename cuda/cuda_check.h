@@ -1,5 +1,6 @@
-/* cuda_check.h — the one way cuda/ checks the CUDA runtime (and, nw_cuda_check_fits, whether a job fits the device): NW_CUDA_CHECK turns a failed call
- * into a GError (NW_ERROR domain), nw_cuda_launched ends every kernel launch. CUDA back end,
+/* cuda_check.h — the one way cuda/ checks the CUDA runtime: NW_CUDA_CHECK turns a failed call
+ * into a GError (NW_ERROR domain), nw_cuda_launched ends every kernel launch, and
+ * nw_cuda_check_fits says whether a job's data fits the device. CUDA back end,
  * any thread; include from .cu files only.
  *
  *   kernel<<<grid, block, shmem, stream>>>(...);

@@ -12,6 +12,10 @@
  * Each case runs at every precision of --precision (affine_cost.h: u16 stores the level
  * images in 16 bits, positions in float; single is the float32 reference).
  *
+ * At u16 the linear and cubic kernels gather the moving image's taps from a texture
+ * (cuda/affine_texture_cuda.cuh; "moving_reads": "texture"); NW_AFFINE_TEXTURE=0 times the
+ * plain loads instead ("loads"), which give the same samples.
+ *
  * Every case is first validated: the CUDA cost equals the CPU cost to 1e-4 relative on the
  * same transform; the benchmark exits 1 when one does not, after writing its JSON.
  *
@@ -102,6 +106,7 @@ static gboolean run_case(JsonBuilder *b, const Case *c, NwAffineMetric metric, i
   g_autoptr(NwVolume) f = bench_image(c->nx, c->ny, c->nz, 0.0);
   g_autoptr(NwVolume) m = bench_image(c->nx, c->ny, c->nz, 1.7);
   NwAffineCost *cpu = NULL, *gpu = NULL;
+  const guint texture_levels = nw_affine_cost_cuda_texture_levels();
   const NwAffineLevel lv = {
       .dim = c->nz > 1 ? 3 : 2, .fixed = f, .moving = m, .precision = c->precision};
   const double n = (double)c->nx * c->ny * c->nz;
@@ -127,6 +132,11 @@ static gboolean run_case(JsonBuilder *b, const Case *c, NwAffineMetric metric, i
   ok = ok && nw_affine_cost_eval_matrix(cpu, mat, &vc, &error) &&
        nw_affine_cost_eval_matrix(gpu, mat, &vg, &error);
   const double rel = fabs(vc.cost - vg.cost) / fmax(fabs(vc.cost), 1e-12);
+  /* how the kernel read the moving image (cuda/affine_texture_cuda.cuh) */
+  const char *reads = c->precision != NW_AFFINE_PRECISION_U16                 ? "floats"
+                      : nw_affine_cost_cuda_texture_levels() > texture_levels ? "texture"
+                                                                               : "loads";
+  nw_json_member_string(b, "moving_reads", reads);
   double us = -1.0, cpu_us = -1.0;
   if (ok) {
     nw_json_member_number(b, "cost_cpu", vc.cost);
@@ -152,9 +162,10 @@ static gboolean run_case(JsonBuilder *b, const Case *c, NwAffineMetric metric, i
     nw_json_member_string(b, "error", "CUDA and CPU costs differ beyond 1e-4 relative");
   json_builder_end_object(b);
   fprintf(stderr,
-          "%dx%dx%d %-7s %-6s cuda %9.1f us/eval %8.1f GB/s   cpu %9.2f ms/eval   rel %.1e%s\n",
+          "%dx%dx%d %-7s %-6s %-7s cuda %9.1f us/eval %8.1f GB/s   cpu %9.2f ms/eval   rel "
+          "%.1e%s\n",
           c->nx, c->ny, c->nz, nw_sampler_name(c->sampler),
-          nw_affine_precision_name(c->precision), us, bytes * n / (us * 1e-6) / 1e9,
+          nw_affine_precision_name(c->precision), reads, us, bytes * n / (us * 1e-6) / 1e9,
           cpu_us / 1e3, rel, error ? "  ERROR" : (parity ? "" : "  MISMATCH"));
   if (error != NULL)
     fprintf(stderr, "bench_affine: %s\n", error->message);

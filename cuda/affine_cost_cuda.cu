@@ -34,16 +34,21 @@
  * affine_quant.h), and the cost kernel's Q variants read those (4 bytes a voxel instead of 8)
  * with positions and weights in float, through the same inline functions as the CPU twin's
  * evaluate_u16, each operation an explicit IEEE one: the same voxels and samples as the CPU,
- * bit for bit. The float levels stay for warp (the result's and the frames' image). The codes
+ * bit for bit. With linear and cubic sampling the moving codes are also copied into a layered
+ * texture (affine_texture_cuda.cuh), from which the kTexture variants gather the taps, four a
+ * request: the same samples (NW_AFFINE_TEXTURE=0 keeps the plain loads, kCodes). The float
+ * levels stay for warp (the result's and the frames' image). The codes
  * live in one grow-only work buffer, the pyramids' smoothing buffers before. Large copies to
  * and from the host go through a pinned pair of chunks (staging_cuda.cuh). */
 #include <cuda_runtime.h>
 
 #include <stdint.h>
+#include <string.h>
 
 #include "affine_method.h"
 #include "affine_quant.h"
 #include "affine_stats_cuda.cuh"
+#include "affine_texture_cuda.cuh"
 #include "cuda_check.h"
 #include "interp_weights.h"
 #include "nw_affine_cost_cuda.h"
@@ -70,6 +75,10 @@ constexpr int kMaxBatch = NW_AFFINE_MAX_BATCH;
 #ifndef NW_AFFINE_U16_MIN_BLOCKS
 #define NW_AFFINE_U16_MIN_BLOCKS 5
 #endif
+/* How the cost kernel reads the level: float images (the reference), u16 codes through
+ * plain loads, or u16 codes with the moving image's taps gathered from a texture (linear and
+ * cubic; the same samples, affine_texture_cuda.cuh). Also the index of CudaCost's variants. */
+enum Storage { kSingle = 0, kCodes = 1, kTexture = 2, kStorages = 3 };
 constexpr int min_blocks(int sampler, bool mi, bool q)
 {
   return !q                                     ? 1
@@ -90,6 +99,7 @@ struct EvalArgs {
   const float *__restrict__ F, *__restrict__ M, *__restrict__ fmask, *__restrict__ mmask;
   /* precision u16: the level's images as codes, and what the codes stand for */
   const uint16_t *__restrict__ qF, *__restrict__ qM;
+  cudaTextureObject_t qtexM; /* qM as a texture (affine_texture_cuda.cuh), storage kTexture */
   NwQuant quant_f, quant_m;
   int fnx, fny, fnz, mnx, mny, mnz;
   unsigned int n; /* fixed voxels (<= NW_MAX_VOXELS < 2^31) */
@@ -310,15 +320,16 @@ __device__ void finish(const double *partials, unsigned long long *hist, unsigne
 }
 
 /* Fixed voxel e's pair (f, m) for the map, false where it does not count (the moving mask,
- * the domain). Q: precision u16 (affine_quant.h, the CPU twin's evaluate_u16 line for line):
- * the codes, positions in float from mapf; else float images, positions in double (map) as
- * sampler.c. The fixed mask is the caller's. */
-template <int S, bool Q>
+ * the domain). P kCodes or kTexture: precision u16 (affine_quant.h, the CPU twin's
+ * evaluate_u16 line for line): the codes, positions in float from mapf, the linear and cubic
+ * taps gathered from the texture with kTexture; kSingle: float images, positions in double
+ * (map) as sampler.c. The fixed mask is the caller's. */
+template <int S, int P>
 __device__ inline bool voxel_pair(const EvalArgs &a, const double *map, const float *mapf,
                                   unsigned int e, unsigned int vi, unsigned int vj,
                                   unsigned int vk, double *f, double *m)
 {
-  if (Q) {
+  if (P != kSingle) {
     const float i = (float)vi, j = (float)vj, k = (float)vk;
     const float x = nw_quant_map_row(mapf, i, j, k), y = nw_quant_map_row(mapf + 4, i, j, k),
                 z = nw_quant_map_row(mapf + 8, i, j, k);
@@ -328,9 +339,11 @@ __device__ inline bool voxel_pair(const EvalArgs &a, const double *map, const fl
     if (S == NW_SAMPLER_NEAREST)
       q = (float)__ldg(a.qM + nw_quant_nearest(x, y, z, a.mnx, a.mny, a.mnz));
     else if (S == NW_SAMPLER_LINEAR)
-      q = nw_quant_linear(a.qM, a.mnx, a.mny, a.mnz, x, y, z);
+      q = P == kTexture ? nw_codes_linear(a.qtexM, a.mnz, x, y, z)
+                        : nw_quant_linear(a.qM, a.mnx, a.mny, a.mnz, x, y, z);
     else
-      q = nw_quant_cubic(a.qM, a.mnx, a.mny, a.mnz, x, y, z);
+      q = P == kTexture ? nw_codes_cubic(a.qtexM, a.mnx, a.mny, a.mnz, x, y, z)
+                        : nw_quant_cubic(a.qM, a.mnx, a.mny, a.mnz, x, y, z);
     if (a.mmask != nullptr &&
         !(__ldg(a.mmask + nw_quant_nearest(x, y, z, a.mnx, a.mny, a.mnz)) >= 0.5f))
       return false;
@@ -390,8 +403,9 @@ struct VoxelWalk {
  * q = blockIdx.y from a.maps (a.mapsf), each with its own partials, counter, histogram and
  * output; the blocks of every map walk the voxels in the same order, so the maps' reads
  * meet in the caches. */
-template <int S, bool MI, bool BATCH, bool Q>
-__global__ void __launch_bounds__(kBlock, min_blocks(S, MI, Q)) cost_kernel(EvalArgs a)
+template <int S, bool MI, bool BATCH, int P>
+__global__ void __launch_bounds__(kBlock, min_blocks(S, MI, P != kSingle))
+    cost_kernel(EvalArgs a)
 {
   extern __shared__ unsigned long long shared_hist[]; /* bins² when a.shared_hist */
   const int hist_len = MI ? a.bins * a.bins : 0;
@@ -401,7 +415,7 @@ __global__ void __launch_bounds__(kBlock, min_blocks(S, MI, Q)) cost_kernel(Eval
   __shared__ float batch_mapf[12];
   if (BATCH) {
     if (threadIdx.x < 12) {
-      if (Q)
+      if (P != kSingle)
         batch_mapf[threadIdx.x] = a.mapsf[12 * q + threadIdx.x];
       else
         batch_map[threadIdx.x] = a.maps[12 * q + threadIdx.x];
@@ -429,7 +443,7 @@ __global__ void __launch_bounds__(kBlock, min_blocks(S, MI, Q)) cost_kernel(Eval
     if (a.fmask != nullptr && !(__ldg(a.fmask + e) >= 0.5f))
       continue;
     double f, m;
-    if (!voxel_pair<S, Q>(a, map, mapf, e, v.i, v.j, v.k, &f, &m))
+    if (!voxel_pair<S, P>(a, map, mapf, e, v.i, v.j, v.k, &f, &m))
       continue;
     if (MI)
       add_joint(a, hist, f, m);
@@ -463,20 +477,23 @@ __global__ void __launch_bounds__(kBlock, min_blocks(S, MI, Q)) cost_kernel(Eval
 
 using CostKernel = void (*)(EvalArgs);
 
-/* The variant for a sampler and metric, one evaluation or a batch. */
-CostKernel cost_kernel_for(NwSampler sampler, bool mi, bool batch, bool q)
+/* The variant for a sampler, metric and storage, one evaluation or a batch. Nearest reads
+ * one tap a sample: it has no texture variant (kTexture gives kCodes's). */
+CostKernel cost_kernel_for(NwSampler sampler, bool mi, bool batch, Storage p)
 {
+#define NW_COST_STORAGES(S, MI, B)                                                               \
+  {cost_kernel<S, MI, B, kSingle>, cost_kernel<S, MI, B, kCodes>,                               \
+   cost_kernel<S, MI, B, (S) == NW_SAMPLER_NEAREST ? kCodes : kTexture>}
 #define NW_COST_VARIANTS(S)                                                                      \
-  {{{cost_kernel<S, false, false, false>, cost_kernel<S, false, false, true>},                   \
-    {cost_kernel<S, false, true, false>, cost_kernel<S, false, true, true>}},                    \
-   {{cost_kernel<S, true, false, false>, cost_kernel<S, true, false, true>},                     \
-    {cost_kernel<S, true, true, false>, cost_kernel<S, true, true, true>}}}
-  static const CostKernel table[3][2][2][2] = {NW_COST_VARIANTS(NW_SAMPLER_NEAREST),
-                                               NW_COST_VARIANTS(NW_SAMPLER_LINEAR),
-                                               NW_COST_VARIANTS(NW_SAMPLER_CUBIC)};
+  {{NW_COST_STORAGES(S, false, false), NW_COST_STORAGES(S, false, true)},                        \
+   {NW_COST_STORAGES(S, true, false), NW_COST_STORAGES(S, true, true)}}
+  static const CostKernel table[3][2][2][kStorages] = {NW_COST_VARIANTS(NW_SAMPLER_NEAREST),
+                                                       NW_COST_VARIANTS(NW_SAMPLER_LINEAR),
+                                                       NW_COST_VARIANTS(NW_SAMPLER_CUBIC)};
 #undef NW_COST_VARIANTS
+#undef NW_COST_STORAGES
   const int si = sampler == NW_SAMPLER_NEAREST ? 0 : sampler == NW_SAMPLER_LINEAR ? 1 : 2;
-  return table[si][mi ? 1 : 0][batch ? 1 : 0][q ? 1 : 0];
+  return table[si][mi ? 1 : 0][batch ? 1 : 0][p];
 }
 
 /* nw_affine_quantise on the device: v's codes into q (affine_quant.h). */
@@ -513,9 +530,9 @@ struct CudaCost {
   NwAffineLevel level;
   cudaStream_t stream;
   bool have_stream;
-  /* [0]: precision single, [1]: u16 (the level's) */
-  CostKernel kernel[2]; /* the variants for the spec's sampler and metric */
-  int max_blocks[2];    /* resident blocks of each on the whole device */
+  /* indexed by Storage: precision single, u16 codes, u16 through the texture */
+  CostKernel kernel[kStorages]; /* the variants for the spec's sampler and metric */
+  int max_blocks[kStorages];    /* resident blocks of each on the whole device */
   size_t shared_bytes;  /* the kernel's dynamic shared memory (0: global histogram) */
   int hist_len;         /* bins² for mi, else 0 */
   float *F, *M, *fmask, *mmask; /* the current level */
@@ -524,6 +541,10 @@ struct CudaCost {
    * the device, as nw_affine_quantise makes them on the host) and their quantisations */
   uint16_t *qF, *qM;
   NwQuant quant_f, quant_m;
+  /* the moving codes as a texture (kept across levels, remade when the size changes), and
+   * whether the current level reads through it (texture_wanted) */
+  NwCodesTexture qtex;
+  bool level_tex;
   struct {
     const NwVolume *host; /* the level's host copy, the caller's */
     float *dev;
@@ -539,8 +560,8 @@ struct CudaCost {
   /* evaluate_batch's own, made by its first call: the same per map, and the maps */
   struct {
     bool ready;
-    CostKernel kernel[2];
-    int max_blocks[2];
+    CostKernel kernel[kStorages];
+    int max_blocks[kStorages];
     double *partials;         /* (max(max_blocks) + kMaxBatch) x kSums */
     unsigned long long *hist; /* kMaxBatch x hist_len */
     unsigned int *done;       /* kMaxBatch */
@@ -572,6 +593,7 @@ void free_level(CudaCost *c)
     c->owned[i] = false;
   }
   c->qF = c->qM = nullptr; /* in prep.work */
+  c->level_tex = false;
 }
 
 void cuda_destroy(void *impl)
@@ -586,6 +608,7 @@ void cuda_destroy(void *impl)
     cudaFree(c->prep.arena[i]);
   cudaFree(c->prep.work);
   cudaFree(c->prep.stats);
+  nw_codes_texture_free(&c->qtex);
   cudaFree(c->warped);
   nw_stage_free(c->stage);
   cudaFree(c->partials);
@@ -614,15 +637,15 @@ gboolean zero_state(CudaCost *c, GError **error)
          NW_CUDA_CHECK(cudaStreamSynchronize(c->stream), error);
 }
 
-/* The resident blocks on the whole device of each of the two variants (single, u16). */
-gboolean resident_blocks(const CostKernel kernel[2], size_t shared_bytes, int out[2],
-                         GError **error)
+/* The resident blocks on the whole device of each variant (by Storage). */
+gboolean resident_blocks(const CostKernel kernel[kStorages], size_t shared_bytes,
+                         int out[kStorages], GError **error)
 {
   int device = 0, sms = 0;
   if (!NW_CUDA_CHECK(cudaGetDevice(&device), error) ||
       !NW_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), error))
     return FALSE;
-  for (int v = 0; v < 2; v++) {
+  for (int v = 0; v < kStorages; v++) {
     int per_sm = 0;
     if (!NW_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel[v], kBlock,
                                                                      shared_bytes),
@@ -633,10 +656,18 @@ gboolean resident_blocks(const CostKernel kernel[2], size_t shared_bytes, int ou
   return TRUE;
 }
 
-/* The variant of the current level: 0 single, 1 u16. */
-int variant(const CudaCost *c)
+/* The variant of the current level. */
+Storage variant(const CudaCost *c)
 {
-  return c->level.precision == NW_AFFINE_PRECISION_U16 ? 1 : 0;
+  return c->level.precision != NW_AFFINE_PRECISION_U16 ? kSingle
+         : c->level_tex                                ? kTexture
+                                                       : kCodes;
+}
+
+/* The largest of the variants' resident blocks (their partials' rows). */
+int most_blocks(const int max_blocks[kStorages])
+{
+  return MAX(max_blocks[kSingle], MAX(max_blocks[kCodes], max_blocks[kTexture]));
 }
 
 void *cuda_create(const NwAffineCostSpec *spec, GError **error)
@@ -644,8 +675,8 @@ void *cuda_create(const NwAffineCostSpec *spec, GError **error)
   CudaCost *c = g_new0(CudaCost, 1);
   c->spec = *spec;
   const bool mi = spec->metric == NW_METRIC_MI;
-  c->kernel[0] = cost_kernel_for(spec->sampler, mi, false, false);
-  c->kernel[1] = cost_kernel_for(spec->sampler, mi, false, true);
+  for (int p = 0; p < kStorages; p++)
+    c->kernel[p] = cost_kernel_for(spec->sampler, mi, false, (Storage)p);
   c->hist_len = mi ? spec->bins * spec->bins : 0;
   const size_t hist_bytes = (size_t)c->hist_len * sizeof(unsigned long long);
   c->shared_bytes = mi && hist_bytes <= kSharedHistMax ? hist_bytes : 0;
@@ -653,7 +684,7 @@ void *cuda_create(const NwAffineCostSpec *spec, GError **error)
   gboolean ok = resident_blocks(c->kernel, c->shared_bytes, c->max_blocks, error) &&
                 NW_CUDA_CHECK(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking), error);
   c->have_stream = ok;
-  const size_t n_partials = (size_t)MAX(c->max_blocks[0], c->max_blocks[1]);
+  const size_t n_partials = (size_t)most_blocks(c->max_blocks);
   /* the last block writes the result straight into pinned host memory: no copy to launch */
   ok = ok &&
        NW_CUDA_CHECK(cudaMalloc(&c->partials, n_partials * kSums * sizeof(double)), error) &&
@@ -754,6 +785,20 @@ gboolean quantise(CudaCost *c, uint16_t *q, const float *v, size_t n, NwQuant qu
   return NW_CUDA_CHECK(nw_cuda_launched(c->stream), error);
 }
 
+/* nw_affine_cost_cuda_texture_levels's count */
+int texture_levels = 0;
+
+/* Whether the u16 level's moving taps should come from the texture: linear and cubic (one
+ * tap a sample for nearest: nothing to gather), where the device's textures hold the image,
+ * unless NW_AFFINE_TEXTURE=0 (the plain loads: the same samples, for comparison). */
+bool texture_wanted(const CudaCost *c, const NwAffineLevel *level)
+{
+  const char *env = g_getenv("NW_AFFINE_TEXTURE");
+  const NwVolume *m = level->moving;
+  return c->spec.sampler != NW_SAMPLER_NEAREST && !(env != nullptr && strcmp(env, "0") == 0) &&
+         nw_codes_texture_fits(m->nx, m->ny, m->nz);
+}
+
 /* level's images on the device as c->level's: the kept levels where pyramid made them, the
  * others uploaded (the previous level's uploads freed). */
 gboolean bind_level(CudaCost *c, const NwAffineLevel *level, GError **error)
@@ -774,6 +819,10 @@ gboolean bind_level(CudaCost *c, const NwAffineLevel *level, GError **error)
       bytes += nw_volume_n_voxels(v[i]) * sizeof(float);
   if (level->precision == NW_AFFINE_PRECISION_U16 && codes_bytes(level) > c->prep.work_bytes)
     bytes += codes_bytes(level);
+  const NwVolume *m = level->moving;
+  if (level->precision == NW_AFFINE_PRECISION_U16 && texture_wanted(c, level) &&
+      (c->qtex.nx != m->nx || c->qtex.ny != m->ny || c->qtex.nz != m->nz))
+    bytes += nw_volume_n_voxels(m) * sizeof(uint16_t); /* the codes' texture (codes_texture) */
   if (!nw_cuda_check_fits(bytes, "affine: the images", "use --device cpu or smaller images",
                           error))
     return FALSE;
@@ -822,6 +871,21 @@ gboolean cuda_level_stats(void *impl, const NwAffineLevel *level, NwAffineStats 
   return TRUE;
 }
 
+/* The moving codes (c->qM) into the texture, on the stream; false (with the reason in the
+ * debug log) leaves the level to the plain loads, which give the same samples. */
+bool codes_texture(CudaCost *c, const NwAffineLevel *level)
+{
+  const NwVolume *m = level->moving;
+  const cudaError_t e = nw_codes_texture_fill(&c->qtex, c->qM, m->nx, m->ny, m->nz, c->stream);
+  if (e == cudaSuccess)
+    return true;
+  cudaGetLastError(); /* not sticky: clear it for the next call's check */
+  g_debug("affine (cuda): the moving codes as a texture: %s; plain loads instead",
+          cudaGetErrorString(e));
+  nw_codes_texture_free(&c->qtex);
+  return false;
+}
+
 gboolean cuda_set_level(void *impl, const NwAffineLevel *level, GError **error)
 {
   CudaCost *c = (CudaCost *)impl;
@@ -842,6 +906,9 @@ gboolean cuda_set_level(void *impl, const NwAffineLevel *level, GError **error)
       return FALSE;
     c->qF = codes;
     c->qM = codes + codes_offset(level);
+    c->level_tex = texture_wanted(c, level) && codes_texture(c, level);
+    if (c->level_tex)
+      g_atomic_int_inc(&texture_levels);
   }
   /* the host volumes are only borrowed: wait until the copies are done */
   return NW_CUDA_CHECK(cudaStreamSynchronize(c->stream), error);
@@ -852,7 +919,8 @@ gboolean eval_args(const CudaCost *c, const double map[12], EvalArgs *out, GErro
 {
   const NwAffineLevel *l = &c->level;
   if (c->F == nullptr || c->M == nullptr || /* no level, or its upload failed */
-      (variant(c) == 1 && (c->qF == nullptr || c->qM == nullptr))) {
+      (variant(c) != kSingle && (c->qF == nullptr || c->qM == nullptr)) ||
+      (variant(c) == kTexture && c->qtex.tex == 0)) {
     g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "affine (cuda): no images for this level");
     return FALSE;
   }
@@ -865,6 +933,7 @@ gboolean eval_args(const CudaCost *c, const double map[12], EvalArgs *out, GErro
   a.M = c->M;
   a.qF = c->qF;
   a.qM = c->qM;
+  a.qtexM = c->qtex.tex;
   a.quant_f = c->quant_f;
   a.quant_m = c->quant_m;
   a.fmask = c->fmask;
@@ -916,13 +985,14 @@ gboolean batch_ready(CudaCost *c, GError **error)
 {
   if (c->batch.ready)
     return TRUE;
-  const CostKernel kernel[2] = {cost_kernel_for(c->spec.sampler, c->hist_len > 0, true, false),
-                                cost_kernel_for(c->spec.sampler, c->hist_len > 0, true, true)};
+  CostKernel kernel[kStorages];
+  for (int p = 0; p < kStorages; p++)
+    kernel[p] = cost_kernel_for(c->spec.sampler, c->hist_len > 0, true, (Storage)p);
   const size_t out_bytes = (size_t)kMaxBatch * (kSums + (size_t)c->hist_len) * sizeof(double);
   if (!resident_blocks(kernel, c->shared_bytes, c->batch.max_blocks, error))
     return FALSE;
   const size_t n_partials =
-      (size_t)MAX(c->batch.max_blocks[0], c->batch.max_blocks[1]) + kMaxBatch;
+      (size_t)most_blocks(c->batch.max_blocks) + kMaxBatch;
   const gboolean ok =
       NW_CUDA_CHECK(cudaMalloc(&c->batch.partials, n_partials * kSums * sizeof(double)), error) &&
       NW_CUDA_CHECK(cudaMalloc(&c->batch.done, kMaxBatch * sizeof(unsigned int)), error) &&
@@ -942,8 +1012,7 @@ gboolean batch_ready(CudaCost *c, GError **error)
       NW_CUDA_CHECK(cudaMalloc(&c->batch.d_maps, kMapsBytes), error) &&
       NW_CUDA_CHECK(cudaStreamSynchronize(c->stream), error);
   if (ok) { /* else the buffers made are freed with the cost */
-    c->batch.kernel[0] = kernel[0];
-    c->batch.kernel[1] = kernel[1];
+    memcpy(c->batch.kernel, kernel, sizeof kernel);
     c->batch.ready = true;
   }
   return ok;
@@ -1169,6 +1238,11 @@ void *affine_create(const NwMethodInputs *in, const NwParams *p, GError **error)
 }
 
 } // namespace
+
+extern "C" guint nw_affine_cost_cuda_texture_levels(void)
+{
+  return (guint)g_atomic_int_get(&texture_levels);
+}
 
 extern "C" const NwAffineCostBackend nw_affine_cost_cuda = {
     .name = "cuda",

@@ -12,6 +12,11 @@ extern "C" {
 
 extern const NwAffineCostBackend nw_affine_cost_cuda;
 
+/* u16 levels set so far in this process whose moving taps are read through the codes'
+ * texture (affine_texture_cuda.cuh; NW_AFFINE_TEXTURE=0 turns it off): for the tests and the
+ * benchmark, which check that the path they compare or time is the one they name. */
+guint nw_affine_cost_cuda_texture_levels(void);
+
 #ifdef __cplusplus
 }
 #endif

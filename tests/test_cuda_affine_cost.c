@@ -268,6 +268,111 @@ static void test_parity_large(void)
     }
 }
 
+/* One u16 evaluation of map m on a new CUDA cost, the moving taps through the codes' texture
+ * or through plain loads (NW_AFFINE_TEXTURE=0); *gathered: whether the level took the
+ * texture (its count in nw_affine_cost_cuda_texture_levels grew). */
+static NwAffineCostValue eval_u16(const NwAffineCostSpec *spec, const NwAffineLevel *lv,
+                                  const double m[16], gboolean texture, gboolean *gathered)
+{
+  if (texture)
+    g_unsetenv("NW_AFFINE_TEXTURE");
+  else
+    g_setenv("NW_AFFINE_TEXTURE", "0", TRUE);
+  g_autoptr(GError) err = NULL;
+  NwAffineCost *gpu = nw_affine_cost_new(&nw_affine_cost_cuda, spec, &err);
+  g_assert_no_error(err);
+  const guint before = nw_affine_cost_cuda_texture_levels();
+  g_assert_true(nw_affine_cost_set_level(gpu, lv, &err));
+  *gathered = nw_affine_cost_cuda_texture_levels() > before;
+  NwAffineCostValue v;
+  g_assert_true(nw_affine_cost_eval_matrix(gpu, m, &v, &err));
+  g_assert_no_error(err);
+  nw_affine_cost_free(gpu);
+  g_unsetenv("NW_AFFINE_TEXTURE");
+  return v;
+}
+
+/* The u16 linear and cubic samples gathered from the codes' texture (affine_texture_cuda.cuh)
+ * are the plain loads' bit for bit: the same voxels counted, the MI of plain bins (exact
+ * counts) the same to the last bit, MSE and NCC the same but for the order of the sums. Every
+ * transform of transforms() and a shift that leaves a third of the fixed image outside (taps
+ * clamped at every edge), in 2D and 3D, with a moving mask; whole-voxel positions (identity)
+ * read one layer. */
+static void check_texture_pair(int dim, const NwVolume *f, const NwVolume *m, const NwVolume *mmask)
+{
+  static const NwSampler samplers[] = {NW_SAMPLER_LINEAR, NW_SAMPLER_CUBIC};
+  static const MetricCase metrics[] = {{NW_METRIC_MI, 32, FALSE, "mi-plain"},
+                                       {NW_METRIC_MSE, 32, FALSE, "mse"},
+                                       {NW_METRIC_NCC, 32, FALSE, "ncc"}};
+  Xform xf[5];
+  int n_xf = transforms(dim, xf);
+  rotation_z(3.0, 0.35 * m->nx, -0.2 * m->ny, dim == 3 ? 0.3 * m->nz : 0.0, xf[n_xf].m);
+  xf[n_xf++].name = "edges";
+  for (gsize s = 0; s < G_N_ELEMENTS(samplers); s++)
+    for (gsize mc = 0; mc < G_N_ELEMENTS(metrics); mc++)
+      for (int t = 0; t < n_xf; t++) {
+        const NwAffineCostSpec spec = {metrics[mc].metric, samplers[s], metrics[mc].bins,
+                                       metrics[mc].parzen, NULL};
+        const NwAffineLevel lv = {.dim = dim,
+                                  .fixed = f,
+                                  .moving = m,
+                                  .moving_mask = mmask,
+                                  .precision = NW_AFFINE_PRECISION_U16};
+        gboolean tex_a, tex_b;
+        const NwAffineCostValue a = eval_u16(&spec, &lv, xf[t].m, TRUE, &tex_a);
+        const NwAffineCostValue b = eval_u16(&spec, &lv, xf[t].m, FALSE, &tex_b);
+        if (g_test_verbose())
+          g_printerr("%dD %s %s %s: texture %.17g, loads %.17g, overlap %.6f\n", dim,
+                     metrics[mc].name, nw_sampler_name(samplers[s]), xf[t].name, a.cost, b.cost,
+                     a.overlap);
+        g_assert_true(tex_a);  /* the path compared is the texture's ... */
+        g_assert_false(tex_b); /* ... against the plain loads */
+        g_assert_cmpfloat(a.overlap, ==, b.overlap);
+        g_assert_cmpfloat(a.overlap, >, NW_AFFINE_MIN_OVERLAP);
+        if (metrics[mc].metric == NW_METRIC_MI)
+          g_assert_cmpfloat(a.cost, ==, b.cost);
+        else if (!(fabs(a.cost - b.cost) <= 1e-12 * fabs(b.cost) + 1e-15))
+          g_error("%dD %s %s %s: texture %.17g, loads %.17g", dim, metrics[mc].name,
+                  nw_sampler_name(samplers[s]), xf[t].name, a.cost, b.cost);
+      }
+}
+
+static void test_texture_samples(void)
+{
+  g_autoptr(NwVolume) f2 = image(530, 120, 1, 1.0, 41);
+  g_autoptr(NwVolume) m2 = image(520, 125, 1, 1.05, 42);
+  check_texture_pair(2, f2, m2, NULL);
+  g_autoptr(NwVolume) f3 = image(60, 40, 12, 1.0, 43);
+  g_autoptr(NwVolume) m3 = image(58, 42, 13, 1.05, 44);
+  check_texture_pair(3, f3, m3, NULL);
+  g_autoptr(NwVolume) mmask3 = ellipse_mask(m3, 29, 21, 6, 18);
+  check_texture_pair(3, f3, m3, mmask3);
+}
+
+/* An image wider than the device's layered textures (32,768 texels a row from compute
+ * capability 5.0 on) keeps the plain loads, and agrees with the CPU. */
+static void test_texture_too_wide(void)
+{
+  g_autoptr(NwVolume) f = image(65600, 3, 1, 1.0, 45);
+  g_autoptr(NwVolume) m = image(65540, 3, 1, 1.0, 46);
+  const NwAffineCostSpec spec = {NW_METRIC_MSE, NW_SAMPLER_LINEAR, 32, FALSE, NULL};
+  const NwAffineLevel lv = {.dim = 2, .fixed = f, .moving = m, .precision = NW_AFFINE_PRECISION_U16};
+  double shift[16];
+  rotation_z(0.0, 0.3, 0.2, 0.0, shift);
+  gboolean gathered;
+  const NwAffineCostValue g = eval_u16(&spec, &lv, shift, TRUE, &gathered);
+  g_assert_false(gathered);
+  g_autoptr(GError) err = NULL;
+  NwAffineCost *cpu = nw_affine_cost_new(&nw_affine_cost_cpu, &spec, &err);
+  g_assert_true(nw_affine_cost_set_level(cpu, &lv, &err));
+  NwAffineCostValue c;
+  g_assert_true(nw_affine_cost_eval_matrix(cpu, shift, &c, &err));
+  g_assert_no_error(err);
+  nw_affine_cost_free(cpu);
+  g_assert_cmpfloat(c.overlap, ==, g.overlap);
+  check_close(c.cost, g.cost, "cost", "2D 65600x3 u16 mse linear");
+}
+
 /* A level change frees the previous level's images and takes the next's (coarse to fine). */
 static void test_levels(void)
 {
@@ -723,6 +828,8 @@ int main(int argc, char **argv)
   g_test_add_func("/cuda/affine-cost/parity-3d", test_parity_3d);
   g_test_add_func("/cuda/affine-cost/parity-runs", test_parity_runs);
   g_test_add_func("/cuda/affine-cost/parity-large", test_parity_large);
+  g_test_add_func("/cuda/affine-cost/texture-samples", test_texture_samples);
+  g_test_add_func("/cuda/affine-cost/texture-too-wide", test_texture_too_wide);
   g_test_add_func("/cuda/affine-cost/levels", test_levels);
   g_test_add_func("/cuda/affine-cost/pyramid", test_pyramid);
   g_test_add_func("/cuda/affine-cost/level-stats", test_level_stats);

@@ -1,0 +1,141 @@
+/* affine_texture_cuda.cuh — the moving image's u16 codes (affine_quant.h) as a layered 2D
+ * texture, read by texture gathers: the u16 cost kernel's linear and cubic samplers through it
+ * (affine_cost_cuda.cu). CUDA back end; the caller's stream.
+ *
+ * Why: an evaluation's time goes to the moving image's scattered taps (ncu on an H100 at
+ * 3072²: 47 % of the stall cycles on L1TEX loads, neither DRAM nor the issue slots saturated;
+ * docs/PERFORMANCE.md). A gather (PTX tld4) brings the 2 x 2 texels of a bilinear footprint in
+ * one request, where the plain path issues four 2-byte loads, and the texture's block-linear
+ * layout keeps a rotated row's taps in fewer cache lines.
+ *
+ * Exactness: no filtering by the hardware (its weights have 8 fractional bits). A gather is
+ * asked at the centre between four texel centres, (i0 + 1, j0 + 1) in unnormalised
+ * coordinates, which the unit turns into the footprint (i0, i0 + 1) x (j0, j0 + 1) with no
+ * rounding to decide; clamp addressing clamps each index to [0, n - 1] as nw_quant_clampi
+ * does. The codes come back as integers, and the blend is affine_quant.h's, operation for
+ * operation: the samples equal nw_quant_linear's and nw_quant_cubic's bit for bit. Slices are
+ * layers (the z taps are whole layers, their index clamped here as there). */
+#ifndef NW_AFFINE_TEXTURE_CUDA_CUH
+#define NW_AFFINE_TEXTURE_CUDA_CUH
+
+#include <cuda_runtime.h>
+
+#include <stdint.h>
+
+#include "affine_quant.h"
+
+/* The codes of one image as a texture; zero-initialised = none. */
+struct NwCodesTexture {
+  cudaArray_t array;
+  cudaTextureObject_t tex; /* 0: none */
+  int nx, ny, nz;
+};
+
+/* Whether this device's layered textures hold an nx x ny x nz image. */
+bool nw_codes_texture_fits(int nx, int ny, int nz);
+/* t holds the n codes at codes (device memory, x fastest): its array remade when the size
+ * changed, then a device-to-device copy on stream. */
+cudaError_t nw_codes_texture_fill(NwCodesTexture *t, const uint16_t *codes, int nx, int ny, int nz,
+                                  cudaStream_t stream);
+/* Frees t's texture and array (the device must be done with them); t is none after. */
+void nw_codes_texture_free(NwCodesTexture *t);
+
+/* The four codes around (x0, y0)..(x0 + 1, y0 + 1) of layer k (each index clamped):
+ * q[0] (x0, y0), q[1] (x0 + 1, y0), q[2] (x0, y0 + 1), q[3] (x0 + 1, y0 + 1). x0, y0 are whole
+ * numbers (floats, from floorf). A gather returns, in order, (x0, y0 + 1), (x0 + 1, y0 + 1),
+ * (x0 + 1, y0), (x0, y0) (the order of Direct3D's Gather4, which CUDA's tex2Dgather shares). */
+__device__ inline void nw_codes_quad(cudaTextureObject_t t, int k, float x0, float y0, float q[4])
+{
+  unsigned int a, b, c, d;
+  asm("tld4.r.a2d.v4.u32.f32 {%0, %1, %2, %3}, [%4, {%5, %6, %7, %7}];"
+      : "=r"(a), "=r"(b), "=r"(c), "=r"(d)
+      : "l"(t), "r"(k), "f"(x0 + 1.0f), "f"(y0 + 1.0f));
+  q[0] = (float)d;
+  q[1] = (float)c;
+  q[2] = (float)a;
+  q[3] = (float)b;
+}
+
+/* nw_quant_linear through the texture: the same taps, weights and operations. */
+__device__ inline float nw_codes_linear(cudaTextureObject_t t, int nz, float x, float y, float z)
+{
+  const float fx = floorf(x), fy = floorf(y);
+  const float u = x - fx, w = y - fy;
+  float tz = 0.0f;
+  int z0 = 0, z1 = 0;
+  if (nz > 1) {
+    const float fz = floorf(z);
+    tz = z - fz;
+    z0 = nw_quant_clampi((int)fz, nz);
+    z1 = nw_quant_clampi((int)fz + 1, nz);
+  }
+  float q[4];
+  nw_codes_quad(t, z0, fx, fy, q);
+  const float c0 = nw_quant_lerp(nw_quant_lerp(q[0], q[1], u), nw_quant_lerp(q[2], q[3], u), w);
+  if (tz == 0.0f)
+    return c0;
+  nw_codes_quad(t, z1, fx, fy, q);
+  const float c1 = nw_quant_lerp(nw_quant_lerp(q[0], q[1], u), nw_quant_lerp(q[2], q[3], u), w);
+  return nw_quant_lerp(c0, c1, tz);
+}
+
+/* One row of nw_quant_cubic_row from two quads side by side: r is 0 (the quads' lower row) or
+ * 1 (their upper row). */
+__device__ inline float nw_codes_cubic_row(const float left[4], const float right[4], int r,
+                                           const float wx[4])
+{
+  const float tap[4] = {left[2 * r], left[2 * r + 1], right[2 * r], right[2 * r + 1]};
+  float s = 0.0f;
+#pragma unroll
+  for (int a = 0; a < 4; a++)
+    s = NW_QADD(s, NW_QMUL(wx[a], tap[a]));
+  return s;
+}
+
+/* The four rows' sums of layer k (rows fy - 1 .. fy + 2, each of the x taps fx - 1 .. fx + 2):
+ * four gathers instead of sixteen loads. */
+__device__ inline void nw_codes_cubic_rows(cudaTextureObject_t t, int k, float fx, float fy,
+                                           const float wx[4], float row[4])
+{
+  float lo_l[4], lo_r[4], hi_l[4], hi_r[4];
+  nw_codes_quad(t, k, fx - 1.0f, fy - 1.0f, lo_l);
+  nw_codes_quad(t, k, fx + 1.0f, fy - 1.0f, lo_r);
+  nw_codes_quad(t, k, fx - 1.0f, fy + 1.0f, hi_l);
+  nw_codes_quad(t, k, fx + 1.0f, fy + 1.0f, hi_r);
+  row[0] = nw_codes_cubic_row(lo_l, lo_r, 0, wx);
+  row[1] = nw_codes_cubic_row(lo_l, lo_r, 1, wx);
+  row[2] = nw_codes_cubic_row(hi_l, hi_r, 0, wx);
+  row[3] = nw_codes_cubic_row(hi_l, hi_r, 1, wx);
+}
+
+/* nw_quant_cubic through the texture: the same taps, weights and order of sums. */
+__device__ inline float nw_codes_cubic(cudaTextureObject_t t, int nx, int ny, int nz, float x,
+                                       float y, float z)
+{
+  int ix[4], iy[4];
+  float wx[4], wy[4], row[4];
+  nw_quant_cubic_taps(x, nx, ix, wx);
+  nw_quant_cubic_taps(y, ny, iy, wy);
+  const float fx = floorf(x), fy = floorf(y);
+  float sum = 0.0f;
+  if (nz == 1) {
+    nw_codes_cubic_rows(t, 0, fx, fy, wx, row);
+#pragma unroll
+    for (int b = 0; b < 4; b++)
+      sum = NW_QADD(sum, NW_QMUL(wy[b], row[b]));
+    return sum;
+  }
+  int iz[4];
+  float wz[4];
+  nw_quant_cubic_taps(z, nz, iz, wz);
+#pragma unroll
+  for (int c = 0; c < 4; c++) {
+    nw_codes_cubic_rows(t, iz[c], fx, fy, wx, row);
+#pragma unroll
+    for (int b = 0; b < 4; b++)
+      sum = NW_QADD(sum, NW_QMUL(NW_QMUL(wz[c], wy[b]), row[b]));
+  }
+  return sum;
+}
+
+#endif

@@ -67,23 +67,30 @@ constexpr double kHistOne = 16777216.0; /* 2^24: one count in the fixed-point hi
 constexpr size_t kSharedHistMax = 48 * 1024; /* the default dynamic shared-memory limit */
 constexpr int kMaxKept = 32; /* device levels kept: 4 pyramids of up to 8 levels */
 constexpr int kMaxBatch = NW_AFFINE_MAX_BATCH;
-/* Blocks of 256 an SM the u16 variants are compiled for (sm_90, ptxas -v): nearest and linear
- * without mi 5 (48 registers, no spills: 62.5 % occupancy; at 6, 40 registers, they spill 20
- * bytes: try -DNW_AFFINE_U16_MIN_BLOCKS=6 in CMAKE_CUDA_FLAGS to compare); cubic or mi 4 (64,
- * no spills); cubic with mi 3 (it spills at 4). The single-precision variants, with their
- * doubles, use 54-206 registers (linear 80: 3 blocks, 37.5 %). */
-#ifndef NW_AFFINE_U16_MIN_BLOCKS
-#define NW_AFFINE_U16_MIN_BLOCKS 5
-#endif
 /* How the cost kernel reads the level: float images (the reference), u16 codes through
  * plain loads, or u16 codes with the moving image's taps gathered from a texture (linear and
  * cubic; the same samples, affine_texture_cuda.cuh). Also the index of CudaCost's variants. */
 enum Storage { kSingle = 0, kCodes = 1, kTexture = 2, kStorages = 3 };
-constexpr int min_blocks(int sampler, bool mi, bool q)
+/* Blocks of 256 an SM the u16 variants are compiled for (sm_90, ptxas -v): linear through the
+ * texture 6 (40 registers, no spills: 75 % occupancy, for an evaluation that waits on its
+ * gathers: 16 cycles between a warp's instructions at 5 blocks, ncu on an H100); nearest and
+ * linear through loads 5 (48 registers, no spills: 62.5 %; at 6, 40 registers, they spill 20
+ * bytes: try -DNW_AFFINE_U16_MIN_BLOCKS=6 in CMAKE_CUDA_FLAGS to compare); cubic or mi 4 (64;
+ * cubic through the texture spills 8 bytes); cubic with mi 3 (it spills at 4). The
+ * single-precision variants, with their doubles, use 54-206 registers (linear 80: 3 blocks,
+ * 37.5 %). */
+#ifndef NW_AFFINE_U16_MIN_BLOCKS
+#define NW_AFFINE_U16_MIN_BLOCKS 5
+#endif
+#ifndef NW_AFFINE_TEXTURE_MIN_BLOCKS
+#define NW_AFFINE_TEXTURE_MIN_BLOCKS 6
+#endif
+constexpr int min_blocks(int sampler, bool mi, Storage p)
 {
-  return !q                                     ? 1
+  return p == kSingle                           ? 1
          : sampler == NW_SAMPLER_CUBIC && mi    ? 3
          : sampler == NW_SAMPLER_CUBIC || mi    ? 4
+         : p == kTexture                        ? NW_AFFINE_TEXTURE_MIN_BLOCKS
                                                 : NW_AFFINE_U16_MIN_BLOCKS;
 }
 /* evaluate_batch's maps: doubles for single, then the same as floats for u16 */
@@ -404,7 +411,7 @@ struct VoxelWalk {
  * output; the blocks of every map walk the voxels in the same order, so the maps' reads
  * meet in the caches. */
 template <int S, bool MI, bool BATCH, int P>
-__global__ void __launch_bounds__(kBlock, min_blocks(S, MI, P != kSingle))
+__global__ void __launch_bounds__(kBlock, min_blocks(S, MI, (Storage)P))
     cost_kernel(EvalArgs a)
 {
   extern __shared__ unsigned long long shared_hist[]; /* bins² when a.shared_hist */

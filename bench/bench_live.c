@@ -21,13 +21,28 @@
  * been drawn: after glFinish, the GPU's share for the display included). Paced displays tick at fixed times (a vertical blank every
  * 1/HZ s); a display frame whose work overruns a tick waits for the next one.
  *
+ * Host frames go back to the source once uploaded (nw_live_source_recycle_frame), as the
+ * application's layers give back the frame they replace: the downloads reuse their volumes.
+ * What memory costs: minor page faults per take, of the whole process (getrusage
+ * RUSAGE_SELF: every thread, the downloader's copies into fresh volumes and the driver's
+ * included) and of the display thread alone (RUSAGE_THREAD), over the takes after the first
+ * (which makes the textures and their upload rings); and per late frame (the `late` records)
+ * the same two counts during that display frame and the CPU time the hypervisor stole from
+ * the machine meanwhile (the steal column of /proc/stat's first line, summed over the CPUs,
+ * in steps of a clock tick, usually 10 ms; -1 where there is none), read before each display
+ * frame (~20 us, outside its timings) and after a late one.
+ *
  * GL: an EGL context on the GPU's own driver (EGL device platform: no X needed). Exits 77
  * without a CUDA device or when the GL context is not on a CUDA device. Main thread draws;
  * the job's worker thread drives CUDA; host frames are downloaded by the source's thread. */
+#define _GNU_SOURCE /* RUSAGE_THREAD */
+#include <fcntl.h>
 #include <glib.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "field_renderer.h"
 #include "gl_live.h"
@@ -141,12 +156,61 @@ static double job_alone_ms(const NwMethodInputs *in, double seconds)
 
 /* ---- measurements -------------------------------------------------------------------------- */
 
+/* Minor page faults so far of `who`: RUSAGE_SELF (every thread) or RUSAGE_THREAD (the
+ * caller's). */
+static long minor_faults(int who)
+{
+  struct rusage ru;
+  return getrusage(who, &ru) == 0 ? ru.ru_minflt : 0;
+}
+
+/* CPU time the hypervisor has stolen from the machine so far, summed over its CPUs, in ms:
+ * the 8th number of /proc/stat's "cpu" line, in clock ticks. -1 where there is none. */
+static double steal_ms_now(void)
+{
+  char text[512];
+  const int fd = open("/proc/stat", O_RDONLY);
+  if (fd < 0)
+    return -1;
+  const ssize_t got = read(fd, text, sizeof text - 1);
+  close(fd);
+  if (got <= 0)
+    return -1;
+  text[got] = '\0';
+  unsigned long long t[8];
+  if (sscanf(text, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &t[0], &t[1], &t[2], &t[3], &t[4],
+             &t[5], &t[6], &t[7]) != 8)
+    return -1;
+  return 1000.0 * (double)t[7] / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* What the machine has done so far, read before a display frame and after a late one. */
+typedef struct {
+  long faults, display_faults; /* minor page faults: the process's, the display thread's */
+  double steal_ms;             /* -1: not known */
+} MachineCounts;
+
+static MachineCounts machine_counts(void)
+{
+  return (MachineCounts){minor_faults(RUSAGE_SELF), minor_faults(RUSAGE_THREAD), steal_ms_now()};
+}
+
+/* What happened between two readings (steal -1 when either is not known). */
+static MachineCounts machine_since(MachineCounts before)
+{
+  const MachineCounts now = machine_counts();
+  return (MachineCounts){now.faults - before.faults, now.display_faults - before.display_faults,
+                         now.steal_ms >= 0 && before.steal_ms >= 0 ? now.steal_ms - before.steal_ms
+                                                                   : -1};
+}
+
 typedef struct {
   double at_s, take_ms, arrival_ms;
   int lag;
   /* host frames: the takes of that display frame, their uploads' time, the lag as taken */
   int takes, lag_at_take;
   double upload_ms, copy_ms; /* copy_ms: of upload_ms, the copies into GL's unpack buffers */
+  MachineCounts during;      /* page faults and steal during that display frame */
 } LateFrame;
 
 typedef struct {
@@ -166,6 +230,9 @@ typedef struct {
   int worker_iterations;
   double worker_ms_per_iteration, arrival_ms;
   double upload_ms, copy_ms; /* host frames: mean per take, the upload and its copies */
+  /* host frames: minor page faults per take after the first, the process's and the display
+   * thread's (NaN without such takes) */
+  double faults_per_take, display_faults_per_take;
   double begin_ms, fill_ms, draw_ms; /* mean per display frame: taking the frame (waits
                                         included), interop fills, drawing with glFinish */
 } PathResult;
@@ -213,6 +280,8 @@ typedef struct {
   /* over the run: the takes, their uploads' time, and its copies into GL's buffers */
   int all_takes;
   double all_upload_ms, all_copy_ms;
+  MachineCounts after_first_take; /* the fault counts once the first take made the textures */
+  NwLiveSource *src;              /* where uploaded frames go back */
 } HostTextures;
 
 /* Returns the copy's share of the update (NwGlVolume.copy_ms). */
@@ -243,12 +312,22 @@ static void take_host(NwFrame *f, gpointer data)
       h->all_copy_ms += upload(&h->field, f->field);
   }
   h->shown = f->iteration;
-  nw_frame_clear(f);
-  g_free(f);
+  nw_live_source_recycle_frame(h->src, f); /* uploaded: the next download refills it */
   const double ms = (double)(g_get_monotonic_time() - t0) / 1000.0;
   h->upload_ms += ms;
   h->all_upload_ms += ms;
-  h->all_takes++;
+  if (h->all_takes++ == 0)
+    h->after_first_take = machine_counts();
+}
+
+/* Minor page faults per take after the first, the process's and the display thread's (NaN
+ * without such takes). */
+static void note_faults_per_take(const HostTextures *h, PathResult *res)
+{
+  const MachineCounts since = machine_since(h->after_first_take);
+  const double takes = h->all_takes > 1 ? h->all_takes - 1 : NAN;
+  res->faults_per_take = (double)since.faults / takes;
+  res->display_faults_per_take = (double)since.display_faults / takes;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -332,6 +411,7 @@ static void run_variant(const NwMethodInputs *in, NwRenderer *r, const Variant *
       var->frames ? nw_live_source_new(ops, var->interop, 0, NULL, take_host, &host) : NULL;
   if (src != NULL && (nw_live_source_path(src) == NW_LIVE_PATH_INTEROP) != var->interop)
     g_error("%s: the source took the other path", var->name);
+  host.src = src;
   if (src != NULL && var->max_fps >= 0)
     nw_live_source_set_max_fps(src, var->max_fps);
   if (src == NULL)
@@ -352,6 +432,7 @@ static void run_variant(const NwMethodInputs *in, NwRenderer *r, const Variant *
   int last_shown = -1;
   double begin_ms = 0, fill_ms = 0, draw_ms = 0;
   for (guint64 counter = 1; g_get_monotonic_time() < end; counter++) {
+    const MachineCounts before = machine_counts(); /* before f0: not in the frame's timings */
     const gint64 f0 = g_get_monotonic_time();
     host.takes = 0;
     host.upload_ms = 0.0;
@@ -412,7 +493,8 @@ static void run_variant(const NwMethodInputs *in, NwRenderer *r, const Variant *
                                                host.takes,
                                                host.lag_at_take,
                                                host.upload_ms,
-                                               host.all_copy_ms - copy_before};
+                                               host.all_copy_ms - copy_before,
+                                               machine_since(before)};
       last_shown = shown;
     }
     if (period > 0) { /* a display of refresh_hz: the next frame at its next tick; ticks
@@ -425,6 +507,7 @@ static void run_variant(const NwMethodInputs *in, NwRenderer *r, const Variant *
     }
   }
   res->seconds = (double)(g_get_monotonic_time() - t0) / G_USEC_PER_SEC;
+  note_faults_per_take(&host, res);
   res->worker_iterations = nw_job_get_iteration(job) - it0;
   res->frames_made = nw_job_get_live_frames(job);
   stop_job(job, src);
@@ -488,6 +571,11 @@ static void json_path(JsonBuilder *b, const PathResult *r, double alone_ms)
   nw_json_member_number(b, "upload", r->upload_ms);
   nw_json_member_number(b, "copy", r->copy_ms);
   json_builder_end_object(b);
+  json_builder_set_member_name(b, "minor_faults_per_take");
+  json_builder_begin_object(b);
+  nw_json_member_number(b, "process", r->faults_per_take);
+  nw_json_member_number(b, "display_thread", r->display_faults_per_take);
+  json_builder_end_object(b);
   json_builder_set_member_name(b, "lag_iterations");
   json_builder_begin_object(b);
   nw_json_member_number(b, "max", r->lag_max);
@@ -506,6 +594,10 @@ static void json_path(JsonBuilder *b, const PathResult *r, double alone_ms)
     nw_json_member_number(b, "lag_at_take", r->late[i].lag_at_take);
     nw_json_member_number(b, "upload_ms", r->late[i].upload_ms);
     nw_json_member_number(b, "copy_ms", r->late[i].copy_ms);
+    nw_json_member_number(b, "minor_faults", (double)r->late[i].during.faults);
+    nw_json_member_number(b, "minor_faults_display_thread",
+                          (double)r->late[i].during.display_faults);
+    nw_json_member_number(b, "steal_ms", r->late[i].during.steal_ms);
     json_builder_end_object(b);
   }
   json_builder_end_array(b);
@@ -630,12 +722,14 @@ int main(int argc, char **argv)
             "draw %.2f)  lag max %d (0:%d 1:%d 2:%d >2:%d; drawn: max %d, >1: %d)  frames made "
             "%" G_GUINT64_FORMAT
             "  host bytes %" G_GUINT64_FORMAT " (1/%d per axis, %.2f ms to arrive)  job %.3f "
-            "ms/iteration = %.3fx alone; a take's upload %.2f ms (copy %.2f)\n",
+            "ms/iteration = %.3fx alone; a take's upload %.2f ms (copy %.2f), minor faults %.0f "
+            "(display thread %.0f)\n",
             p->path, p->fps, p->display_frames, p->ms_p50, p->ms_p95, p->begin_ms, p->fill_ms,
             p->draw_ms, p->lag_max, p->lag_hist[0], p->lag_hist[1], p->lag_hist[2], p->lag_hist[3],
             p->drawn_lag_max, p->drawn_lag_hist[2] + p->drawn_lag_hist[3],
             p->frames_made, p->host_bytes, p->reduce, p->arrival_ms, p->worker_ms_per_iteration,
-            p->worker_ms_per_iteration / alone_ms, p->upload_ms, p->copy_ms);
+            p->worker_ms_per_iteration / alone_ms, p->upload_ms, p->copy_ms, p->faults_per_take,
+            p->display_faults_per_take);
     json_path(jb, p, alone_ms);
   }
   json_builder_end_array(jb);

@@ -7,6 +7,7 @@
 #include "cuda_check.h"
 #include "live_reduce.h"
 #include "live_reduce.cuh"
+#include "live_spares.h"
 #include "nw_error.h"
 #include "nw_live.h"
 
@@ -35,11 +36,10 @@ struct NwLiveFront {
    * publish. */
   size_t publish_max_voxels;
   int reduce;
-  /* Host volumes for the next download, allocated and touched ahead of it (under dl_lock):
-   * filling fresh memory costs a page fault per page, which would delay the frame. */
-  NwVolume *spare[2]; /* image (nc 1), field (nc 3) */
-  int last_d[3];
-  double last_affine[16];
+  /* Host volumes for the next download (core/live_spares.h, its own lock): the ones the
+   * taker gave back (nw_live_front_recycle), else made and touched ahead of it, since filling
+   * fresh memory costs a page fault per page, which would delay the frame. */
+  NwLiveSpares spares;
 };
 
 extern "C" NwLiveFront *nw_live_front_new(GError **error)
@@ -53,6 +53,7 @@ extern "C" NwLiveFront *nw_live_front_new(GError **error)
   f->iteration = -1;
   f->reduce = 1;
   g_mutex_init(&f->dl_lock);
+  nw_live_spares_init(&f->spares);
   if (!NW_CUDA_CHECK(cudaEventCreateWithFlags(&f->ready, cudaEventDisableTiming), error) ||
       !NW_CUDA_CHECK(cudaEventCreateWithFlags(&f->consumed, cudaEventDisableTiming), error)) {
     nw_live_front_free(f);
@@ -76,8 +77,7 @@ extern "C" void nw_live_front_free(NwLiveFront *f)
   }
   cudaFree(f->d_small);
   cudaFreeHost(f->h_small);
-  nw_volume_free(f->spare[0]);
-  nw_volume_free(f->spare[1]);
+  nw_live_spares_clear(&f->spares);
   cudaFree(f->image);
   cudaFree(f->field);
   if (f->ready != NULL)
@@ -276,29 +276,14 @@ static gboolean fit_download(NwLiveFront *f, size_t floats, GError **error)
     return FALSE;
   cudaFree(f->d_small);
   cudaFreeHost(f->h_small);
-  nw_volume_free(f->spare[0]);
-  nw_volume_free(f->spare[1]);
   f->d_small = f->h_small = NULL;
   f->dl_cap = 0;
   if (!NW_CUDA_CHECK(cudaMalloc(&f->d_small, floats * sizeof(float)), error))
     return FALSE;
   if (!NW_CUDA_CHECK(cudaMallocHost(&f->h_small, floats * sizeof(float)), error))
-
     return FALSE;
   f->dl_cap = floats;
   return TRUE;
-}
-
-/* Under dl_lock: host volumes of the last download's grid for the next one, every page
- * touched now rather than while a frame waits. */
-static void prepare_spares_locked(NwLiveFront *f)
-{
-  for (int c = 0; c < 2 && f->last_d[0] > 0; c++)
-    if (f->spare[c] == NULL) {
-      f->spare[c] = nw_volume_new(f->last_d[0], f->last_d[1], f->last_d[2], c == 0 ? 1 : 3, NULL);
-      if (f->spare[c] != NULL)
-        memset(f->spare[c]->data, 0, nw_volume_n_floats(f->spare[c]) * sizeof(float));
-    }
 }
 
 /* A front of host frames has a new grid d: the downloader's stream, staging, pinned and host
@@ -314,8 +299,8 @@ static void reserve_download(NwLiveFront *f, const int d[3])
   cudaFuncAttributes loaded;
   if (fit_download(f, 4 * (size_t)d[0] * d[1] * d[2], &error) &&
       NW_CUDA_CHECK(cudaFuncGetAttributes(&loaded, reduce_frame_kernel), &error)) {
-    memcpy(f->last_d, d, sizeof f->last_d);
-    prepare_spares_locked(f);
+    nw_live_spares_set_grid(&f->spares, d);
+    nw_live_spares_prepare(&f->spares);
   } else {
     g_debug("live view: %s", error->message); /* the download will try again and say */
     g_clear_error(&error);
@@ -323,16 +308,14 @@ static void reserve_download(NwLiveFront *f, const int d[3])
   g_mutex_unlock(&f->dl_lock);
 }
 
-/* Under dl_lock: a volume of the reduced grid holding `nc` floats per voxel from src (the
- * spare one when it fits). */
-static NwVolume *host_volume(NwLiveFront *f, const int d[3], const double affine[16], int nc,
-                             const float *src, GError **error)
+/* Under dl_lock, after nw_live_spares_set_grid: a volume of the reduced grid holding `nc`
+ * floats per voxel from src (a spare one when there is; every float and the affine are
+ * overwritten, so a recycled volume needs no clearing). */
+static NwVolume *host_volume(NwLiveFront *f, const double affine[16], int nc, const float *src,
+                             GError **error)
 {
-  NwVolume **spare = &f->spare[nc == 1 ? 0 : 1];
-  NwVolume *v = NULL;
-  if (*spare != NULL && (*spare)->nx == d[0] && (*spare)->ny == d[1] && (*spare)->nz == d[2])
-    v = g_steal_pointer(spare);
-  else if ((v = nw_volume_new(d[0], d[1], d[2], nc, error)) == NULL)
+  NwVolume *v = nw_live_spares_take(&f->spares, nc, error);
+  if (v == NULL)
     return NULL;
   nw_volume_set_affine(v, affine);
   memcpy(v->data, src, nw_volume_n_floats(v) * sizeof(float));
@@ -379,13 +362,11 @@ static gboolean download_locked(NwLiveFront *f, int reduce, NwFrame *out, GError
     if (!ok)
       return FALSE;
     out->iteration = v.iteration;
-    memcpy(f->last_d, g.d, sizeof f->last_d);
-    memcpy(f->last_affine, affine, sizeof f->last_affine);
-    out->image = host_volume(f, g.d, affine, 1, f->h_small, error);
+    nw_live_spares_set_grid(&f->spares, g.d);
+    out->image = host_volume(f, affine, 1, f->h_small, error);
     if (out->image == NULL)
       return FALSE;
-    if (v.field != NULL &&
-        (out->field = host_volume(f, g.d, affine, 3, f->h_small + n, error)) == NULL)
+    if (v.field != NULL && (out->field = host_volume(f, affine, 3, f->h_small + n, error)) == NULL)
       return FALSE;
     return TRUE;
   }
@@ -410,9 +391,14 @@ extern "C" gboolean nw_live_front_download(NwLiveFront *f, int reduce, NwFrame *
   return ok;
 }
 
+/* Not under dl_lock: the spares guard themselves. The worker's reserve for a new grid may
+ * prepare at the same time: of two volumes made for one slot one is kept, the other freed. */
 extern "C" void nw_live_front_prepare_download(NwLiveFront *f)
 {
-  g_mutex_lock(&f->dl_lock);
-  prepare_spares_locked(f);
-  g_mutex_unlock(&f->dl_lock);
+  nw_live_spares_prepare(&f->spares);
+}
+
+extern "C" void nw_live_front_recycle(NwLiveFront *f, NwVolume *v)
+{
+  nw_live_spares_give(&f->spares, v);
 }

@@ -108,13 +108,15 @@ static void arrived_locked(NwLiveSource *s)
   g_cond_broadcast(&s->cond);
 }
 
-/* Under lock: keep frame as the newest host frame. */
-static void keep_host_frame(NwLiveSource *s, NwFrame *frame)
+/* Under lock: keep frame as the newest host frame. Returns the one it replaces, never taken,
+ * for the caller to recycle once it has let go of the lock. */
+static NwFrame *keep_host_frame(NwLiveSource *s, NwFrame *frame)
 {
   s->st.host_bytes += frame_bytes(frame);
-  frame_free(s->newest);
+  NwFrame *replaced = s->newest;
   s->newest = frame;
   arrived_locked(s);
+  return replaced;
 }
 
 /* Downloader thread: the newest device frame as a reduced host frame. */
@@ -132,10 +134,11 @@ static void download_task(gpointer task, gpointer data)
   g_autoptr(GError) error = NULL;
   /* the front holds the reduced frame already (set_reduce): copy it as it is */
   gboolean ok = nw_live_front_download(s->front, 1, frame, &error);
+  NwFrame *replaced = NULL;
   g_mutex_lock(&s->lock);
   if (ok && frame->image != NULL) {
     s->st.reduce = v.reduce;
-    keep_host_frame(s, g_steal_pointer(&frame));
+    replaced = keep_host_frame(s, g_steal_pointer(&frame));
   } else {
     if (!ok && !s->warned)
       g_warning("live view: %s", error->message);
@@ -144,6 +147,7 @@ static void download_task(gpointer task, gpointer data)
   }
   g_mutex_unlock(&s->lock);
   frame_free(frame);
+  nw_live_source_recycle_frame(s, replaced); /* before prepare: it may spare it the work */
   if (s->notify != NULL)
     s->notify(s->data);
   nw_live_front_prepare_download(s->front);
@@ -241,9 +245,27 @@ void nw_live_source_set_job(NwLiveSource *s, NwJob *job)
   g_mutex_unlock(&s->lock);
 }
 
+void nw_live_source_recycle(NwLiveSource *s, NwVolume *v)
+{
+  if (s != NULL && s->front != NULL)
+    nw_live_front_recycle(s->front, v);
+  else
+    nw_volume_free(v);
+}
+
+void nw_live_source_recycle_frame(NwLiveSource *s, NwFrame *frame)
+{
+  if (frame == NULL)
+    return;
+  nw_live_source_recycle(s, g_steal_pointer(&frame->image));
+  nw_live_source_recycle(s, g_steal_pointer(&frame->field));
+  frame_free(frame);
+}
+
 void nw_live_source_push(NwLiveSource *s, NwFrame *frame)
 {
   gboolean queue = FALSE, arrived = TRUE;
+  NwFrame *replaced = NULL;
   g_mutex_lock(&s->lock);
   if (frame->on_device && s->path == NW_LIVE_PATH_INTEROP) {
     s->arrived_device = MAX(s->arrived_device, frame->iteration);
@@ -255,9 +277,10 @@ void nw_live_source_push(NwLiveSource *s, NwFrame *frame)
     arrived = FALSE; /* the download will tell */
     frame_free(frame);
   } else {
-    keep_host_frame(s, frame);
+    replaced = keep_host_frame(s, frame);
   }
   g_mutex_unlock(&s->lock);
+  nw_live_source_recycle_frame(s, replaced);
   if (queue)
     g_thread_pool_push(s->downloader, GINT_TO_POINTER(1), NULL);
   if (arrived && s->notify != NULL)

@@ -17,13 +17,16 @@
  * fast job) it waits up to wait_us for that frame, so the frame drawn is at most an
  * iteration old. A frame that arrived too late for its display frame and is stale by the
  * next is replaced by asking again, cap or not; so is a host frame that went stale while the
- * take callback made room for it (new textures at a new grid). A slow job's frame arrives later and the
- * notify callback asks for a redraw then. Host frames are handed to the take callback (the owner
- * moves them into its layers); interop frames are read from nw_live_source_front by the GL side.
+ * take callback made room for it (new textures at a new grid). A slow job's frame arrives later and
+ * the notify callback asks for a redraw then. Host frames are handed to the take callback (the
+ * owner moves them into its layers); interop frames are read from nw_live_source_front by the GL
+ * side. A host frame's volumes go back to the source once the display is done with them
+ * (nw_live_source_recycle): a CUDA job's downloads then reuse them, so that steady host frames
+ * allocate nothing (no mmap, page faults or munmap per frame across the threads).
  *
  * Threads: new, free, set_job, begin_frame, the setters and stats on the display (main)
  * thread; push on the job's worker thread (from its on_frame callback); notify is called on
- * the worker or the downloader thread; take on the display thread. GL-free. */
+ * the worker or the downloader thread; take on the display thread; recycle on any. GL-free. */
 #ifndef NW_LIVE_SOURCE_H
 #define NW_LIVE_SOURCE_H
 
@@ -49,8 +52,8 @@ typedef struct NwLiveSource NwLiveSource;
 
 /* A frame arrived (any thread): ask the display for a redraw. */
 typedef void (*NwLiveNotify)(gpointer data);
-/* A host frame for the display (display thread); the callee takes frame (nw_frame_clear +
- * g_free). */
+/* A host frame for the display (display thread); the callee takes frame, and gives it back
+ * with nw_live_source_recycle_frame when done (or nw_frame_clear + g_free). */
 typedef void (*NwLiveTake)(NwFrame *frame, gpointer data);
 
 /* For a job of ops. interop: the display's GL context can take CUDA frames (asked with a
@@ -72,6 +75,12 @@ NwLiveFront *nw_live_source_front(NwLiveSource *s);
 void nw_live_source_set_job(NwLiveSource *s, NwJob *job);
 /* Worker: the job's on_frame callback hands every frame here (takes frame). */
 void nw_live_source_push(NwLiveSource *s, NwFrame *frame);
+/* Any thread: a host frame's volume that nothing reads any more (taken; NULL is fine), for
+ * the next download to fill instead of a fresh volume (nw_live_front_recycle). Host frames of
+ * a CPU job (no front), and s NULL, free it. Never waits behind a download. */
+void nw_live_source_recycle(NwLiveSource *s, NwVolume *v);
+/* Any thread: a host frame done with: its volumes recycled as above, the frame freed. */
+void nw_live_source_recycle_frame(NwLiveSource *s, NwFrame *frame);
 
 /* Ask for one frame now (e.g. the first one of a paused job, before any redraw). */
 void nw_live_source_want(NwLiveSource *s);

@@ -48,6 +48,11 @@ void nw_live_front_prepare_download(NwLiveFront *f)
 {
 }
 
+void nw_live_front_recycle(NwLiveFront *f, NwVolume *v)
+{
+  nw_volume_free(v); /* no front to keep it for */
+}
+
 gboolean nw_live_front_download(NwLiveFront *f, int reduce, NwFrame *out, GError **error)
 {
   g_set_error(error, NW_ERROR, NW_ERROR_UNSUPPORTED, "live front: %s", no_cuda);

@@ -252,11 +252,17 @@ guint nw_layer_get_generation(NwLayer *l)
 
 /* ---- new data ---- */
 
-void nw_layer_take_volume(NwLayer *l, NwVolume *volume)
+NwVolume *nw_layer_swap_volume(NwLayer *l, NwVolume *volume)
 {
-  nw_volume_free(l->volume);
+  NwVolume *replaced = l->volume;
   l->volume = volume;
   l->generation++;
+  return replaced;
+}
+
+void nw_layer_take_volume(NwLayer *l, NwVolume *volume)
+{
+  nw_volume_free(nw_layer_swap_volume(l, volume));
 }
 
 void nw_layer_take_surface(NwLayer *l, NwSurface *surface)

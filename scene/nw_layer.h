@@ -64,6 +64,8 @@ guint nw_layer_get_generation(NwLayer *l);
 /* ---- new data (main thread once the layer is shown; no "changed") ---- */
 /* Replace the volume (taken) or the surface (taken; normals computed when missing). */
 void nw_layer_take_volume(NwLayer *l, NwVolume *volume);
+/* The same, returning the volume replaced (the caller's now, e.g. a live frame's to recycle). */
+NwVolume *nw_layer_swap_volume(NwLayer *l, NwVolume *volume);
 void nw_layer_take_surface(NwLayer *l, NwSurface *surface);
 
 /* ---- display settings ---- */

@@ -316,7 +316,10 @@ static void on_live_notify(gpointer data)
 }
 
 /* Source (main thread, while a view begins a display frame): a host frame for the layers.
- * No "changed" here: the views are drawing it now. */
+ * No "changed" here: the views are drawing it now. The volumes the layers let go of (the
+ * previous frame's, drawn already: a texture update copies them before it returns) and those
+ * of a frame not shown go back to the source, whose next download fills them: no allocation
+ * per frame. */
 static void on_live_take(NwFrame *f, gpointer data)
 {
   NwRun *r = data;
@@ -324,13 +327,12 @@ static void on_live_take(NwFrame *f, gpointer data)
     nw_timeline_add(r->timeline, f->iteration, f->image, f->field);
   if (r->warped != NULL && f->image != NULL && r->scrub < 0) {
     start_surface(r, f->image, FALSE);
-    nw_layer_take_volume(r->warped, g_steal_pointer(&f->image));
+    nw_live_source_recycle(r->live, nw_layer_swap_volume(r->warped, g_steal_pointer(&f->image)));
     if (f->field != NULL && r->field != NULL)
-      nw_layer_take_volume(r->field, g_steal_pointer(&f->field));
+      nw_live_source_recycle(r->live, nw_layer_swap_volume(r->field, g_steal_pointer(&f->field)));
     r->shown = MAX(r->shown, f->iteration);
   }
-  nw_frame_clear(f);
-  g_free(f);
+  nw_live_source_recycle_frame(r->live, f);
 }
 
 /* Worker: every frame of the job goes to the source. */

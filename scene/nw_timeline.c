@@ -37,12 +37,36 @@ void nw_timeline_free(NwTimeline *t)
   g_free(t);
 }
 
-/* Frame i goes; the order of the others stays (a few hundred pointers move at most). */
+/* Frame i out of the ring, the caller's now; the order of the others stays (a few hundred
+ * pointers move at most). */
+static NwTimelineFrame *steal(NwTimeline *t, guint i)
+{
+  NwTimelineFrame *f = g_ptr_array_steal_index(t->frames, i);
+  t->bytes -= f->bytes;
+  return f;
+}
+
 static void drop(NwTimeline *t, guint i)
 {
-  const NwTimelineFrame *f = g_ptr_array_index(t->frames, i);
-  t->bytes -= f->bytes;
-  g_ptr_array_remove_index(t->frames, i);
+  frame_free(steal(t, i));
+}
+
+/* A copy of src (NULL: none) into dst's memory when dst is a volume of the same shape, else
+ * into a new one (dst freed). A full ring's oldest frame lends its volumes to the newest: a
+ * live run's frames are all of a shape, and the copy then needs no allocation and takes no
+ * page faults (16 MiB a frame by default, on the display thread). */
+static NwVolume *copy_into(NwVolume *dst, const NwVolume *src)
+{
+  if (dst != NULL && src != NULL && dst->nx == src->nx && dst->ny == src->ny &&
+      dst->nz == src->nz && dst->nc == src->nc) {
+    float *data = dst->data;
+    *dst = *src; /* dims, spacing, affine */
+    dst->data = data;
+    nw_copy_floats(dst->data, src->data, nw_volume_n_floats(src));
+    return dst;
+  }
+  nw_volume_free(dst);
+  return src != NULL ? nw_volume_copy(src) : NULL;
 }
 
 gboolean nw_timeline_add(NwTimeline *t, int iteration, const NwVolume *image,
@@ -57,12 +81,18 @@ gboolean nw_timeline_add(NwTimeline *t, int iteration, const NwVolume *image,
          ((NwTimelineFrame *)g_ptr_array_index(t->frames, t->frames->len - 1))->iteration >=
              iteration)
     drop(t, t->frames->len - 1);
-  while (t->bytes + bytes > t->budget)
-    drop(t, 0);
-  NwTimelineFrame *f = g_new0(NwTimelineFrame, 1);
+  /* the oldest frames go to make room, the last of them to be refilled */
+  NwTimelineFrame *f = NULL;
+  while (t->bytes + bytes > t->budget) {
+    if (f != NULL)
+      frame_free(f);
+    f = steal(t, 0);
+  }
+  if (f == NULL)
+    f = g_new0(NwTimelineFrame, 1);
   f->iteration = iteration;
-  f->image = nw_volume_copy(image);
-  f->field = field != NULL ? nw_volume_copy(field) : NULL;
+  f->image = copy_into(f->image, image);
+  f->field = copy_into(f->field, field);
   f->bytes = bytes;
   g_ptr_array_add(t->frames, f);
   t->bytes += bytes;

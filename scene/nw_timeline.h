@@ -37,7 +37,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(NwTimeline, nw_timeline_free)
  * of an iteration not after the newest kept one replaces the frames from that iteration on
  * (a job's iterations only grow: an equal one is the same iteration shown again, e.g. the
  * result after the last live frame). A frame larger than the whole budget is not kept:
- * FALSE. */
+ * FALSE. Once the budget is reached the copy goes into the memory of the oldest frame it
+ * drops, when that is of the same shape: no allocation per live frame. */
 gboolean nw_timeline_add(NwTimeline *t, int iteration, const NwVolume *image,
                          const NwVolume *field);
 void nw_timeline_clear(NwTimeline *t);

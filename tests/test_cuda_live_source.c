@@ -1,6 +1,7 @@
 /* test_cuda_live_source.c — host frames of a CUDA job for views that cannot take interop:
  * the GPU reduction and download of the live front (nw_live_front_download) against its CPU
- * twin (core/live_reduce.h) — same dims, affine and voxels —, and the frame source
+ * twin (core/live_reduce.h) — same dims, affine and voxels —, volumes given back
+ * (nw_live_front_recycle) filled by the next download with its frame, and the frame source
  * (render/live_source.h) driving a CUDA demons job from a simulated display: frames only
  * when asked, reduced to the voxel budget, downloaded by the source's thread while the
  * worker goes on. Skips (77) without a CUDA device. */
@@ -16,8 +17,39 @@
 
 #define CUDA_OK(call) g_assert_cmpint((call), ==, cudaSuccess)
 
-/* Random image and field (float4, w poisoned with NaN: it must never be read into xyz) on an
- * oblique grid, published; then downloads at factors 1, 2 and 3 equal nw_live_reduce. */
+/* img (n floats) and u (n float4: xyz from u, w poisoned with NaN, which must never be read
+ * into xyz) into the device buffers, allocated when NULL. */
+static void to_device(const NwVolume *img, const NwVolume *u, float **d_img, float **d_u)
+{
+  const size_t n = nw_volume_n_voxels(img);
+  float *h4 = g_new(float, 4 * n);
+  for (size_t i = 0; i < n; i++) {
+    memcpy(h4 + 4 * i, u->data + 3 * i, 3 * sizeof(float));
+    h4[4 * i + 3] = NAN;
+  }
+  if (*d_img == NULL)
+    CUDA_OK(cudaMalloc((void **)d_img, n * sizeof(float)));
+  if (*d_u == NULL)
+    CUDA_OK(cudaMalloc((void **)d_u, 4 * n * sizeof(float)));
+  CUDA_OK(cudaMemcpy(*d_img, img->data, n * sizeof(float), cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMemcpy(*d_u, h4, 4 * n * sizeof(float), cudaMemcpyHostToDevice));
+  g_free(h4);
+}
+
+/* Publish the frame of iteration on the device (d_img, d_u, on img's grid), then download it
+ * whole (a front of host frames has reduced it already) into out. */
+static void publish_and_download(NwLiveFront *front, const NwVolume *img, const float *d_img,
+                                 const float *d_u, int iteration, NwFrame *out)
+{
+  g_autoptr(GError) error = NULL;
+  g_assert_true(nw_live_front_publish(front, img, d_img, d_u, iteration, NULL, &error));
+  g_assert_true(nw_live_front_download(front, 1, out, &error));
+  g_assert_no_error(error);
+  g_assert_cmpint(out->iteration, ==, iteration);
+}
+
+/* Random image and field on an oblique grid, published; then downloads at factors 1, 2 and 3
+ * equal nw_live_reduce. */
 static void test_download_parity(void)
 {
   const int nx = 37, ny = 29, nz = 23;
@@ -26,17 +58,8 @@ static void test_download_parity(void)
   const double a[16] = {0.9, 0.2, 0, -30, -0.1, 1.1, 0.3, 12, 0.05, 0, 1.7, 4, 0, 0, 0, 1};
   nw_volume_set_affine(img, a);
   nw_volume_set_affine(u, a);
-  const size_t n = nw_volume_n_voxels(img);
-  float *h4 = g_new(float, 4 * n);
-  for (size_t i = 0; i < n; i++) {
-    memcpy(h4 + 4 * i, u->data + 3 * i, 3 * sizeof(float));
-    h4[4 * i + 3] = NAN;
-  }
   float *d_img = NULL, *d_u = NULL;
-  CUDA_OK(cudaMalloc((void **)&d_img, n * sizeof(float)));
-  CUDA_OK(cudaMalloc((void **)&d_u, 4 * n * sizeof(float)));
-  CUDA_OK(cudaMemcpy(d_img, img->data, n * sizeof(float), cudaMemcpyHostToDevice));
-  CUDA_OK(cudaMemcpy(d_u, h4, 4 * n * sizeof(float), cudaMemcpyHostToDevice));
+  to_device(img, u, &d_img, &d_u);
   g_autoptr(GError) error = NULL;
   NwLiveFront *front = nw_live_front_new(&error);
   g_assert_no_error(error);
@@ -76,13 +99,10 @@ static void test_download_parity(void)
   nw_live_front_set_reduce(front, 3000);
   const int r = nw_live_reduce_choose(nx, ny, nz, 3000);
   g_assert_cmpint(r, >, 1);
-  g_assert_true(nw_live_front_publish(front, img, d_img, d_u, 8, NULL, &error));
   NwFrame f;
-  g_assert_true(nw_live_front_download(front, 1, &f, &error));
-  g_assert_no_error(error);
+  publish_and_download(front, img, d_img, d_u, 8, &f);
   g_autoptr(NwVolume) want_img = nw_live_reduce(img, r, FALSE, NULL);
   g_autoptr(NwVolume) want_u = nw_live_reduce(u, r, TRUE, NULL);
-  g_assert_cmpint(f.iteration, ==, 8);
   g_assert_cmpint(f.image->nx, ==, want_img->nx);
   g_assert_cmpint(f.field->nz, ==, want_u->nz);
   for (int k = 0; k < 16; k++)
@@ -101,7 +121,50 @@ static void test_download_parity(void)
   nw_live_front_free(front);
   cudaFree(d_img);
   cudaFree(d_u);
-  g_free(h4);
+}
+
+/* A front of host frames: the volumes of a download given back are the ones the next
+ * download fills (the same memory: no allocation per frame), and they hold the next frame's
+ * values, not the ones they held. */
+static void test_download_into_recycled(void)
+{
+  const int nx = 30, ny = 20, nz = 10;
+  g_autoptr(NwVolume) img = nw_test_volume(nx, ny, nz, 1, 21);
+  g_autoptr(NwVolume) u = nw_test_volume(nx, ny, nz, 3, 22);
+  g_autoptr(NwVolume) img2 = nw_test_volume(nx, ny, nz, 1, 23);
+  g_autoptr(NwVolume) u2 = nw_test_volume(nx, ny, nz, 3, 24);
+  float *d_img = NULL, *d_u = NULL;
+  to_device(img, u, &d_img, &d_u);
+  g_autoptr(GError) error = NULL;
+  NwLiveFront *front = nw_live_front_new(&error);
+  g_assert_no_error(error);
+  nw_live_front_set_reduce(front, 2000);
+  const int r = nw_live_reduce_choose(nx, ny, nz, 2000);
+  g_assert_cmpint(r, >, 1);
+  NwFrame first;
+  publish_and_download(front, img, d_img, d_u, 1, &first);
+  const float *image_data = first.image->data, *field_data = first.field->data;
+  nw_live_front_recycle(front, g_steal_pointer(&first.image));
+  nw_live_front_recycle(front, g_steal_pointer(&first.field));
+  nw_live_front_prepare_download(front); /* as the downloader does after each download */
+  to_device(img2, u2, &d_img, &d_u);
+  NwFrame next;
+  publish_and_download(front, img2, d_img, d_u, 2, &next);
+  g_assert_true(next.image->data == image_data);
+  g_assert_true(next.field->data == field_data);
+  g_autoptr(NwVolume) want_img = nw_live_reduce(img2, r, FALSE, NULL);
+  g_autoptr(NwVolume) want_u = nw_live_reduce(u2, r, TRUE, NULL);
+  g_autoptr(NwVolume) old_img = nw_live_reduce(img, r, FALSE, NULL);
+  g_assert_cmpfloat(nw_test_max_abs_diff(next.image, want_img), <=, 1e-6);
+  g_assert_cmpfloat(nw_test_max_abs_diff(next.field, want_u), <=, 1e-6);
+  g_assert_cmpfloat(nw_test_max_abs_diff(want_img, old_img), >, 1e-3); /* frames that differ */
+  for (int k = 0; k < 16; k++)
+    g_assert_cmpfloat(next.field->vox_to_ras[k], ==, want_u->vox_to_ras[k]);
+  nw_frame_clear(&first);
+  nw_frame_clear(&next);
+  nw_live_front_free(front);
+  cudaFree(d_img);
+  cudaFree(d_u);
 }
 
 /* ---- a CUDA demons job driven by a simulated 100 Hz display on the host path ------------ */
@@ -113,6 +176,7 @@ static void on_frame(NwJob *job, NwFrame *frame, gpointer data)
 
 typedef struct {
   int taken, nx, last_iteration;
+  NwLiveSource *src; /* where frames go back once "drawn" */
 } Taken;
 
 static void on_take(NwFrame *frame, gpointer data)
@@ -122,8 +186,7 @@ static void on_take(NwFrame *frame, gpointer data)
   t->nx = frame->image->nx;
   t->last_iteration = frame->iteration;
   g_assert_nonnull(frame->field);
-  nw_frame_clear(frame);
-  g_free(frame);
+  nw_live_source_recycle_frame(t->src, frame); /* the next download refills its volumes */
 }
 
 static void test_source_host_frames(void)
@@ -140,6 +203,7 @@ static void test_source_host_frames(void)
   Taken taken = {0};
   /* budget 40^3 voxels: 64^3 frames come reduced by 2 (32^3) */
   NwLiveSource *src = nw_live_source_new(ops, FALSE, 40 * 40 * 40, NULL, on_take, &taken);
+  taken.src = src;
   g_assert_cmpint(nw_live_source_path(src), ==, NW_LIVE_PATH_HOST);
   g_assert_nonnull(nw_live_source_front(src)); /* the job publishes on the GPU... */
   NwMethodInputs in = {.fixed = fixed, .moving = moving};
@@ -182,6 +246,7 @@ int main(int argc, char **argv)
   if (!nw_test_have_cuda())
     return NW_TEST_SKIP;
   g_test_add_func("/cuda/live/download-parity", test_download_parity);
+  g_test_add_func("/cuda/live/download-into-recycled", test_download_into_recycled);
   g_test_add_func("/cuda/live/source-host-frames", test_source_host_frames);
   return g_test_run();
 }

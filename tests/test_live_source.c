@@ -77,6 +77,7 @@ typedef struct {
   int taken, last_iteration, last_value;
   gint notified;
   int slow_take_us; /* the next take sleeps this long (a display making its textures) */
+  NwLiveSource *src; /* what taken frames go back to */
 } Display;
 
 static void on_notify(gpointer data)
@@ -95,8 +96,7 @@ static void on_take(NwFrame *frame, gpointer data)
   d->slow_take_us = 0;
   g_mutex_unlock(&d->lock);
   g_usleep(sleep_us);
-  nw_frame_clear(frame);
-  g_free(frame);
+  nw_live_source_recycle_frame(d->src, frame); /* a CPU job's: freed (no front to keep it) */
 }
 
 typedef struct {
@@ -129,6 +129,7 @@ static void rig_start_slow_first(Rig *r, int step_us, int first_publish_us, int 
   g_assert_true(nw_params_set(r->params, "step-us", step_us, NULL));
   g_assert_true(nw_params_set(r->params, "first-publish-us", first_publish_us, NULL));
   r->src = nw_live_source_new(&fake_ops, TRUE, 0, on_notify, on_take, &r->display);
+  r->display.src = r->src;
   /* a CPU job has no front: host frames, whatever the display could take */
   g_assert_cmpint(nw_live_source_path(r->src), ==, NW_LIVE_PATH_HOST);
   g_assert_null(nw_live_source_front(r->src));

@@ -1,7 +1,8 @@
 /* test_scene_timeline.c — a run's timeline (scene/nw_timeline.h) without a display: frames
  * are kept as copies with their iterations, the byte budget drops the oldest first, a frame
- * larger than the budget is refused, a repeated iteration replaces what followed it, and
- * lookup by iteration k gives the newest frame at or before k. */
+ * larger than the budget is refused, a repeated iteration replaces what followed it, lookup
+ * by iteration k gives the newest frame at or before k, and a full ring copies a new frame
+ * into the memory of the oldest one it drops. */
 #include "nw_timeline.h"
 #include "testutil.h"
 
@@ -61,6 +62,45 @@ static void test_budget(void)
   g_assert_cmpuint(nw_timeline_n_frames(t), ==, 1);
 }
 
+/* A full ring of frames of one shape: the new frame's copy goes into the dropped oldest
+ * frame's volumes (no allocation per frame), with the new values and affine. */
+static void test_full_ring_reuses_oldest(void)
+{
+  g_autoptr(NwTimeline) t = nw_timeline_new(3 * 4 * FRAME_BYTES); /* three image + field */
+  for (int it = 1; it <= 3; it++) {
+    g_autoptr(NwVolume) image = constant((float)it);
+    g_autoptr(NwVolume) field = nw_volume_new(8, 8, 8, 3, NULL);
+    g_assert_true(nw_timeline_add(t, it, image, field));
+  }
+  /* the volumes themselves, not only their data: a fresh copy made after the oldest frame was
+   * freed could get the same data back from malloc, but not both volumes in the same roles */
+  const NwTimelineFrame *oldest = nw_timeline_get(t, 0);
+  const NwVolume *oldest_image = oldest->image, *oldest_field = oldest->field;
+  const float *image_data = oldest->image->data, *field_data = oldest->field->data;
+  g_autoptr(NwVolume) image = constant(4.0f);
+  g_autoptr(NwVolume) field = nw_volume_new(8, 8, 8, 3, NULL);
+  field->data[5] = 7.0f;
+  nw_volume_set_spacing(image, 2.0, 2.0, 2.0);
+  g_assert_true(nw_timeline_add(t, 4, image, field));
+  g_assert_cmpuint(nw_timeline_n_frames(t), ==, 3);
+  g_assert_cmpint(nw_timeline_get(t, 0)->iteration, ==, 2);
+  const NwTimelineFrame *newest = nw_timeline_find(t, 4);
+  g_assert_cmpint(newest->iteration, ==, 4);
+  g_assert_true(newest->image == oldest_image);
+  g_assert_true(newest->field == oldest_field);
+  g_assert_true(newest->image->data == image_data);
+  g_assert_true(newest->field->data == field_data);
+  g_assert_cmpfloat(nw_test_max_abs_diff(newest->image, image), ==, 0.0);
+  g_assert_cmpfloat(newest->field->data[5], ==, 7.0f);
+  g_assert_cmpfloat(newest->image->vox_to_ras[0], ==, 2.0);
+  g_assert_cmpfloat(newest->image->spacing_mm[2], ==, 2.0f);
+  /* a frame of another shape is copied anew */
+  g_autoptr(NwVolume) smaller = nw_volume_new(4, 4, 4, 1, NULL);
+  g_assert_true(nw_timeline_add(t, 5, smaller, NULL));
+  g_assert_cmpint(nw_timeline_find(t, 5)->image->nx, ==, 4);
+  g_assert_null(nw_timeline_find(t, 5)->field);
+}
+
 static void test_repeated_iteration(void)
 {
   g_autoptr(NwTimeline) t = nw_timeline_new(0);
@@ -88,5 +128,6 @@ int main(int argc, char **argv)
   g_test_add_func("/scene-timeline/kept-and-found", test_kept_and_found);
   g_test_add_func("/scene-timeline/budget", test_budget);
   g_test_add_func("/scene-timeline/repeated-iteration", test_repeated_iteration);
+  g_test_add_func("/scene-timeline/full-ring-reuses-oldest", test_full_ring_reuses_oldest);
   return g_test_run();
 }

@@ -85,8 +85,15 @@ void nw_live_front_set_reduce(NwLiveFront *f, size_t max_voxels);
  * inside). out->iteration -1 and no volumes when nothing was published yet. */
 gboolean nw_live_front_download(NwLiveFront *f, int reduce, NwFrame *out, GError **error);
 /* On the downloader's thread after a download: make the host volumes of the next one ahead
- * of time (allocated and touched), so that it only copies. */
+ * of time (allocated and touched), so that it only copies; nothing once the taker gives
+ * volumes back (nw_live_front_recycle): the next download reuses those. */
 void nw_live_front_prepare_download(NwLiveFront *f);
+/* Any thread, never blocked by a download (the display's take callback when it is done with
+ * a downloaded volume): v back to the front (taken; NULL is fine), whose next download fills
+ * it instead of a fresh volume, so that steady host frames allocate nothing (no mmap, page
+ * faults or munmap per frame). Kept when it is of the grid of the latest download and no
+ * volume of its kind (image nc 1, field nc 3) is waiting already; else freed. */
+void nw_live_front_recycle(NwLiveFront *f, NwVolume *v);
 
 #ifdef __cplusplus
 }

@@ -1,8 +1,9 @@
 /* live_spares.h — the host volumes that the live view's host frames are downloaded into,
  * kept between frames so that in steady state a frame allocates nothing: a fresh 16 MiB
- * volume per frame costs an mmap, thousands of first-touch page faults and, when it is freed,
- * an munmap whose TLB shootdown interrupts every thread of the process (the downloader, the
- * display and the job's worker stalled together for 12-30 ms on the GPU host, issue 8).
+ * volume per frame costs an mmap, first-touch page faults and, when it is freed, an munmap
+ * whose TLB shootdown interrupts every thread of the process. (A suspect, not a proven cause,
+ * for the 12-30 ms stalls that hit the downloader and the display together on the GPU host
+ * while the job ran on: issue 8, docs/PERFORMANCE.md.)
  *
  * One slot per kind: the image (nc 1) and the field (nc 3), of the grid of the latest
  * download. The taker of a frame gives its volumes back once it is done with them; the next

@@ -39,8 +39,14 @@ typedef struct {
 NwVolume *nw_volume_new(int nx, int ny, int nz, int nc, GError **error);
 /* A zero-filled volume on the same grid (dims, spacing, affine) as like, with nc components. */
 NwVolume *nw_volume_new_like(const NwVolume *like, int nc, GError **error);
-/* n floats from src to dst in 1 MiB pieces over the cores (OpenMP). */
+/* n floats from src to dst in 256 KiB pieces over nw_copy_threads() cores (OpenMP), from
+ * 1 MiB on; below that on the calling thread. Any thread (the live view's frames are copied
+ * by the downloader and the display threads: one thread moved ~10 MB at 5-6 GB/s on the H100
+ * host, issue 8). */
 void nw_copy_floats(float *dst, const float *src, size_t n);
+/* Threads for a large copy: a few saturate the memory, more only take cores from the others
+ * (the job's worker, the display): at most 8, and no more than the machine has. */
+int nw_copy_threads(void);
 NwVolume *nw_volume_copy(const NwVolume *v); /* aborts when memory is short (GLib) */
 /* The same, but NULL with an NW_ERROR_NOMEM error when memory is short. */
 NwVolume *nw_volume_try_copy(const NwVolume *v, GError **error);

@@ -46,20 +46,30 @@ static size_t texel_floats(int nc)
   return nc == 1 ? 1 : 4;
 }
 
-/* Copy v's voxels into dst in the texture's layout (RGB fields padded with w = 0). */
+/* Copy v's voxels into dst in the texture's layout (RGB fields padded with w = 0), over a
+ * few threads when large, as nw_copy_floats: a live frame's copy is on its way to the
+ * screen, and one thread took 2-2.5 ms for a 10 MB frame on the H100 host, most of an
+ * iteration of the job it shows (issue 8). */
 static void pack_texels(float *dst, const NwVolume *v)
 {
   const size_t n = nw_volume_n_voxels(v);
   if (v->nc != 3) {
-    memcpy(dst, v->data, n * (size_t)v->nc * sizeof(float));
+    nw_copy_floats(dst, v->data, n * (size_t)v->nc);
     return;
   }
-  const float *src = v->data;
-  for (size_t i = 0; i < n; i++, dst += 4, src += 3) {
-    dst[0] = src[0];
-    dst[1] = src[1];
-    dst[2] = src[2];
-    dst[3] = 0.0f;
+  const size_t chunk = (size_t)1 << 16; /* voxels */
+  const gint64 n_chunks = (gint64)((n + chunk - 1) / chunk);
+#pragma omp parallel for schedule(static) num_threads(nw_copy_threads()) if (n_chunks >= 4)
+  for (gint64 c = 0; c < n_chunks; c++) {
+    const size_t begin = (size_t)c * chunk, end = MIN(n, begin + chunk);
+    float *d = dst + 4 * begin;
+    const float *s = v->data + 3 * begin;
+    for (size_t i = begin; i < end; i++, d += 4, s += 3) {
+      d[0] = s[0];
+      d[1] = s[1];
+      d[2] = s[2];
+      d[3] = 0.0f;
+    }
   }
 }
 

@@ -157,11 +157,15 @@ static void assert_texels(const NwGlVolume *g, const NwVolume *v)
  * them again (the buffer orphaned, or the next slot of the ring, while the last transfer may
  * still read it) keeps the newest. Both paths: the ring where GL has buffer storage (Mesa's
  * and NVIDIA's have), and the orphaned buffer that NW_GL_UPLOAD_RING=0 asks for. More
- * rounds than the ring has slots, so slots are taken again once their fences signal. */
+ * rounds than the ring has slots, so slots are taken again once their fences signal. A small
+ * volume and one large enough for the copy into the buffer to be shared among threads
+ * (pack_texels, in pieces of 65,536 voxels: here 4.1 of them). */
 static void check_update_texels(gboolean ring)
 {
+  static const int sizes[2][3] = {{9, 7, 5}, {70, 64, 60}};
+  for (int sz = 0; sz < 2; sz++)
   for (int nc = 1; nc <= 3; nc += 2) {
-    g_autoptr(NwVolume) v = nw_volume_new(9, 7, 5, nc, NULL);
+    g_autoptr(NwVolume) v = nw_volume_new(sizes[sz][0], sizes[sz][1], sizes[sz][2], nc, NULL);
     for (size_t i = 0; i < nw_volume_n_floats(v); i++)
       v->data[i] = (float)((i * 37) % 101) * 0.25f - 7.0f;
     g_autoptr(GError) error = NULL;

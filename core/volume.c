@@ -46,7 +46,7 @@ NwVolume *nw_volume_new_like(const NwVolume *like, int nc, GError **error)
 
 int nw_copy_threads(void)
 {
-  return MIN(8, (int)g_get_num_processors());
+  return CLAMP((int)g_get_num_processors() / 2, 1, 4);
 }
 
 /* One thread's memcpy reaches a fraction of the memory bandwidth, and the new pages of a
@@ -55,7 +55,7 @@ void nw_copy_floats(float *dst, const float *src, size_t n)
 {
   const size_t chunk = (size_t)1 << 16; /* 256 KiB */
   const gint64 n_chunks = (gint64)((n + chunk - 1) / chunk);
-#pragma omp parallel for schedule(static) num_threads(nw_copy_threads()) if (n_chunks >= 4)
+#pragma omp parallel for schedule(dynamic) num_threads(nw_copy_threads()) if (n_chunks >= 4)
   for (gint64 c = 0; c < n_chunks; c++) {
     const size_t e0 = (size_t)c * chunk;
     memcpy(dst + e0, src + e0, MIN(chunk, n - e0) * sizeof(float));

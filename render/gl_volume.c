@@ -59,7 +59,7 @@ static void pack_texels(float *dst, const NwVolume *v)
   }
   const size_t chunk = (size_t)1 << 16; /* voxels */
   const gint64 n_chunks = (gint64)((n + chunk - 1) / chunk);
-#pragma omp parallel for schedule(static) num_threads(nw_copy_threads()) if (n_chunks >= 4)
+#pragma omp parallel for schedule(dynamic) num_threads(nw_copy_threads()) if (n_chunks >= 4)
   for (gint64 c = 0; c < n_chunks; c++) {
     const size_t begin = (size_t)c * chunk, end = MIN(n, begin + chunk);
     float *d = dst + 4 * begin;

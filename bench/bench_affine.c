@@ -3,7 +3,8 @@
  * (182 x 218 x 182, the MNI152 1 mm grid), linear and cubic, with the effective bandwidth
  * and the CPU reference's time per evaluation beside it (issue 11's table). JSON on stdout
  * (or --json FILE); a short table on stderr. Then whole registrations, end to end
- * (bench_affine_e2e.c; --no-end-to-end skips them).
+ * (bench_affine_e2e.c; --no-end-to-end skips them), each --e2e-repeats times, reported as
+ * the median and range of the runs.
  *
  * An evaluation is timed as the optimiser sees it: nw_affine_cost_eval_matrix, from the
  * host's map to the metric on the host (two launches, one copy back, one synchronisation).
@@ -20,7 +21,8 @@
  * same transform; the benchmark exits 1 when one does not, after writing its JSON.
  *
  *   bench_affine [--sizes 512,1024,2048,3072] [--evals 200] [--cpu-evals 2] [--metric mse]
- *                [--precision u16,single] [--no-brain] [--no-end-to-end] [--json FILE]
+ *                [--precision u16,single] [--no-brain] [--no-end-to-end] [--e2e-repeats 5]
+ *                [--json FILE]
  * CPU figures use however many OpenMP threads OMP_NUM_THREADS allows. Main thread. */
 #include <math.h>
 #include <stdio.h>
@@ -180,7 +182,7 @@ int main(int argc, char **argv)
   g_autofree char *metric_text = g_strdup("mse");
   g_autofree char *precision_text = g_strdup("u16,single");
   g_autofree char *json_path = NULL;
-  int evals = 200, cpu_evals = 2;
+  int evals = 200, cpu_evals = 2, e2e_repeats = 5;
   gboolean no_brain = FALSE, no_e2e = FALSE;
   GOptionEntry entries[] = {
       {"sizes", 0, 0, G_OPTION_ARG_STRING, &sizes_text, "2D edges (default 512,...,3072)", "N,N"},
@@ -191,13 +193,17 @@ int main(int argc, char **argv)
        "Storage of the level images, each case at each (default u16,single)", "P,P"},
       {"no-brain", 0, 0, G_OPTION_ARG_NONE, &no_brain, "Skip the 1 mm brain-size 3D cases", NULL},
       {"no-end-to-end", 0, 0, G_OPTION_ARG_NONE, &no_e2e, "Skip the whole registrations", NULL},
+      {"e2e-repeats", 0, 0, G_OPTION_ARG_INT, &e2e_repeats,
+       "Runs of each whole registration, reported as median and range (default 5)", "N"},
       {"json", 0, 0, G_OPTION_ARG_FILENAME, &json_path, "Write the JSON here", "FILE"},
       {NULL, 0, 0, 0, NULL, NULL, NULL}};
   g_autoptr(GOptionContext) ctx = g_option_context_new("- benchmark the affine cost");
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_autoptr(GError) error = NULL;
-  if (!g_option_context_parse(ctx, &argc, &argv, &error) || evals < 1 || cpu_evals < 0) {
-    fprintf(stderr, "bench_affine: %s\n", error ? error->message : "bad --evals/--cpu-evals");
+  if (!g_option_context_parse(ctx, &argc, &argv, &error) || evals < 1 || cpu_evals < 0 ||
+      e2e_repeats < 1) {
+    fprintf(stderr, "bench_affine: %s\n",
+            error ? error->message : "bad --evals/--cpu-evals/--e2e-repeats");
     return 2;
   }
   NwAffineMetric metric = NW_METRIC_MSE;
@@ -264,7 +270,8 @@ int main(int argc, char **argv)
   json_builder_set_member_name(b, "end_to_end");
   json_builder_begin_array(b);
   for (int q = 0; q < n_prec && !no_e2e; q++)
-    if (!nw_bench_affine_end_to_end(b, bench_image, nw_affine_precision_name(precisions[q])))
+    if (!nw_bench_affine_end_to_end(b, bench_image, nw_affine_precision_name(precisions[q]),
+                                    e2e_repeats))
       status = 1;
   json_builder_end_array(b);
   json_builder_end_object(b);

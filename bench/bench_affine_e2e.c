@@ -5,7 +5,13 @@
  * each the method "affine" on CUDA as the CLI and the GUI run it (pyramid, starts, simplex
  * runs and restarts), with the evaluations it took and how far its transform is from the
  * truth: the largest distance between where the two send the corners of the fixed image.
- * The images are bench_affine's smooth test pattern, not anatomy. Main thread. */
+ * Each registration runs `repeats` times (bench_affine --e2e-repeats, default 5; one run's
+ * time varied by tens of ms on the GPU host), and each phase is reported as the median and
+ * the range of the runs. All runs are timed: there is no warm-up run (bench_affine's cost
+ * cases have initialised CUDA), so one-off costs of a first run show in the maximum. The
+ * registration is deterministic, so every run must take the same evaluations to the same
+ * corners: where one does not, the case says "deterministic": false rather than hiding it
+ * in a median. The images are bench_affine's smooth test pattern, not anatomy. Main thread. */
 #include "bench_affine_e2e.h"
 
 #include <math.h>
@@ -39,12 +45,22 @@ static NwParams *params_of(const char *const *settings, GError **error)
   return p;
 }
 
-/* Where a registration's time goes (seconds, summed over its jobs): the job's creation
- * (pyramids, starts, the first level on the device), its steps (the simplex runs, later
- * levels) and its result (the warped image and the transform). */
+/* What one run of a registration gives: where its time goes (seconds, summed over its
+ * jobs): the jobs' creation (pyramids, starts, the first level on the device), their steps
+ * (the simplex runs, later levels), their results (the warped image and the transform) and
+ * the whole; and its evaluations and how far its corners are off (mm). */
+enum { RUN_TOTAL, RUN_CREATE, RUN_STEPS, RUN_RESULT, RUN_EVALS, RUN_CORNERS, RUN_COUNT };
 typedef struct {
-  double create, steps, result;
-} Phases;
+  double v[RUN_COUNT];
+} Run;
+
+/* The figures' JSON keys; each holds the median of the runs (the one run's value before
+ * there were repeats, so older readers still work). */
+static const char *const run_keys[RUN_COUNT] = {
+    [RUN_TOTAL] = "seconds",       [RUN_CREATE] = "create_seconds",
+    [RUN_STEPS] = "steps_seconds", [RUN_RESULT] = "result_seconds",
+    [RUN_EVALS] = "evaluations",   [RUN_CORNERS] = "corner_error_mm",
+};
 
 static double since(gint64 *t)
 {
@@ -54,16 +70,17 @@ static double since(gint64 *t)
   return s;
 }
 
-/* One job to its end: its world transform (fixed -> moving, 4x4) and evaluations. */
+/* One job to its end: its world transform (fixed -> moving, 4x4); its phases and
+ * evaluations added to run. */
 static gboolean run_job(const NwMethodInputs *in, const char *const *settings, double t[16],
-                        double *evals, Phases *ph, GError **error)
+                        Run *run, GError **error)
 {
   NwParams *p = params_of(settings, error);
   if (p == NULL)
     return FALSE;
   gint64 clock = g_get_monotonic_time();
   void *st = nw_affine_cuda_ops.create(in, p, error);
-  ph->create += since(&clock);
+  run->v[RUN_CREATE] += since(&clock);
   nw_params_free(p);
   if (st == NULL)
     return FALSE;
@@ -73,16 +90,16 @@ static gboolean run_job(const NwMethodInputs *in, const char *const *settings, d
     r = (NwIterationReport){.iteration = it};
     ok = nw_affine_cuda_ops.step(st, &r, error);
   }
-  ph->steps += since(&clock);
+  run->v[RUN_STEPS] += since(&clock);
   NwMethodResult *res = ok ? nw_affine_cuda_ops.result(st, error) : NULL;
-  ph->result += since(&clock);
+  run->v[RUN_RESULT] += since(&clock);
   int n = 0;
   const double *m = res != NULL ? nw_method_result_get_values(res, "transform", &n) : NULL;
   const double *e = res != NULL ? nw_method_result_get_values(res, "evaluations", NULL) : NULL;
   ok = m != NULL && n == 16 && e != NULL;
   if (ok) {
     memcpy(t, m, 16 * sizeof(double));
-    *evals += e[0];
+    run->v[RUN_EVALS] += e[0];
   }
   nw_method_result_free(res);
   nw_affine_cuda_ops.destroy(st);
@@ -134,29 +151,15 @@ static NwVolume *moving_for(const NwVolume *f, const double truth[16], int dim, 
   return nw_affine_resample(f, f, inv, dim, NW_SAMPLER_CUBIC, 0.0f, error);
 }
 
-static void add_result(JsonBuilder *b, const char *name, const char *what, double seconds,
-                       const Phases *ph, double evals, double err_mm, const char *error)
-{
-  json_builder_begin_object(b);
-  nw_json_member_string(b, "case", name);
-  nw_json_member_string(b, "registration", what);
-  if (error != NULL) {
-    nw_json_member_string(b, "error", error);
-  } else {
-    nw_json_member_number(b, "seconds", seconds);
-    nw_json_member_number(b, "create_seconds", ph->create);
-    nw_json_member_number(b, "steps_seconds", ph->steps);
-    nw_json_member_number(b, "result_seconds", ph->result);
-    nw_json_member_number(b, "evaluations", evals);
-    nw_json_member_number(b, "corner_error_mm", err_mm);
-  }
-  json_builder_end_object(b);
-  fprintf(stderr,
-          "end to end %-12s %-36s %s %8.1f ms (create %.1f, steps %.1f, result %.1f)  %5.0f "
-          "evaluations  corners off %.3f mm\n",
-          name, what, error != NULL ? error : "", seconds * 1e3, ph->create * 1e3, ph->steps * 1e3,
-          ph->result * 1e3, evals, err_mm);
-}
+/* A registration: its images and truth, made once for all its runs, and the settings of
+ * its one or two jobs (the second starts from the first's result). */
+typedef struct {
+  const char *name; /* the grid */
+  char what[80];    /* what is registered, and how */
+  const NwVolume *f, *m;
+  double truth[16];
+  const char *const *jobs[2]; /* jobs[1] NULL: one job */
+} E2eCase;
 
 /* settings plus "optimizer=NAME", NULL-terminated, into out (room for 8). */
 static const char *const *with_optimizer(const char *const *settings, const char *opt, char *buf,
@@ -171,62 +174,173 @@ static const char *const *with_optimizer(const char *const *settings, const char
   return out;
 }
 
+/* One run of c with the optimizer. */
+static gboolean run_once(const E2eCase *c, const char *optimizer, Run *run, GError **error)
+{
+  *run = (Run){{0}};
+  NwMethodInputs in = {.fixed = c->f, .moving = c->m};
+  double t[2][16];
+  int n = 0;
+  gboolean ok = TRUE;
+  const gint64 t0 = g_get_monotonic_time();
+  for (; ok && n < 2 && c->jobs[n] != NULL; n++) {
+    char buf[32];
+    const char *set[8];
+    const char *const *settings = with_optimizer(c->jobs[n], optimizer, buf, sizeof buf, set);
+    ok = run_job(&in, settings, t[n], run, error);
+    in.initial_transform = t[n];
+  }
+  run->v[RUN_TOTAL] = (double)(g_get_monotonic_time() - t0) / G_USEC_PER_SEC;
+  run->v[RUN_CORNERS] = ok ? corner_error_mm(c->f, c->truth, t[n - 1]) : -1.0;
+  return ok;
+}
+
+/* The median and the range of a figure over the runs. */
+typedef struct {
+  double median, min, max;
+} Spread;
+
+static int cmp_double(const void *a, const void *b)
+{
+  const double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Figure q of n >= 1 runs as "key": median, "key_min", "key_max" and "key_runs" (each run's,
+ * in run order) members of b's object. */
+static Spread add_spread(JsonBuilder *b, const Run *runs, int n, int q)
+{
+  double *v = g_new(double, n), *sorted = g_new(double, n);
+  for (int r = 0; r < n; r++)
+    v[r] = sorted[r] = runs[r].v[q];
+  qsort(sorted, n, sizeof *sorted, cmp_double);
+  const Spread s = {n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]), sorted[0],
+                    sorted[n - 1]};
+  g_autofree char *k_min = g_strconcat(run_keys[q], "_min", NULL);
+  g_autofree char *k_max = g_strconcat(run_keys[q], "_max", NULL);
+  g_autofree char *k_runs = g_strconcat(run_keys[q], "_runs", NULL);
+  nw_json_member_number(b, run_keys[q], s.median);
+  nw_json_member_number(b, k_min, s.min);
+  nw_json_member_number(b, k_max, s.max);
+  json_builder_set_member_name(b, k_runs);
+  nw_json_add_numbers(b, v, n);
+  g_free(v);
+  g_free(sorted);
+  return s;
+}
+
+/* "median [min-max]" of a time, in ms. */
+static const char *ms_text(const Spread *s, char *buf, gsize len)
+{
+  g_snprintf(buf, len, "%.1f [%.1f-%.1f]", s->median * 1e3, s->min * 1e3, s->max * 1e3);
+  return buf;
+}
+
+/* c's n runs as a JSON object and a line on stderr; error: the run after them failed. */
+static void add_result(JsonBuilder *b, const E2eCase *c, const Run *runs, int n, const char *error)
+{
+  json_builder_begin_object(b);
+  nw_json_member_string(b, "case", c->name);
+  nw_json_member_string(b, "registration", c->what);
+  fprintf(stderr, "end to end %-12s %-36s", c->name, c->what);
+  if (error != NULL) {
+    nw_json_member_string(b, "error", error);
+    json_builder_end_object(b);
+    fprintf(stderr, " %s\n", error);
+    return;
+  }
+  nw_json_member_number(b, "repeats", n);
+  Spread s[RUN_COUNT];
+  for (int q = 0; q < RUN_COUNT; q++)
+    s[q] = add_spread(b, runs, n, q);
+  /* the same registration every time: a run that differs is a finding, not noise */
+  const gboolean same =
+      s[RUN_EVALS].min == s[RUN_EVALS].max && s[RUN_CORNERS].min == s[RUN_CORNERS].max;
+  json_builder_set_member_name(b, "deterministic");
+  json_builder_add_boolean_value(b, same);
+  json_builder_end_object(b);
+  char t[4][48];
+  fprintf(stderr,
+          " total %s ms (create %s, steps %s, result %s)  %5.0f evaluations  corners off %.3f mm  "
+          "(%d runs)",
+          ms_text(&s[RUN_TOTAL], t[0], sizeof t[0]), ms_text(&s[RUN_CREATE], t[1], sizeof t[1]),
+          ms_text(&s[RUN_STEPS], t[2], sizeof t[2]), ms_text(&s[RUN_RESULT], t[3], sizeof t[3]),
+          s[RUN_EVALS].median, s[RUN_CORNERS].median, n);
+  if (!same)
+    fprintf(stderr, "  NOT DETERMINISTIC: evaluations %.0f-%.0f, corners off %.6f-%.6f mm",
+            s[RUN_EVALS].min, s[RUN_EVALS].max, s[RUN_CORNERS].min, s[RUN_CORNERS].max);
+  fprintf(stderr, "\n");
+}
+
+/* c run `repeats` times with the optimizer, reported; FALSE when a run failed. */
+static gboolean repeat_case(JsonBuilder *b, const E2eCase *c, const char *optimizer, int repeats)
+{
+  g_autoptr(GError) error = NULL;
+  Run *runs = g_new(Run, repeats);
+  int n = 0;
+  while (n < repeats && run_once(c, optimizer, &runs[n], &error))
+    n++;
+  const gboolean ok = n == repeats;
+  add_result(b, c, runs, n, ok ? NULL : (error != NULL ? error->message : "no result"));
+  g_free(runs);
+  return ok;
+}
+
 /* Both optimisers: the simplex (the default) and the gradient search, whose probes go to
  * the GPU as batches. */
 static const char *const optimizers[] = {"simplex", "gradient"};
 
-gboolean nw_bench_affine_end_to_end(JsonBuilder *b, NwBenchImageFn image, const char *precision)
+/* c with each optimiser, `repeats` runs each, as "registration, optimiser, precision)";
+ * c->m NULL: making it failed with error. */
+static gboolean each_optimizer(JsonBuilder *b, E2eCase *c, const char *registration,
+                               const char *precision, int repeats, const GError *error)
 {
   gboolean all_ok = TRUE;
-  e2e_precision = precision;
-  /* 2D: 3072², a similarity of 4 degrees, 3 % and (6, -4) mm apart */
   for (gsize o = 0; o < G_N_ELEMENTS(optimizers); o++) {
-    g_autoptr(GError) error = NULL;
-    g_autoptr(NwVolume) f = image(3072, 3072, 1, 0.0);
-    const double p[] = {6.0, -4.0, 4.0 * G_PI / 180.0, 1.03}; /* tx, ty, angle, scale */
-    double truth[16], found[16], evals = 0.0;
-    Phases ph = {0};
-    truth_matrix(f, 2, NW_XFORM_SIMILARITY, p, truth);
-    g_autoptr(NwVolume) m = moving_for(f, truth, 2, &error);
-    static const char *const s[] = {"transform=similarity", "metric=mse", "levels=4", NULL};
-    char buf[32], what[80];
-    const char *set[8];
-    with_optimizer(s, optimizers[o], buf, sizeof buf, set);
-    const NwMethodInputs in = {.fixed = f, .moving = m};
-    const gint64 t0 = g_get_monotonic_time();
-    const gboolean ok = m != NULL && run_job(&in, set, found, &evals, &ph, &error);
-    const double sec = (double)(g_get_monotonic_time() - t0) / G_USEC_PER_SEC;
-    g_snprintf(what, sizeof what, "similarity (mse, 4 levels, %s, %s)", optimizers[o], precision);
-    add_result(b, "3072x3072", what, sec, &ph, evals, ok ? corner_error_mm(f, truth, found) : -1.0,
-               ok ? NULL : error->message);
-    all_ok &= ok;
-  }
-  /* 3D: 1 mm brain size, rigid then affine (the rigid result as the affine's start) */
-  for (gsize o = 0; o < G_N_ELEMENTS(optimizers); o++) {
-    g_autoptr(GError) error = NULL;
-    g_autoptr(NwVolume) f = image(182, 218, 182, 0.0);
-    /* tx, ty, tz, rx, ry, rz, sx, sy, sz, shears */
-    const double p[] = {5.0, -3.0, 4.0, 0.06, -0.04, 0.08, 1.04, 0.97, 1.02, 0.0, 0.0, 0.0};
-    double truth[16], rigid[16], found[16], evals = 0.0;
-    Phases ph = {0};
-    truth_matrix(f, 3, NW_XFORM_AFFINE, p, truth);
-    g_autoptr(NwVolume) m = moving_for(f, truth, 3, &error);
-    static const char *const sr[] = {"transform=rigid", "metric=ncc", NULL};
-    static const char *const sa[] = {"transform=affine", "metric=ncc", NULL};
-    char buf_r[32], buf_a[32], what[80];
-    const char *set_r[8], *set_a[8];
-    with_optimizer(sr, optimizers[o], buf_r, sizeof buf_r, set_r);
-    with_optimizer(sa, optimizers[o], buf_a, sizeof buf_a, set_a);
-    NwMethodInputs in = {.fixed = f, .moving = m};
-    const gint64 t0 = g_get_monotonic_time();
-    gboolean ok = m != NULL && run_job(&in, set_r, rigid, &evals, &ph, &error);
-    in.initial_transform = rigid;
-    ok = ok && run_job(&in, set_a, found, &evals, &ph, &error);
-    const double sec = (double)(g_get_monotonic_time() - t0) / G_USEC_PER_SEC;
-    g_snprintf(what, sizeof what, "rigid, then affine (ncc, %s, %s)", optimizers[o], precision);
-    add_result(b, "182x218x182", what, sec, &ph, evals,
-               ok ? corner_error_mm(f, truth, found) : -1.0, ok ? NULL : error->message);
-    all_ok &= ok;
+    g_snprintf(c->what, sizeof c->what, "%s, %s, %s)", registration, optimizers[o], precision);
+    if (c->m == NULL)
+      add_result(b, c, NULL, 0, error->message);
+    all_ok &= c->m != NULL && repeat_case(b, c, optimizers[o], repeats);
   }
   return all_ok;
+}
+
+/* 2D: 3072², a similarity of 4 degrees, 3 % and (6, -4) mm apart. */
+static gboolean case_2d(JsonBuilder *b, NwBenchImageFn image, const char *precision, int repeats)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(NwVolume) f = image(3072, 3072, 1, 0.0);
+  const double p[] = {6.0, -4.0, 4.0 * G_PI / 180.0, 1.03}; /* tx, ty, angle, scale */
+  static const char *const s[] = {"transform=similarity", "metric=mse", "levels=4", NULL};
+  E2eCase c = {.name = "3072x3072", .f = f, .jobs = {s, NULL}};
+  truth_matrix(f, 2, NW_XFORM_SIMILARITY, p, c.truth);
+  g_autoptr(NwVolume) m = moving_for(f, c.truth, 2, &error);
+  c.m = m;
+  return each_optimizer(b, &c, "similarity (mse, 4 levels", precision, repeats, error);
+}
+
+/* 3D: 1 mm brain size, rigid then affine (the rigid result as the affine's start). */
+static gboolean case_3d(JsonBuilder *b, NwBenchImageFn image, const char *precision, int repeats)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(NwVolume) f = image(182, 218, 182, 0.0);
+  /* tx, ty, tz, rx, ry, rz, sx, sy, sz, shears */
+  const double p[] = {5.0, -3.0, 4.0, 0.06, -0.04, 0.08, 1.04, 0.97, 1.02, 0.0, 0.0, 0.0};
+  static const char *const sr[] = {"transform=rigid", "metric=ncc", NULL};
+  static const char *const sa[] = {"transform=affine", "metric=ncc", NULL};
+  E2eCase c = {.name = "182x218x182", .f = f, .jobs = {sr, sa}};
+  truth_matrix(f, 3, NW_XFORM_AFFINE, p, c.truth);
+  g_autoptr(NwVolume) m = moving_for(f, c.truth, 3, &error);
+  c.m = m;
+  return each_optimizer(b, &c, "rigid, then affine (ncc", precision, repeats, error);
+}
+
+gboolean nw_bench_affine_end_to_end(JsonBuilder *b, NwBenchImageFn image, const char *precision,
+                                    int repeats)
+{
+  g_return_val_if_fail(repeats >= 1, FALSE);
+  e2e_precision = precision;
+  const gboolean ok_2d = case_2d(b, image, precision, repeats);
+  const gboolean ok_3d = case_3d(b, image, precision, repeats);
+  return ok_2d && ok_3d;
 }

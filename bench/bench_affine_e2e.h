@@ -12,8 +12,12 @@ G_BEGIN_DECLS
 typedef NwVolume *(*NwBenchImageFn)(int nx, int ny, int nz, double shift_vox);
 
 /* Adds one object per registration to the open array of b, each with the parameter
- * precision ("u16" or "single"); FALSE when one failed. */
-gboolean nw_bench_affine_end_to_end(JsonBuilder *b, NwBenchImageFn image, const char *precision);
+ * precision ("u16" or "single") and run repeats >= 1 times: each figure the median of the
+ * runs ("seconds", "evaluations", ...) with its "_min", "_max" and "_runs", and
+ * "deterministic" (whether every run took the same evaluations to the same corners); FALSE
+ * when one failed. */
+gboolean nw_bench_affine_end_to_end(JsonBuilder *b, NwBenchImageFn image, const char *precision,
+                                    int repeats);
 
 G_END_DECLS
 

@@ -7,6 +7,7 @@
 #include "affine_resample.h"
 #include "interp_weights.h"
 #include "nw_error.h"
+#include "ordered_sums.h"
 #include "pyramid.h"
 
 const char *nw_affine_metric_name(NwAffineMetric m)
@@ -129,11 +130,6 @@ void nw_affine_cost_free(NwAffineCost *c)
   g_free(c);
 }
 
-/* Mean, min and max of v where mask (if any) is >= 0.5, and the count of those voxels:
- * partial sums over fixed chunks on the cores, added in chunk order, so the result does not
- * depend on the number of threads (the mean shifts every evaluation's sums). */
-#define STATS_CHUNK ((size_t)1 << 16)
-
 void nw_affine_stats_init(NwAffineStats *s)
 {
   *s = (NwAffineStats){0.0, 0.0, INFINITY, -INFINITY};
@@ -147,29 +143,38 @@ void nw_affine_stats_merge(NwAffineStats *s, const NwAffineStats *part)
   s->hi = MAX(s->hi, part->hi);
 }
 
+/* The slots of a chunk's statistics, in NwAffineStats's order. */
+enum { STATS_SUM, STATS_N, STATS_LO, STATS_HI, STATS_COUNT };
+
+typedef struct {
+  const float *v, *mask;
+} StatsIn;
+
+static void stats_chunk(double *a, size_t begin, size_t end, const void *user)
+{
+  const StatsIn *in = user;
+  for (size_t e = begin; e < end; e++) {
+    if (in->mask != NULL && !(in->mask[e] >= 0.5f))
+      continue;
+    const double x = in->v[e];
+    a[STATS_SUM] += x;
+    a[STATS_N] += 1.0;
+    a[STATS_LO] = MIN(a[STATS_LO], x);
+    a[STATS_HI] = MAX(a[STATS_HI], x);
+  }
+}
+
+/* In fixed chunks combined in order (ordered_sums.h), so the result does not depend on the
+ * number of threads (the mean shifts every evaluation's sums). */
 void nw_affine_stats_add(NwAffineStats *out, const float *v, const float *mask, size_t nv)
 {
-  const gint64 n_chunks = (gint64)((nv + STATS_CHUNK - 1) / STATS_CHUNK);
-  NwAffineStats *part = g_new(NwAffineStats, MAX(n_chunks, 1));
-#pragma omp parallel for schedule(static) if (n_chunks > 4)
-  for (gint64 c = 0; c < n_chunks; c++) {
-    NwAffineStats s;
-    nw_affine_stats_init(&s);
-    const size_t end = MIN(nv, (size_t)(c + 1) * STATS_CHUNK);
-    for (size_t e = (size_t)c * STATS_CHUNK; e < end; e++) {
-      if (mask != NULL && !(mask[e] >= 0.5f))
-        continue;
-      const double x = v[e];
-      s.sum += x;
-      s.n += 1.0;
-      s.lo = MIN(s.lo, x);
-      s.hi = MAX(s.hi, x);
-    }
-    part[c] = s;
-  }
-  for (gint64 c = 0; c < n_chunks; c++)
-    nw_affine_stats_merge(out, &part[c]);
-  g_free(part);
+  static const NwCombine kind[STATS_COUNT] = {NW_COMBINE_SUM, NW_COMBINE_SUM, NW_COMBINE_MIN,
+                                              NW_COMBINE_MAX};
+  const StatsIn in = {v, mask};
+  double r[STATS_COUNT];
+  nw_ordered_reduce(r, STATS_COUNT, kind, nv, stats_chunk, &in);
+  const NwAffineStats part = {r[STATS_SUM], r[STATS_N], r[STATS_LO], r[STATS_HI]};
+  nw_affine_stats_merge(out, &part);
 }
 
 /* An image's statistics as the level keeps them: no voxel gives a zero range, and a flat
@@ -194,7 +199,9 @@ static gboolean all_integers(const NwVolume *v)
 {
   const gint64 n = (gint64)nw_volume_n_voxels(v);
   gint64 fractional = 0;
-#pragma omp parallel for schedule(static) reduction(+ : fractional) if (n > (gint64)(4 * STATS_CHUNK))
+  const gboolean team = n > (gint64)(4 * NW_ORDERED_SUMS_CHUNK);
+  (void)team; /* unused without OpenMP */
+#pragma omp parallel for schedule(static) reduction(+ : fractional) if (team)
   for (gint64 e = 0; e < n; e++) {
     const float x = v->data[(size_t)e * (size_t)v->nc];
     fractional += x != floorf(x);

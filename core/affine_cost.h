@@ -92,6 +92,12 @@ typedef struct {
   double *joint;
 } NwAffineSums;
 
+/* Both back ends add the histogram's masses as integers of 1/NW_AFFINE_HIST_ONE of a count
+ * (a Parzen weight w as w · NW_AFFINE_HIST_ONE rounded to nearest, ties to even): integer
+ * additions are exact in any order, so the histogram is the same however the voxels are
+ * shared among threads or blocks, and plain counts stay exact. */
+#define NW_AFFINE_HIST_ONE 16777216.0 /* 2^24 */
+
 /* Statistics of an image over its mask (>= 0.5) for nw_affine_cost_set_level: the sum and
  * count of the voxels, their smallest and largest value. Partial statistics (of blocks, of
  * ranks) merge into those of the whole. */

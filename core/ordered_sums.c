@@ -21,19 +21,21 @@ static double combine(NwCombine k, double a, double b)
   }
 }
 
-void nw_ordered_reduce(double *out, int n_values, const NwCombine *kind, size_t n,
-                       NwChunkAccumulate accumulate, const void *user)
+void nw_ordered_reduce_split(double *out, int n_values, const NwCombine *kind, size_t n,
+                             NwOrderedSplit split, NwChunkAccumulate accumulate, const void *user)
 {
-  g_return_if_fail(n_values > 0 && accumulate != NULL);
-  const gint64 n_chunks = (gint64)((n + NW_ORDERED_SUMS_CHUNK - 1) / NW_ORDERED_SUMS_CHUNK);
+  g_return_if_fail(n_values > 0 && accumulate != NULL && split.chunk > 0);
+  const gint64 n_chunks = (gint64)((n + split.chunk - 1) / split.chunk);
+  const gboolean team = (size_t)n_chunks >= MAX(split.team_min, 2);
+  (void)team; /* unused without OpenMP */
   double *part = g_new(double, (size_t)MAX(n_chunks, 1) * n_values);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (team)
   for (gint64 c = 0; c < n_chunks; c++) {
     double *acc = part + (size_t)c * n_values;
     for (int s = 0; s < n_values; s++)
       acc[s] = identity_of(kind != NULL ? kind[s] : NW_COMBINE_SUM);
-    const size_t begin = (size_t)c * NW_ORDERED_SUMS_CHUNK;
-    accumulate(acc, begin, MIN(n, begin + NW_ORDERED_SUMS_CHUNK), user);
+    const size_t begin = (size_t)c * split.chunk;
+    accumulate(acc, begin, MIN(n, begin + split.chunk), user);
   }
   for (int s = 0; s < n_values; s++) {
     const NwCombine k = kind != NULL ? kind[s] : NW_COMBINE_SUM;
@@ -43,4 +45,11 @@ void nw_ordered_reduce(double *out, int n_values, const NwCombine *kind, size_t 
     out[s] = v;
   }
   g_free(part);
+}
+
+void nw_ordered_reduce(double *out, int n_values, const NwCombine *kind, size_t n,
+                       NwChunkAccumulate accumulate, const void *user)
+{
+  const NwOrderedSplit split = {NW_ORDERED_SUMS_CHUNK, 2};
+  nw_ordered_reduce_split(out, n_values, kind, n, split, accumulate, user);
 }

@@ -63,7 +63,7 @@ namespace {
 constexpr int kBlock = 256;          /* threads per block; the reductions assume 8 full warps */
 constexpr int kWarps = kBlock / 32;
 constexpr int kSums = 6;             /* n, sf, sm, sff, smm, sfm (NwAffineSums) */
-constexpr double kHistOne = 16777216.0; /* 2^24: one count in the fixed-point histogram */
+constexpr double kHistOne = NW_AFFINE_HIST_ONE; /* one count in the fixed-point histogram */
 constexpr size_t kSharedHistMax = 48 * 1024; /* the default dynamic shared-memory limit */
 constexpr int kMaxKept = 32; /* device levels kept: 4 pyramids of up to 8 levels */
 constexpr int kMaxBatch = NW_AFFINE_MAX_BATCH;

@@ -3,6 +3,9 @@
  * registration through the method interface. CPU, main thread; well under a second. */
 #include <math.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "affine_init.h"
 #include "affine_testutil.h"
@@ -149,6 +152,76 @@ static void test_u16(void)
   g_assert_cmpfloat(e1.cost, >, 0.0);
 }
 
+/* The CPU back end's sums and MI histogram at level lv and map with the current number of
+ * threads (joint: bins², 32 bins). */
+static void cpu_sums(const NwAffineCostSpec *spec, const NwAffineLevel *lv, const double map[12],
+                     NwAffineSums *out, double *joint)
+{
+  g_autoptr(GError) err = NULL;
+  void *impl = nw_affine_cost_cpu.create(spec, &err);
+  g_assert_true(nw_affine_cost_cpu.set_level(impl, lv, &err));
+  out->joint = joint;
+  g_assert_true(nw_affine_cost_cpu.evaluate(impl, map, out, &err));
+  g_assert_no_error(err);
+  nw_affine_cost_cpu.destroy(impl);
+}
+
+/* One evaluation gives the same bits with one thread and with several: the six sums and the
+ * Parzen histogram, both precisions, with masks (issue 11: with an OpenMP reduction the sums'
+ * last bits followed the threads, and the 3D gradient run stopped elsewhere on a 16-thread
+ * host). The level is large enough for a team of threads (64 x 60 x 40: 38 chunks). */
+static void test_threads_same_bits(void)
+{
+#ifndef _OPENMP
+  g_test_skip("built without OpenMP: evaluations always run on one thread");
+#else
+  g_autoptr(NwVolume) f = nw_test_volume(64, 60, 40, 1, 21);
+  g_autoptr(NwVolume) m = nw_test_volume(60, 62, 42, 1, 22);
+  g_autoptr(NwVolume) fmask = nw_volume_new_like(f, 1, NULL);
+  g_autoptr(NwVolume) mmask = nw_volume_new_like(m, 1, NULL);
+  for (size_t e = 0; e < nw_volume_n_voxels(fmask); e++)
+    fmask->data[e] = e % 7 != 3 ? 1.0f : 0.0f;
+  for (size_t e = 0; e < nw_volume_n_voxels(mmask); e++)
+    mmask->data[e] = (e / 60) % 9 != 4 ? 1.0f : 0.0f;
+  /* a small rotation about z and a shift, in voxels */
+  const double map[12] = {0.995,  -0.0998, 0.01,  1.3,  /* x */
+                          0.0998, 0.995,   -0.02, -0.7, /* y */
+                          0.005,  0.02,    1.01,  0.4}; /* z */
+  const NwAffineCostSpec spec = {NW_METRIC_MI, NW_SAMPLER_LINEAR, 32, TRUE, NULL};
+  const int saved = omp_get_max_threads();
+  const NwAffinePrecision precisions[2] = {NW_AFFINE_PRECISION_SINGLE, NW_AFFINE_PRECISION_U16};
+  for (int p = 0; p < 2; p++) {
+    const NwAffineLevel lv = {.dim = 3,
+                              .fixed = f,
+                              .moving = m,
+                              .fixed_mask = fmask,
+                              .moving_mask = mmask,
+                              .fixed_shift = 110.0,
+                              .moving_shift = 105.0,
+                              .fixed_lo = 30.0,
+                              .fixed_hi = 200.0,
+                              .moving_lo = 30.0,
+                              .moving_hi = 200.0,
+                              .n_fixed = (double)nw_volume_n_voxels(f),
+                              .fixed_quant = nw_quant_make(30.0, 200.0, FALSE),
+                              .moving_quant = nw_quant_make(30.0, 200.0, FALSE),
+                              .precision = precisions[p]};
+    double joint_1[32 * 32], joint_t[32 * 32];
+    NwAffineSums one, many;
+    omp_set_num_threads(1);
+    cpu_sums(&spec, &lv, map, &one, joint_1);
+    g_assert_cmpfloat(one.n, >, 0.5 * lv.n_fixed);
+    for (int threads = 2; threads <= 7; threads += 5) {
+      omp_set_num_threads(threads);
+      cpu_sums(&spec, &lv, map, &many, joint_t);
+      g_assert_cmpmem(&one, 6 * sizeof(double), &many, 6 * sizeof(double));
+      g_assert_cmpmem(joint_1, sizeof joint_1, joint_t, sizeof joint_t);
+    }
+  }
+  omp_set_num_threads(saved);
+#endif
+}
+
 /* A blob moved by (3, -2, 1) mm: mass puts the centres of mass together; rotation starts
  * add n - 1 turns per axis. */
 static void test_starts(void)
@@ -254,6 +327,7 @@ int main(int argc, char **argv)
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/affine/metrics", test_metrics);
   g_test_add_func("/affine/u16", test_u16);
+  g_test_add_func("/affine/threads-same-bits", test_threads_same_bits);
   g_test_add_func("/affine/starts", test_starts);
   g_test_add_func("/affine/input-errors", test_input_errors);
   g_test_add_func("/affine/2d-mask", test_2d_mask);

@@ -1,5 +1,6 @@
-/* test_ordered_sums — nw_ordered_reduce gives the same bits for any thread count, combines
- * sums, minima and maxima over chunk boundaries, and handles ranges shorter than a chunk. */
+/* test_ordered_sums — nw_ordered_reduce (and with the caller's chunks,
+ * nw_ordered_reduce_split) gives the same bits for any thread count, combines sums, minima
+ * and maxima over chunk boundaries, and handles ranges shorter than a chunk. */
 #include <math.h>
 #include <string.h>
 
@@ -74,6 +75,39 @@ static void test_same_bits_any_threads(void)
 #endif
 }
 
+/* The caller's chunks (nw_ordered_reduce_split): the sum is the chunks' sums added in chunk
+ * order, with any number of threads, above and below the team's threshold. */
+static void test_split_same_bits_any_threads(void)
+{
+  const size_t n = 20 * 1000 + 7;
+  g_autofree double *x = make_values(n);
+  const Data d = {x};
+  double want = 0.0;
+  for (size_t c0 = 0; c0 < n; c0 += 1000) {
+    double s = 0.0;
+    for (size_t e = c0; e < MIN(n, c0 + 1000); e++)
+      s += x[e];
+    want += s;
+  }
+#ifdef _OPENMP
+  const int saved = omp_get_max_threads();
+#endif
+  for (int threads = 1; threads <= 5; threads++) {
+#ifdef _OPENMP
+    omp_set_num_threads(threads);
+#endif
+    for (size_t team_min = 1; team_min <= 64; team_min *= 8) { /* 21 chunks: teams, then none */
+      const NwOrderedSplit split = {1000, team_min};
+      double v[3];
+      nw_ordered_reduce_split(v, 3, kind, n, split, chunk, &d);
+      g_assert_true(memcmp(&v[0], &want, sizeof want) == 0);
+    }
+  }
+#ifdef _OPENMP
+  omp_set_num_threads(saved);
+#endif
+}
+
 static void test_short_and_empty(void)
 {
   const double x[3] = {1.5, -2.0, 4.0};
@@ -93,6 +127,7 @@ int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/ordered-sums/same-bits-any-threads", test_same_bits_any_threads);
+  g_test_add_func("/ordered-sums/split-same-bits-any-threads", test_split_same_bits_any_threads);
   g_test_add_func("/ordered-sums/short-and-empty", test_short_and_empty);
   return g_test_run();
 }

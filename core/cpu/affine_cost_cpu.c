@@ -1,11 +1,14 @@
 /* affine_cost_cpu.c — the CPU reference of the affine cost (affine_cost.h): for every fixed
  * voxel of the level, the mask test, the voxel map, the moving sample (sampler.h; with
  * precision u16, affine_quant.h on the level's 16-bit codes, made at set_level) and the
- * sums, in plain loops. OpenMP over the fixed rows: sums by reduction, MI histograms one per
- * thread (made at set_level, so an evaluation allocates nothing) added up at the end.
+ * sums, in plain loops. OpenMP over chunks of fixed rows whose sums are combined in chunk
+ * order (ordered_sums.h), and MI histograms one per thread in fixed point (affine_cost.h:
+ * integers, added up exactly at the end): an evaluation gives the same bits for any number
+ * of threads, so the optimiser takes the same path on every machine.
  * The job's worker thread. */
 #include "affine_cost.h"
 
+#include <math.h>
 #include <string.h>
 #ifdef _OPENMP
 #include <omp.h>
@@ -13,15 +16,21 @@
 
 #include "affine_quant.h"
 #include "nw_error.h"
+#include "ordered_sums.h"
 
-/* Fixed voxels below which an evaluation runs on one thread. */
+/* Fixed voxels below which an evaluation runs on one thread: on a busy machine a small
+ * level's evaluation is slower with a team than without. */
 #define NW_AFFINE_CPU_PARALLEL_MIN (1 << 16)
+/* Fixed voxels per chunk of the sums, in whole rows: the chunks fix the order of the
+ * additions; small enough that a middle level (46 x 55 x 46: 29 chunks) still gives every
+ * thread of a 16-core host work. */
+#define NW_AFFINE_CPU_CHUNK 4096
 
 typedef struct {
   NwAffineCostSpec spec;
   NwAffineLevel level;
-  int n_threads;
-  double *hist; /* n_threads · bins², mi only */
+  int n_threads;  /* histograms in hist */
+  uint64_t *hist; /* n_threads · bins², fixed point (NW_AFFINE_HIST_ONE), mi only */
   /* precision u16: the level's fixed and moving images as codes, and their quantisations */
   uint16_t *qf, *qm;
   NwQuant quant_f, quant_m;
@@ -29,15 +38,9 @@ typedef struct {
 
 static void *cpu_create(const NwAffineCostSpec *spec, GError **error)
 {
+  (void)error;
   CpuCost *c = g_new0(CpuCost, 1);
   c->spec = *spec;
-#ifdef _OPENMP
-  c->n_threads = omp_get_max_threads();
-#else
-  c->n_threads = 1;
-#endif
-  if (spec->metric == NW_METRIC_MI)
-    c->hist = g_new0(double, (gsize)c->n_threads *(gsize)spec->bins *(gsize)spec->bins);
   return c;
 }
 
@@ -50,6 +53,28 @@ static void cpu_destroy(void *impl)
   g_free(c->qf);
   g_free(c->qm);
   g_free(c);
+}
+
+static size_t hist_len(const CpuCost *c)
+{
+  return c->spec.metric == NW_METRIC_MI ? (size_t)c->spec.bins * (size_t)c->spec.bins : 0;
+}
+
+/* Zeroed histograms for as many threads as an evaluation may now use (the count can change
+ * between evaluations: omp_set_num_threads); they grow, and are reused. */
+static void reset_histograms(CpuCost *c)
+{
+#ifdef _OPENMP
+  const int threads = omp_get_max_threads();
+#else
+  const int threads = 1;
+#endif
+  if (threads > c->n_threads) {
+    g_free(c->hist);
+    c->hist = g_new(uint64_t, (size_t)threads * hist_len(c));
+    c->n_threads = threads;
+  }
+  memset(c->hist, 0, (size_t)c->n_threads * hist_len(c) * sizeof(uint64_t));
 }
 
 static gboolean cpu_set_level(void *impl, const NwAffineLevel *level, GError **error)
@@ -84,21 +109,31 @@ static inline gboolean moving_mask_ok(const NwVolume *mask, double x, double y, 
   return mask == NULL || (nw_sampler_sample(mask, NW_SAMPLER_NEAREST, x, y, z, &m) && m >= 0.5f);
 }
 
-/* Adds one sample pair to the thread's histogram h (bins²). */
-static inline void add_joint(const CpuCost *c, double *h, double f, double m)
+/* w · NW_AFFINE_HIST_ONE (0 <= w <= 1) rounded to the nearest integer, ties to even as the
+ * device's __double2ull_rn: beside 2^52 a double has no bits left for a fraction, so adding
+ * it rounds, and taking it away again is exact. Not llrint: a call in the loop, even one
+ * not taken, made the compiler keep the sums in memory (every evaluation 5 % slower). */
+static inline uint64_t hist_mass(double w)
+{
+  return (uint64_t)(int64_t)((w * NW_AFFINE_HIST_ONE + 0x1p52) - 0x1p52); /* int64: one cvt */
+}
+
+/* Adds one sample pair to the thread's histogram h (bins², fixed point). */
+static inline void add_joint(const CpuCost *c, uint64_t *h, double f, double m)
 {
   const NwAffineLevel *l = &c->level;
   const int bins = c->spec.bins;
   const int bf = nw_affine_bin(f, l->fixed_lo, l->fixed_hi, bins);
   if (!c->spec.parzen) {
-    h[bf * bins + nw_affine_bin(m, l->moving_lo, l->moving_hi, bins)] += 1.0;
+    h[bf * bins + nw_affine_bin(m, l->moving_lo, l->moving_hi, bins)] +=
+        (uint64_t)NW_AFFINE_HIST_ONE;
     return;
   }
   int first;
   double w[4];
   nw_affine_parzen(m, l->moving_lo, l->moving_hi, bins, &first, w);
   for (int q = 0; q < 4; q++)
-    h[bf * bins + CLAMP(first + q, 0, bins - 1)] += w[q];
+    h[bf * bins + CLAMP(first + q, 0, bins - 1)] += hist_mass(w[q]);
 }
 
 /* The sample of the level's codes at (x, y, z) with the spec's sampler, as a value; FALSE
@@ -154,44 +189,46 @@ static inline gboolean pair_u16(const CpuCost *c, const float mf[12], int i, dou
   return TRUE;
 }
 
-/* The sums (and the threads' histograms) over the fixed voxels of the level, at the level's
- * precision. */
-static void evaluate_rows(CpuCost *c, const double map[12], NwAffineSums *out)
+/* An evaluation's inputs, for the chunks of nw_ordered_reduce_split. */
+typedef struct {
+  const CpuCost *c;
+  const double *map; /* 3x4, fixed voxel -> moving voxel */
+  float mf[12];      /* the same rounded to float once (u16) */
+} EvalIn;
+
+enum { SUM_N, SUM_F, SUM_M, SUM_FF, SUM_MM, SUM_FM, SUM_COUNT };
+
+/* The sums over fixed rows [begin, end) of the level into a (and the pairs into the calling
+ * thread's histogram), with the level's images as codes (u16) or floats. Inlined into each
+ * of rows_chunk's two calls, so that each loop is compiled for one precision, and the count
+ * an integer, a register fewer: the loop as fast as the reduction's it replaces. */
+static G_ALWAYS_INLINE inline void rows_sums(const EvalIn *in, gboolean u16, size_t begin,
+                                             size_t end, double *a)
 {
+  const CpuCost *c = in->c;
   const NwAffineLevel *l = &c->level;
   const NwVolume *F = l->fixed, *fmask = l->fixed_mask;
-  const gboolean mi = c->spec.metric == NW_METRIC_MI;
-  const gboolean u16 = l->precision == NW_AFFINE_PRECISION_U16;
-  const size_t hist_len = mi ? (size_t)c->spec.bins * (size_t)c->spec.bins : 0;
-  float mf[12];
-  for (int q = 0; q < 12; q++)
-    mf[q] = (float)map[q];
-  double n = 0, sf = 0, sm = 0, sff = 0, smm = 0, sfm = 0;
-  const gint64 rows = (gint64)F->ny * F->nz;
-  /* Threads only where there is work for them: on a busy machine a small level's
-   * evaluation is slower with a team than without. */
-  const gboolean team = (gint64)nw_volume_n_voxels(F) >= NW_AFFINE_CPU_PARALLEL_MIN;
-  (void)team; /* unused without OpenMP */
-#pragma omp parallel for schedule(static) reduction(+ : n, sf, sm, sff, smm, sfm) if (team)
-  for (gint64 row = 0; row < rows; row++) {
 #ifdef _OPENMP
-    double *h = mi ? c->hist + (size_t)omp_get_thread_num() * hist_len : NULL;
+  uint64_t *h = c->hist != NULL ? c->hist + (size_t)omp_get_thread_num() * hist_len(c) : NULL;
 #else
-    double *h = c->hist;
+  uint64_t *h = c->hist;
 #endif
-    const double j = (double)(row % F->ny), k = (double)(row / F->ny);
-    const size_t base = (size_t)row * (size_t)F->nx;
+  size_t n = 0;
+  double sf = 0, sm = 0, sff = 0, smm = 0, sfm = 0;
+  for (size_t row = begin; row < end; row++) {
+    const double j = (double)(row % (size_t)F->ny), k = (double)(row / (size_t)F->ny);
+    const size_t base = row * (size_t)F->nx;
     for (int i = 0; i < F->nx; i++) {
       if (fmask != NULL && !(fmask->data[base + i] >= 0.5f))
         continue;
       double f, m;
-      if (!(u16 ? pair_u16(c, mf, i, j, k, base + i, &f, &m)
-                : pair_single(c, map, i, j, k, base + i, &f, &m)))
+      if (!(u16 ? pair_u16(c, in->mf, i, j, k, base + i, &f, &m)
+                : pair_single(c, in->map, i, j, k, base + i, &f, &m)))
         continue;
-      if (mi)
+      if (h != NULL)
         add_joint(c, h, f, m);
       const double fs = f - l->fixed_shift, ms = m - l->moving_shift;
-      n += 1.0;
+      n++;
       sf += fs;
       sm += ms;
       sff += fs * fs;
@@ -199,24 +236,61 @@ static void evaluate_rows(CpuCost *c, const double map[12], NwAffineSums *out)
       sfm += fs * ms;
     }
   }
-  *out = (NwAffineSums){n, sf, sm, sff, smm, sfm, out->joint};
+  a[SUM_N] += (double)n;
+  a[SUM_F] += sf;
+  a[SUM_M] += sm;
+  a[SUM_FF] += sff;
+  a[SUM_MM] += smm;
+  a[SUM_FM] += sfm;
+}
+
+static void rows_chunk(double *a, size_t begin, size_t end, const void *user)
+{
+  const EvalIn *in = user;
+  if (in->c->level.precision == NW_AFFINE_PRECISION_U16)
+    rows_sums(in, TRUE, begin, end, a);
+  else
+    rows_sums(in, FALSE, begin, end, a);
+}
+
+/* The level's rows cut into chunks of about NW_AFFINE_CPU_CHUNK voxels (a function of the
+ * grid alone), with a team from NW_AFFINE_CPU_PARALLEL_MIN voxels. */
+static NwOrderedSplit rows_split(const NwVolume *F)
+{
+  const size_t rows = MAX(1, NW_AFFINE_CPU_CHUNK / F->nx);
+  const size_t voxels = rows * (size_t)F->nx;
+  return (NwOrderedSplit){rows, (NW_AFFINE_CPU_PARALLEL_MIN + voxels - 1) / voxels};
+}
+
+/* The threads' histograms added up, in counts. */
+static void gather_joint(const CpuCost *c, double *joint)
+{
+  const size_t len = hist_len(c);
+  for (size_t b = 0; b < len; b++) {
+    uint64_t mass = 0;
+    for (int t = 0; t < c->n_threads; t++)
+      mass += c->hist[(size_t)t * len + b];
+    joint[b] = (double)mass / NW_AFFINE_HIST_ONE;
+  }
 }
 
 static gboolean cpu_evaluate(void *impl, const double map[12], NwAffineSums *out, GError **error)
 {
   CpuCost *c = impl;
   (void)error;
+  const NwVolume *F = c->level.fixed;
   const gboolean mi = c->spec.metric == NW_METRIC_MI;
-  const size_t hist_len = mi ? (size_t)c->spec.bins * (size_t)c->spec.bins : 0;
   if (mi)
-    memset(c->hist, 0, (size_t)c->n_threads * hist_len * sizeof(double));
-  evaluate_rows(c, map, out);
-  if (mi) {
-    memset(out->joint, 0, hist_len * sizeof(double));
-    for (int t = 0; t < c->n_threads; t++)
-      for (size_t b = 0; b < hist_len; b++)
-        out->joint[b] += c->hist[(size_t)t * hist_len + b];
-  }
+    reset_histograms(c);
+  EvalIn in = {.c = c, .map = map};
+  for (int q = 0; q < 12; q++)
+    in.mf[q] = (float)map[q];
+  double v[SUM_COUNT];
+  nw_ordered_reduce_split(v, SUM_COUNT, NULL, (size_t)F->ny * (size_t)F->nz, rows_split(F),
+                          rows_chunk, &in);
+  *out = (NwAffineSums){v[SUM_N], v[SUM_F], v[SUM_M], v[SUM_FF], v[SUM_MM], v[SUM_FM], out->joint};
+  if (mi)
+    gather_joint(c, out->joint);
   return TRUE;
 }
 

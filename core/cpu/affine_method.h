@@ -22,7 +22,10 @@
  *   nw_transform_param_mm with the fixed image's RMS half-extent as radius), from a simplex
  *   of size `step` voxels of the level and until its size (GSL's mean distance of the
  *   vertices from their centre) falls below `tolerance` voxels of the level, or after
- *   `iterations` simplex iterations.
+ *   `iterations` simplex iterations. With optimizer gradient (BFGS) the size is the last
+ *   step's length; at the finest level a step below the tolerance ends the run only once it
+ *   no longer lowers the cost by relative 1e-6 (short steps along a narrow valley are not
+ *   the bottom).
  * One step of the method interface is one simplex iteration. Figures: "cost", the metric
  * ("mse", "ncc" or "mi"), "overlap", "simplex" (size, mm), then the free parameters of the
  * best vertex (mm; angles in degrees). Results: "warped" (the moving image on the fixed grid,

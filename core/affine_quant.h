@@ -131,6 +131,27 @@ static inline NW_HOST_DEVICE float nw_quant_lerp(float a, float b, float u)
   return NW_QADD(NW_QMUL(a, NW_QSUB(1.0f, u)), NW_QMUL(b, u));
 }
 
+/* One slice's bilinear blend of the codes at (x0, y0), (x1, y0), (x0, y1), (x1, y1), with the
+ * position's fractions u and w: sampler.c's order of operations (x first, then y). */
+static inline NW_HOST_DEVICE float nw_quant_bilerp(float q00, float q10, float q01, float q11,
+                                                   float u, float w)
+{
+  return nw_quant_lerp(nw_quant_lerp(q00, q10, u), nw_quant_lerp(q01, q11, u), w);
+}
+
+/* The two slices of a linear sample at z (clamped) and its fraction between them; a flat z
+ * axis (nz = 1): slice 0 with fraction 0. */
+static inline NW_HOST_DEVICE float nw_quant_z_taps(float z, int nz, int *z0, int *z1)
+{
+  *z0 = *z1 = 0;
+  if (nz <= 1)
+    return 0.0f;
+  const float fz = floorf(z);
+  *z0 = nw_quant_clampi((int)fz, nz);
+  *z1 = nw_quant_clampi((int)fz + 1, nz);
+  return z - fz;
+}
+
 /* Bilinear / trilinear on the codes; a flat z axis (nz = 1) takes its one slice. */
 static inline NW_HOST_DEVICE float nw_quant_linear(const uint16_t *d, int nx, int ny, int nz,
                                                    float x, float y, float z)
@@ -140,25 +161,18 @@ static inline NW_HOST_DEVICE float nw_quant_linear(const uint16_t *d, int nx, in
   const int x0 = nw_quant_clampi((int)fx, nx), x1 = nw_quant_clampi((int)fx + 1, nx);
   const int y0 = nw_quant_clampi((int)fy, ny), y1 = nw_quant_clampi((int)fy + 1, ny);
   const uint32_t r0 = (uint32_t)y0 * (uint32_t)nx, r1 = (uint32_t)y1 * (uint32_t)nx;
-  const uint16_t *p = d;
-  float t = 0.0f;
-  int z0 = 0, z1 = 0;
-  if (nz > 1) {
-    const float fz = floorf(z);
-    t = z - fz;
-    z0 = nw_quant_clampi((int)fz, nz);
-    z1 = nw_quant_clampi((int)fz + 1, nz);
-    p = d + (uint32_t)z0 * (uint32_t)nx * (uint32_t)ny;
-  }
-  const float c00 = nw_quant_lerp(NW_QLOAD(p + r0 + x0), NW_QLOAD(p + r0 + x1), u);
-  const float c10 = nw_quant_lerp(NW_QLOAD(p + r1 + x0), NW_QLOAD(p + r1 + x1), u);
-  const float c0 = nw_quant_lerp(c00, c10, w);
+  int z0, z1;
+  const float t = nw_quant_z_taps(z, nz, &z0, &z1);
+  const uint16_t *p = d + (uint32_t)z0 * (uint32_t)nx * (uint32_t)ny;
+  const float c0 = nw_quant_bilerp(NW_QLOAD(p + r0 + x0), NW_QLOAD(p + r0 + x1),
+                                   NW_QLOAD(p + r1 + x0), NW_QLOAD(p + r1 + x1), u, w);
   if (t == 0.0f)
     return c0;
   const uint16_t *p1 = d + (uint32_t)z1 * (uint32_t)nx * (uint32_t)ny;
-  const float c01 = nw_quant_lerp(NW_QLOAD(p1 + r0 + x0), NW_QLOAD(p1 + r0 + x1), u);
-  const float c11 = nw_quant_lerp(NW_QLOAD(p1 + r1 + x0), NW_QLOAD(p1 + r1 + x1), u);
-  return nw_quant_lerp(c0, nw_quant_lerp(c01, c11, w), t);
+  return nw_quant_lerp(c0,
+                       nw_quant_bilerp(NW_QLOAD(p1 + r0 + x0), NW_QLOAD(p1 + r0 + x1),
+                                       NW_QLOAD(p1 + r1 + x0), NW_QLOAD(p1 + r1 + x1), u, w),
+                       t);
 }
 
 /* Keys' kernel (a = -0.5) in float, the form of nw_keys_weight. */

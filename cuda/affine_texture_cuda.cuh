@@ -61,22 +61,15 @@ __device__ inline float nw_codes_linear(cudaTextureObject_t t, int nz, float x, 
 {
   const float fx = floorf(x), fy = floorf(y);
   const float u = x - fx, w = y - fy;
-  float tz = 0.0f;
-  int z0 = 0, z1 = 0;
-  if (nz > 1) {
-    const float fz = floorf(z);
-    tz = z - fz;
-    z0 = nw_quant_clampi((int)fz, nz);
-    z1 = nw_quant_clampi((int)fz + 1, nz);
-  }
+  int z0, z1;
+  const float tz = nw_quant_z_taps(z, nz, &z0, &z1);
   float q[4];
   nw_codes_quad(t, z0, fx, fy, q);
-  const float c0 = nw_quant_lerp(nw_quant_lerp(q[0], q[1], u), nw_quant_lerp(q[2], q[3], u), w);
+  const float c0 = nw_quant_bilerp(q[0], q[1], q[2], q[3], u, w);
   if (tz == 0.0f)
     return c0;
   nw_codes_quad(t, z1, fx, fy, q);
-  const float c1 = nw_quant_lerp(nw_quant_lerp(q[0], q[1], u), nw_quant_lerp(q[2], q[3], u), w);
-  return nw_quant_lerp(c0, c1, tz);
+  return nw_quant_lerp(c0, nw_quant_bilerp(q[0], q[1], q[2], q[3], u, w), tz);
 }
 
 /* One row of nw_quant_cubic_row from two quads side by side: r is 0 (the quads' lower row) or

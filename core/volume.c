@@ -44,18 +44,29 @@ NwVolume *nw_volume_new_like(const NwVolume *like, int nc, GError **error)
   return v;
 }
 
-int nw_copy_threads(void)
-{
-  return CLAMP((int)g_get_num_processors() / 2, 1, 4);
-}
-
 /* One thread's memcpy reaches a fraction of the memory bandwidth, and the new pages of a
  * fresh destination are first touched (faulted in) in parallel. */
 void nw_copy_floats(float *dst, const float *src, size_t n)
 {
+  const size_t chunk = (size_t)1 << 18; /* 1 MiB */
+  const gint64 n_chunks = (gint64)((n + chunk - 1) / chunk);
+#pragma omp parallel for schedule(static) if (n_chunks > 4)
+  for (gint64 c = 0; c < n_chunks; c++) {
+    const size_t e0 = (size_t)c * chunk;
+    memcpy(dst + e0, src + e0, MIN(chunk, n - e0) * sizeof(float));
+  }
+}
+
+int nw_copy_threads_beside(void)
+{
+  return CLAMP((int)g_get_num_processors() / 2, 1, 4);
+}
+
+void nw_copy_floats_beside(float *dst, const float *src, size_t n)
+{
   const size_t chunk = (size_t)1 << 16; /* 256 KiB */
   const gint64 n_chunks = (gint64)((n + chunk - 1) / chunk);
-#pragma omp parallel for schedule(dynamic) num_threads(nw_copy_threads()) if (n_chunks >= 4)
+#pragma omp parallel for schedule(dynamic) num_threads(nw_copy_threads_beside()) if (n_chunks >= 4)
   for (gint64 c = 0; c < n_chunks; c++) {
     const size_t e0 = (size_t)c * chunk;
     memcpy(dst + e0, src + e0, MIN(chunk, n - e0) * sizeof(float));

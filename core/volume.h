@@ -39,18 +39,19 @@ typedef struct {
 NwVolume *nw_volume_new(int nx, int ny, int nz, int nc, GError **error);
 /* A zero-filled volume on the same grid (dims, spacing, affine) as like, with nc components. */
 NwVolume *nw_volume_new_like(const NwVolume *like, int nc, GError **error);
-/* n floats from src to dst in 256 KiB pieces over nw_copy_threads() cores (OpenMP), from
- * 1 MiB on; below that on the calling thread. Any thread (the live view's frames are copied
- * by the downloader and the display threads: one thread moved ~10 MB at 5-6 GB/s on the H100
- * host, issue 8). */
+/* n floats from src to dst in 1 MiB pieces over the cores (OpenMP), from 4 MiB on. */
 void nw_copy_floats(float *dst, const float *src, size_t n);
-/* Threads for a large copy: a few saturate the memory, more only take cores from the others
- * (the job's worker, the display, another copy at the same time): half the machine's cores,
- * 1 to 4. The pieces are handed out as threads come free (dynamic), so one thread held up
- * delays only its own piece. (With 8 threads and static pieces for each of the live view's
- * two copies, 1 % of the display thread's copies on the H100 host took 5 times their usual
- * 0.8 ms; why is not known.) */
-int nw_copy_threads(void);
+/* The same for a copy that runs beside other work and is waited for: the live view's frames,
+ * copied by the downloader and the display threads while the job runs (one thread moved ~10
+ * MB at 5-6 GB/s on the H100 host, most of an iteration of the job shown, issue 8). From 1
+ * MiB on, over nw_copy_threads_beside() threads, in 256 KiB pieces handed out as threads come
+ * free (dynamic), so one thread held up delays only its own piece. Any thread. */
+void nw_copy_floats_beside(float *dst, const float *src, size_t n);
+/* Threads for such a copy: a few saturate the memory, more only take cores from the others
+ * (the job's worker, the display, the other copy): half the machine's cores, 1 to 4. (With 8
+ * threads and static pieces for each of the live view's two copies, 1 % of the display
+ * thread's copies on the H100 host took 5 times their usual 0.8 ms.) */
+int nw_copy_threads_beside(void);
 NwVolume *nw_volume_copy(const NwVolume *v); /* aborts when memory is short (GLib) */
 /* The same, but NULL with an NW_ERROR_NOMEM error when memory is short. */
 NwVolume *nw_volume_try_copy(const NwVolume *v, GError **error);

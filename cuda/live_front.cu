@@ -318,7 +318,7 @@ static NwVolume *host_volume(NwLiveFront *f, const double affine[16], int nc, co
   if (v == NULL)
     return NULL;
   nw_volume_set_affine(v, affine);
-  nw_copy_floats(v->data, src, nw_volume_n_floats(v)); /* over a few threads */
+  nw_copy_floats_beside(v->data, src, nw_volume_n_floats(v)); /* the frame waits for it */
   return v;
 }
 

@@ -47,19 +47,19 @@ static size_t texel_floats(int nc)
 }
 
 /* Copy v's voxels into dst in the texture's layout (RGB fields padded with w = 0), over a
- * few threads when large, as nw_copy_floats: a live frame's copy is on its way to the
+ * few threads when large, as nw_copy_floats_beside: a live frame's copy is on its way to the
  * screen, and one thread took 2-2.5 ms for a 10 MB frame on the H100 host, most of an
  * iteration of the job it shows (issue 8). */
 static void pack_texels(float *dst, const NwVolume *v)
 {
   const size_t n = nw_volume_n_voxels(v);
   if (v->nc != 3) {
-    nw_copy_floats(dst, v->data, n * (size_t)v->nc);
+    nw_copy_floats_beside(dst, v->data, n * (size_t)v->nc);
     return;
   }
   const size_t chunk = (size_t)1 << 16; /* voxels */
   const gint64 n_chunks = (gint64)((n + chunk - 1) / chunk);
-#pragma omp parallel for schedule(dynamic) num_threads(nw_copy_threads()) if (n_chunks >= 4)
+#pragma omp parallel for schedule(dynamic) num_threads(nw_copy_threads_beside()) if (n_chunks >= 4)
   for (gint64 c = 0; c < n_chunks; c++) {
     const size_t begin = (size_t)c * chunk, end = MIN(n, begin + chunk);
     float *d = dst + 4 * begin;

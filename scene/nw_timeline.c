@@ -62,7 +62,7 @@ static NwVolume *copy_into(NwVolume *dst, const NwVolume *src)
     float *data = dst->data;
     *dst = *src; /* dims, spacing, affine */
     dst->data = data;
-    nw_copy_floats(dst->data, src->data, nw_volume_n_floats(src));
+    nw_copy_floats_beside(dst->data, src->data, nw_volume_n_floats(src));
     return dst;
   }
   nw_volume_free(dst);

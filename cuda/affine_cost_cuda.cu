@@ -548,10 +548,12 @@ struct CudaCost {
    * the device, as nw_affine_quantise makes them on the host) and their quantisations */
   uint16_t *qF, *qM;
   NwQuant quant_f, quant_m;
-  /* the moving codes as a texture (kept across levels, remade when the size changes), and
-   * whether the current level reads through it (texture_wanted) */
+  /* the moving codes as a texture (remade when a level of another size is set), whether the
+   * current level reads through it (texture_wanted), and the largest image the device's
+   * textures hold, asked once (zeros: no texture, NW_AFFINE_TEXTURE=0 at creation) */
   NwCodesTexture qtex;
   bool level_tex;
+  int tex_max[3];
   struct {
     const NwVolume *host; /* the level's host copy, the caller's */
     float *dev;
@@ -684,6 +686,9 @@ void *cuda_create(const NwAffineCostSpec *spec, GError **error)
   const bool mi = spec->metric == NW_METRIC_MI;
   for (int p = 0; p < kStorages; p++)
     c->kernel[p] = cost_kernel_for(spec->sampler, mi, false, (Storage)p);
+  const char *env = g_getenv("NW_AFFINE_TEXTURE");
+  if (!(env != nullptr && strcmp(env, "0") == 0))
+    nw_codes_texture_limits(c->tex_max);
   c->hist_len = mi ? spec->bins * spec->bins : 0;
   const size_t hist_bytes = (size_t)c->hist_len * sizeof(unsigned long long);
   c->shared_bytes = mi && hist_bytes <= kSharedHistMax ? hist_bytes : 0;
@@ -796,14 +801,13 @@ gboolean quantise(CudaCost *c, uint16_t *q, const float *v, size_t n, NwQuant qu
 int texture_levels = 0;
 
 /* Whether the u16 level's moving taps should come from the texture: linear and cubic (one
- * tap a sample for nearest: nothing to gather), where the device's textures hold the image,
- * unless NW_AFFINE_TEXTURE=0 (the plain loads: the same samples, for comparison). */
+ * tap a sample for nearest: nothing to gather), where the device's textures hold the image
+ * (tex_max, zeros when NW_AFFINE_TEXTURE=0 asked for the plain loads: the same samples). */
 bool texture_wanted(const CudaCost *c, const NwAffineLevel *level)
 {
-  const char *env = g_getenv("NW_AFFINE_TEXTURE");
   const NwVolume *m = level->moving;
-  return c->spec.sampler != NW_SAMPLER_NEAREST && !(env != nullptr && strcmp(env, "0") == 0) &&
-         nw_codes_texture_fits(m->nx, m->ny, m->nz);
+  return c->spec.sampler != NW_SAMPLER_NEAREST && m->nx <= c->tex_max[0] &&
+         m->ny <= c->tex_max[1] && m->nz <= c->tex_max[2];
 }
 
 /* level's images on the device as c->level's: the kept levels where pyramid made them, the

@@ -2,15 +2,17 @@
  * affine_texture_cuda.cuh). */
 #include "affine_texture_cuda.cuh"
 
-bool nw_codes_texture_fits(int nx, int ny, int nz)
+bool nw_codes_texture_limits(int max[3])
 {
-  int device = 0, w = 0, h = 0, layers = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&w, cudaDevAttrMaxTexture2DLayeredWidth, device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&h, cudaDevAttrMaxTexture2DLayeredHeight, device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&layers, cudaDevAttrMaxTexture2DLayeredLayers, device) != cudaSuccess)
-    return false;
-  return nx >= 1 && ny >= 1 && nz >= 1 && nx <= w && ny <= h && nz <= layers;
+  int device = 0;
+  const bool ok =
+      cudaGetDevice(&device) == cudaSuccess &&
+      cudaDeviceGetAttribute(&max[0], cudaDevAttrMaxTexture2DLayeredWidth, device) == cudaSuccess &&
+      cudaDeviceGetAttribute(&max[1], cudaDevAttrMaxTexture2DLayeredHeight, device) == cudaSuccess &&
+      cudaDeviceGetAttribute(&max[2], cudaDevAttrMaxTexture2DLayeredLayers, device) == cudaSuccess;
+  if (!ok)
+    max[0] = max[1] = max[2] = 0;
+  return ok;
 }
 
 void nw_codes_texture_free(NwCodesTexture *t)

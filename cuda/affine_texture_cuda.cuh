@@ -31,8 +31,9 @@ struct NwCodesTexture {
   int nx, ny, nz;
 };
 
-/* Whether this device's layered textures hold an nx x ny x nz image. */
-bool nw_codes_texture_fits(int nx, int ny, int nz);
+/* The largest image (width, height, layers) the current device's layered textures hold, into
+ * max; false (max zeroed) when the device does not say. */
+bool nw_codes_texture_limits(int max[3]);
 /* t holds the n codes at codes (device memory, x fastest): its array remade when the size
  * changed, then a device-to-device copy on stream. */
 cudaError_t nw_codes_texture_fill(NwCodesTexture *t, const uint16_t *codes, int nx, int ny, int nz,

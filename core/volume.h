@@ -47,6 +47,9 @@ void nw_copy_floats(float *dst, const float *src, size_t n);
  * MiB on, over nw_copy_threads_beside() threads, in 256 KiB pieces handed out as threads come
  * free (dynamic), so one thread held up delays only its own piece. Any thread. */
 void nw_copy_floats_beside(float *dst, const float *src, size_t n);
+/* The same for n voxels of src_nc floats into voxels of dst_nc floats: the same count, or 3
+ * into 4 with the 4th 0 (a field into an RGBA texture's layout). */
+void nw_copy_voxels_beside(float *dst, int dst_nc, const float *src, int src_nc, size_t n);
 /* Threads for such a copy: a few saturate the memory, more only take cores from the others
  * (the job's worker, the display, the other copy): half the machine's cores, 1 to 4. (With 8
  * threads and static pieces for each of the live view's two copies, 1 % of the display

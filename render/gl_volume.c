@@ -52,25 +52,7 @@ static size_t texel_floats(int nc)
  * iteration of the job it shows (issue 8). */
 static void pack_texels(float *dst, const NwVolume *v)
 {
-  const size_t n = nw_volume_n_voxels(v);
-  if (v->nc != 3) {
-    nw_copy_floats_beside(dst, v->data, n * (size_t)v->nc);
-    return;
-  }
-  const size_t chunk = (size_t)1 << 16; /* voxels */
-  const gint64 n_chunks = (gint64)((n + chunk - 1) / chunk);
-#pragma omp parallel for schedule(dynamic) num_threads(nw_copy_threads_beside()) if (n_chunks >= 4)
-  for (gint64 c = 0; c < n_chunks; c++) {
-    const size_t begin = (size_t)c * chunk, end = MIN(n, begin + chunk);
-    float *d = dst + 4 * begin;
-    const float *s = v->data + 3 * begin;
-    for (size_t i = begin; i < end; i++, d += 4, s += 3) {
-      d[0] = s[0];
-      d[1] = s[1];
-      d[2] = s[2];
-      d[3] = 0.0f;
-    }
-  }
+  nw_copy_voxels_beside(dst, (int)texel_floats(v->nc), v->data, v->nc, nw_volume_n_voxels(v));
 }
 
 /* Fill the texture from client memory (the driver copies before returning). */

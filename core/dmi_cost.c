@@ -162,6 +162,7 @@ static NwVolume *header_of(const NwVolume *v)
   NwVolume *h = g_new0(NwVolume, 1);
   *h = *v;
   h->data = NULL;
+  h->allocator = NULL;
   return h;
 }
 

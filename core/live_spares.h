@@ -6,7 +6,7 @@
  * while the job ran on: issue 8, docs/PERFORMANCE.md.)
  *
  * One slot per kind: the image (nc 1) and the field (nc 3), of the grid of the latest
- * download. The taker of a frame gives its volumes back once it is done with them; the next
+ * download, and of the spares' allocator. The taker of a frame gives its volumes back once it is done with them; the next
  * download takes them and overwrites every voxel (no zeroing: the contents of a taken volume
  * are undefined, its affine is the caller's to set). A volume of another grid or kind, or one
  * for a slot that is full, is freed.
@@ -28,6 +28,7 @@
 G_BEGIN_DECLS
 
 typedef struct {
+  const NwVoxelAllocator *allocator; /* of the volumes made (NULL: GLib's); fixed at init */
   GMutex lock;
   /* under lock */
   NwVolume *slot[2];   /* image (nc 1), field (nc 3); NULL: none kept */
@@ -36,7 +37,10 @@ typedef struct {
   guint64 made;        /* volumes asked of the allocator so far (take's fallback, prepare) */
 } NwLiveSpares;
 
-void nw_live_spares_init(NwLiveSpares *sp);
+/* Volumes made with allocator (NULL: GLib's, nw_volume_new): pinned host memory lets the
+ * download copy straight into a frame (cuda/live_front.cu). Only volumes of that allocator
+ * are kept; others given back are freed. */
+void nw_live_spares_init(NwLiveSpares *sp, const NwVoxelAllocator *allocator);
 /* Frees what is kept. No other call may be running. */
 void nw_live_spares_clear(NwLiveSpares *sp);
 

@@ -6,34 +6,71 @@
 
 #include "nw_error.h"
 
-NwVolume *nw_volume_new(int nx, int ny, int nz, int nc, GError **error)
+/* The voxel count of a volume of these sizes, 0 (and an error) when they are not valid. */
+static size_t checked_voxels(int nx, int ny, int nz, int nc, GError **error)
 {
   if (nx <= 0 || ny <= 0 || nz <= 0 || nc <= 0) {
     g_set_error(error, NW_ERROR, NW_ERROR_INVALID, "invalid volume size %d x %d x %d x %d", nx,
                 ny, nz, nc);
-    return NULL;
+    return 0;
   }
   size_t n = (size_t)nx * (size_t)ny * (size_t)nz;
   if (n > NW_MAX_VOXELS || n * (size_t)nc > NW_MAX_VOXELS * 3u) {
     g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
                 "volume size %d x %d x %d (%zu voxels) exceeds the limit of %zu voxels", nx, ny,
                 nz, n, NW_MAX_VOXELS);
-    return NULL;
+    return 0;
   }
-  float *data = g_try_malloc0_n(n * (size_t)nc, sizeof(float));
-  if (data == NULL) {
-    g_set_error(error, NW_ERROR, NW_ERROR_NOMEM, "out of memory for %zu voxels (%.1f MiB)",
-                n, (double)(n * (size_t)nc * sizeof(float)) / 1048576.0);
-    return NULL;
-  }
+  return n;
+}
+
+static void set_no_memory(size_t n, int nc, GError **error)
+{
+  g_set_error(error, NW_ERROR, NW_ERROR_NOMEM, "out of memory for %zu voxels (%.1f MiB)", n,
+              (double)(n * (size_t)nc * sizeof(float)) / 1048576.0);
+}
+
+/* The header of a volume around data (owned, from allocator). */
+static NwVolume *wrap(float *data, const NwVoxelAllocator *allocator, int nx, int ny, int nz,
+                      int nc)
+{
   NwVolume *v = g_new0(NwVolume, 1);
   v->nx = nx;
   v->ny = ny;
   v->nz = nz;
   v->nc = nc;
   v->data = data;
+  v->allocator = allocator;
   nw_volume_set_spacing(v, 1.0, 1.0, 1.0);
   return v;
+}
+
+NwVolume *nw_volume_new(int nx, int ny, int nz, int nc, GError **error)
+{
+  const size_t n = checked_voxels(nx, ny, nz, nc, error);
+  if (n == 0)
+    return NULL;
+  float *data = g_try_malloc0_n(n * (size_t)nc, sizeof(float));
+  if (data == NULL) {
+    set_no_memory(n, nc, error);
+    return NULL;
+  }
+  return wrap(data, NULL, nx, ny, nz, nc);
+}
+
+NwVolume *nw_volume_new_from(const NwVoxelAllocator *allocator, int nx, int ny, int nz, int nc,
+                             GError **error)
+{
+  g_return_val_if_fail(allocator != NULL, NULL);
+  const size_t n = checked_voxels(nx, ny, nz, nc, error);
+  if (n == 0)
+    return NULL;
+  float *data = allocator->alloc(n * (size_t)nc * sizeof(float));
+  if (data == NULL) {
+    set_no_memory(n, nc, error);
+    return NULL;
+  }
+  return wrap(data, allocator, nx, ny, nz, nc);
 }
 
 NwVolume *nw_volume_new_like(const NwVolume *like, int nc, GError **error)
@@ -104,6 +141,7 @@ NwVolume *nw_volume_copy(const NwVolume *v)
   *c = *v;
   const size_t n = nw_volume_n_floats(v);
   c->data = g_new(float, n);
+  c->allocator = NULL;
   nw_copy_floats(c->data, v->data, n);
   return c;
 }
@@ -120,7 +158,10 @@ void nw_volume_free(NwVolume *v)
 {
   if (v == NULL)
     return;
-  g_free(v->data);
+  if (v->allocator != NULL)
+    v->allocator->free(v->data);
+  else
+    g_free(v->data);
   g_free(v);
 }
 

@@ -26,17 +26,32 @@ G_BEGIN_DECLS
  * on the GPU and absurd headers are refused before any allocation. */
 #define NW_MAX_VOXELS ((size_t)G_MAXINT32)
 
+/* Where a volume's voxels come from when not from GLib: memory a GPU copies into without a
+ * CPU copy (pinned host memory, the live view's host frames: cuda/live_front.cu). alloc
+ * returns `bytes` bytes or NULL; free takes what alloc returned. Both any thread. */
+typedef struct {
+  void *(*alloc)(size_t bytes);
+  void (*free)(void *memory);
+} NwVoxelAllocator;
+
 typedef struct {
   int nx, ny, nz;         /* voxels along i, j, k */
   int nc;                 /* components per voxel: 1 scalar, 3 vector */
   float spacing_mm[3];    /* voxel size along i, j, k (norms of the affine's columns) */
   double vox_to_ras[16];  /* row-major 4x4: voxel index -> world RAS mm */
   float *data;            /* nx*ny*nz*nc floats, layout above; owned */
+  /* data's allocator: NULL GLib's (every volume but those of nw_volume_new_from); a copy of
+   * the struct that takes other memory must set it (nw_volume_copy does) */
+  const NwVoxelAllocator *allocator;
 } NwVolume;
 
 /* A zero-filled volume with the identity-times-spacing affine (spacing 1 mm); NULL and an
  * NW_ERROR_INVALID/NOMEM error if sizes are not positive, too large or memory is short. */
 NwVolume *nw_volume_new(int nx, int ny, int nz, int nc, GError **error);
+/* The same with its voxels from allocator (kept for the volume's life), contents undefined:
+ * for memory a caller fills entirely. NULL and an NW_ERROR_INVALID/NOMEM error as above. */
+NwVolume *nw_volume_new_from(const NwVoxelAllocator *allocator, int nx, int ny, int nz, int nc,
+                             GError **error);
 /* A zero-filled volume on the same grid (dims, spacing, affine) as like, with nc components. */
 NwVolume *nw_volume_new_like(const NwVolume *like, int nc, GError **error);
 /* n floats from src to dst in 1 MiB pieces over the cores (OpenMP), from 4 MiB on. */

@@ -1136,6 +1136,7 @@ NwVolume **host_levels(const NwVolume *v, int n, GError **error)
   levels[n - 1] = g_new(NwVolume, 1);
   *levels[n - 1] = *v;
   levels[n - 1]->data = nullptr;
+  levels[n - 1]->allocator = nullptr;
   for (int l = n - 2; l >= 0; l--) {
     levels[l] = g_new(NwVolume, 1);
     nw_downsample2_header(levels[l + 1], levels[l]);

@@ -25,11 +25,11 @@ struct NwLiveFront {
   float4 *field; /* nx*ny*nz, or NULL until a frame with a field */
   guint64 grid_generation;
   /* Host downloads (nw_live_front_download), serialised by dl_lock: their own stream, and
-   * device staging and pinned host buffers of dl_cap floats each (reduced image, then the
-   * reduced field as 3 floats per voxel), grown when a frame needs more. */
+   * a device staging buffer of dl_cap floats (reduced image, then the reduced field as 3
+   * floats per voxel), grown when a frame needs more. */
   GMutex dl_lock;
   cudaStream_t dl_stream;
-  float *d_small, *h_small;
+  float *d_small;
   size_t dl_cap;
   /* Fronts that only feed host frames keep a reduced frame (nw_live_front_set_reduce):
    * publish_max_voxels bounds its grid (0: full size), reduce is the factor of the last
@@ -37,10 +37,32 @@ struct NwLiveFront {
   size_t publish_max_voxels;
   int reduce;
   /* Host volumes for the next download (core/live_spares.h, its own lock): the ones the
-   * taker gave back (nw_live_front_recycle), else made and touched ahead of it, since filling
-   * fresh memory costs a page fault per page, which would delay the frame. */
+   * taker gave back (nw_live_front_recycle), else made ahead of it. Their memory is pinned
+   * (kPinnedVoxels), so the download's copy lands in the frame itself: no CPU copy from a
+   * staging buffer (0.8 ms a 10 MB frame on the H100 host, 3-5 times that in its slow
+   * moments: most of the host path's late frames, issue 8). */
   NwLiveSpares spares;
 };
+
+/* Pinned host memory for the frames' volumes. Portable: freed on whichever thread lets go
+ * of the volume last (the display's, mostly). cudaFreeHost waits for the device: the spares
+ * free only when the grid changes or a slot is full, not per frame. */
+static void *pinned_alloc(size_t bytes)
+{
+  void *p = NULL;
+  if (cudaHostAlloc(&p, bytes, cudaHostAllocPortable) != cudaSuccess) {
+    cudaGetLastError(); /* not an error of the next call: the spares fall back to GLib's */
+    return NULL;
+  }
+  return p;
+}
+
+static void pinned_free(void *memory)
+{
+  cudaFreeHost(memory);
+}
+
+static const NwVoxelAllocator kPinnedVoxels = {pinned_alloc, pinned_free};
 
 extern "C" NwLiveFront *nw_live_front_new(GError **error)
 {
@@ -53,7 +75,7 @@ extern "C" NwLiveFront *nw_live_front_new(GError **error)
   f->iteration = -1;
   f->reduce = 1;
   g_mutex_init(&f->dl_lock);
-  nw_live_spares_init(&f->spares);
+  nw_live_spares_init(&f->spares, &kPinnedVoxels);
   if (!NW_CUDA_CHECK(cudaEventCreateWithFlags(&f->ready, cudaEventDisableTiming), error) ||
       !NW_CUDA_CHECK(cudaEventCreateWithFlags(&f->consumed, cudaEventDisableTiming), error)) {
     nw_live_front_free(f);
@@ -76,7 +98,6 @@ extern "C" void nw_live_front_free(NwLiveFront *f)
     cudaStreamDestroy(f->dl_stream);
   }
   cudaFree(f->d_small);
-  cudaFreeHost(f->h_small);
   nw_live_spares_clear(&f->spares);
   cudaFree(f->image);
   cudaFree(f->field);
@@ -264,7 +285,7 @@ __global__ void reduce_frame_kernel(float *__restrict__ out, const float *__rest
   }
 }
 
-/* Under dl_lock: the download stream and room for `floats` staging floats. */
+/* Under dl_lock: the download stream and room for `floats` device staging floats. */
 static gboolean fit_download(NwLiveFront *f, size_t floats, GError **error)
 {
   if (f->dl_stream == NULL)
@@ -275,19 +296,16 @@ static gboolean fit_download(NwLiveFront *f, size_t floats, GError **error)
   if (!NW_CUDA_CHECK(cudaStreamSynchronize(f->dl_stream), error))
     return FALSE;
   cudaFree(f->d_small);
-  cudaFreeHost(f->h_small);
-  f->d_small = f->h_small = NULL;
+  f->d_small = NULL;
   f->dl_cap = 0;
   if (!NW_CUDA_CHECK(cudaMalloc(&f->d_small, floats * sizeof(float)), error))
-    return FALSE;
-  if (!NW_CUDA_CHECK(cudaMallocHost(&f->h_small, floats * sizeof(float)), error))
     return FALSE;
   f->dl_cap = floats;
   return TRUE;
 }
 
-/* A front of host frames has a new grid d: the downloader's stream, staging, pinned and host
- * buffers for it now, on the writer's thread, and its kernel loaded (CUDA loads a module at
+/* A front of host frames has a new grid d: the downloader's stream, staging and (pinned)
+ * host volumes for it now, on the writer's thread, and its kernel loaded (CUDA loads a module at
  * its first launch), so that the first frame a display asks for does not wait for them
  * (pinning ~10 MB takes milliseconds) while the job runs on: the job pays it once per grid
  * instead. Skipped when a download holds them (it grows them). */
@@ -308,9 +326,10 @@ static void reserve_download(NwLiveFront *f, const int d[3])
   g_mutex_unlock(&f->dl_lock);
 }
 
-/* Under dl_lock, after nw_live_spares_set_grid: a volume of the reduced grid holding `nc`
- * floats per voxel from src (a spare one when there is; every float and the affine are
- * overwritten, so a recycled volume needs no clearing). */
+/* Under dl_lock, after nw_live_spares_set_grid: a volume of the reduced grid with `nc`
+ * floats per voxel (a spare one when there is), its copy from src (device memory) queued on
+ * the download stream. Every float and the affine are overwritten, so a recycled volume
+ * needs no clearing. */
 static NwVolume *host_volume(NwLiveFront *f, const double affine[16], int nc, const float *src,
                              GError **error)
 {
@@ -318,12 +337,17 @@ static NwVolume *host_volume(NwLiveFront *f, const double affine[16], int nc, co
   if (v == NULL)
     return NULL;
   nw_volume_set_affine(v, affine);
-  nw_copy_floats_beside(v->data, src, nw_volume_n_floats(v)); /* the frame waits for it */
+  if (!NW_CUDA_CHECK(cudaMemcpyAsync(v->data, src, nw_volume_n_floats(v) * sizeof(float),
+                                     cudaMemcpyDeviceToHost, f->dl_stream),
+                     error)) {
+    nw_live_spares_give(&f->spares, v);
+    return NULL;
+  }
   return v;
 }
 
 /* Under dl_lock: reduce on the GPU inside one read of the front (so the writer waits only
- * for the kernel), then copy to pinned memory and wait for that copy. When the staging is
+ * for the kernel), then copy into the frame's (pinned) volumes and wait for those copies. When the staging is
  * too small for the frame (a first download, a finer level) the read is given up, the
  * buffers grown, and the read made again. */
 static gboolean download_locked(NwLiveFront *f, int reduce, NwFrame *out, GError **error)
@@ -354,21 +378,16 @@ static gboolean download_locked(NwLiveFront *f, int reduce, NwFrame *out, GError
         f->d_small, v.image, (const float4 *)v.field, g);
     gboolean ok = NW_CUDA_CHECK(nw_cuda_launched(f->dl_stream), error);
     nw_live_front_end_read(f, f->dl_stream); /* the writer may publish after the kernel */
-    ok = ok &&
-         NW_CUDA_CHECK(cudaMemcpyAsync(f->h_small, f->d_small, floats * sizeof(float),
-                                       cudaMemcpyDeviceToHost, f->dl_stream),
-                       error) &&
-         NW_CUDA_CHECK(cudaStreamSynchronize(f->dl_stream), error);
     if (!ok)
       return FALSE;
     out->iteration = v.iteration;
     nw_live_spares_set_grid(&f->spares, g.d);
-    out->image = host_volume(f, affine, 1, f->h_small, error);
-    if (out->image == NULL)
-      return FALSE;
-    if (v.field != NULL && (out->field = host_volume(f, affine, 3, f->h_small + n, error)) == NULL)
-      return FALSE;
-    return TRUE;
+    /* on an error the caller clears out after the stream's copies are waited for below */
+    ok = (out->image = host_volume(f, affine, 1, f->d_small, error)) != NULL &&
+         (v.field == NULL || (out->field = host_volume(f, affine, 3, f->d_small + n, error)) != NULL);
+    /* the frame's copies done (also after an error: its volumes are freed after this) */
+    const cudaError_t synced = cudaStreamSynchronize(f->dl_stream);
+    return ok && NW_CUDA_CHECK(synced, error);
   }
   g_set_error(error, NW_ERROR, NW_ERROR_DEVICE, "the front kept changing size");
   return FALSE;

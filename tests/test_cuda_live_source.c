@@ -123,9 +123,18 @@ static void test_download_parity(void)
   cudaFree(d_u);
 }
 
+/* The memory of v is pinned host memory of CUDA's: the download copies into it directly. */
+static void assert_pinned(const NwVolume *v)
+{
+  struct cudaPointerAttributes at;
+  CUDA_OK(cudaPointerGetAttributes(&at, v->data));
+  g_assert_cmpint(at.type, ==, cudaMemoryTypeHost);
+  g_assert_nonnull(v->allocator);
+}
+
 /* A front of host frames: the volumes of a download given back are the ones the next
- * download fills (the same memory: no allocation per frame), and they hold the next frame's
- * values, not the ones they held. */
+ * download fills (the same memory: no allocation per frame), pinned, and they hold the next
+ * frame's values, not the ones they held. */
 static void test_download_into_recycled(void)
 {
   const int nx = 30, ny = 20, nz = 10;
@@ -152,6 +161,8 @@ static void test_download_into_recycled(void)
   publish_and_download(front, img2, d_img, d_u, 2, &next);
   g_assert_true(next.image->data == image_data);
   g_assert_true(next.field->data == field_data);
+  assert_pinned(next.image);
+  assert_pinned(next.field);
   g_autoptr(NwVolume) want_img = nw_live_reduce(img2, r, FALSE, NULL);
   g_autoptr(NwVolume) want_u = nw_live_reduce(u2, r, TRUE, NULL);
   g_autoptr(NwVolume) old_img = nw_live_reduce(img, r, FALSE, NULL);

@@ -4,7 +4,8 @@
  * prepare makes volumes ahead only while the taker gives nothing back; and a downloader and
  * a display on two threads, the display keeping the frame it shows (as the application's
  * layers) or giving each back at once (as the benchmark), make no volume after the first
- * few however many frames pass. */
+ * few however many frames pass; spares of another allocator (the pinned memory of the CUDA
+ * downloader) make their volumes with it, keep only its volumes and free through it. */
 #include <string.h>
 
 #include "live_spares.h"
@@ -20,7 +21,7 @@ static NwVolume *volume_of(const int d[3], int nc)
 static void test_given_back_is_taken(void)
 {
   NwLiveSpares sp;
-  nw_live_spares_init(&sp);
+  nw_live_spares_init(&sp, NULL);
   nw_live_spares_set_grid(&sp, grid);
   g_autoptr(GError) error = NULL;
   NwVolume *image = nw_live_spares_take(&sp, 1, &error); /* nothing kept: a new one */
@@ -62,7 +63,7 @@ static void test_given_back_is_taken(void)
 static void test_new_grid(void)
 {
   NwLiveSpares sp;
-  nw_live_spares_init(&sp);
+  nw_live_spares_init(&sp, NULL);
   nw_live_spares_set_grid(&sp, grid);
   nw_live_spares_give(&sp, volume_of(grid, 1));
   g_assert_nonnull(sp.slot[0]);
@@ -84,7 +85,7 @@ static void test_new_grid(void)
 static void test_prepare(void)
 {
   NwLiveSpares sp;
-  nw_live_spares_init(&sp);
+  nw_live_spares_init(&sp, NULL);
   nw_live_spares_prepare(&sp); /* no grid yet: nothing */
   g_assert_null(sp.slot[0]);
   nw_live_spares_set_grid(&sp, grid);
@@ -141,7 +142,7 @@ static gpointer downloader(gpointer data)
 static guint64 run_pipe(gboolean keep_shown)
 {
   Pipe p;
-  nw_live_spares_init(&p.sp);
+  nw_live_spares_init(&p.sp, NULL);
   p.frames = g_async_queue_new();
   p.asks = g_async_queue_new();
   GThread *t = g_thread_new("downloader", downloader, &p);
@@ -178,6 +179,57 @@ static void test_two_threads(void)
   g_assert_cmpuint(run_pipe(TRUE), <=, 4);
 }
 
+/* An allocator that counts: its blocks are GLib's, with a header word to tell them apart. */
+static int counted_live;
+static void *counted_alloc(size_t bytes)
+{
+  counted_live++;
+  guint64 *p = g_malloc(bytes + sizeof(guint64));
+  p[0] = 0x5350415245u; /* "SPARE" */
+  return p + 1;
+}
+static void counted_free(void *memory)
+{
+  if (memory == NULL)
+    return;
+  guint64 *p = (guint64 *)memory - 1;
+  g_assert_cmphex(p[0], ==, 0x5350415245u); /* a block of this allocator, not GLib's own */
+  counted_live--;
+  g_free(p);
+}
+static const NwVoxelAllocator counted = {counted_alloc, counted_free};
+
+static void test_allocator(void)
+{
+  NwLiveSpares sp;
+  nw_live_spares_init(&sp, &counted);
+  nw_live_spares_set_grid(&sp, grid);
+  nw_live_spares_prepare(&sp);
+  g_assert_cmpint(counted_live, ==, 2);
+  g_assert_true(sp.slot[0]->allocator == &counted);
+  NwVolume *image = nw_live_spares_take(&sp, 1, NULL);
+  NwVolume *field = nw_live_spares_take(&sp, 3, NULL); /* and a third made by take itself */
+  NwVolume *image2 = nw_live_spares_take(&sp, 1, NULL);
+  g_assert_true(image2->allocator == &counted);
+  g_assert_cmpint(counted_live, ==, 3);
+  /* a volume of GLib's memory of the right grid and kind is not kept: the download copies
+   * into the spares without looking */
+  nw_live_spares_give(&sp, volume_of(grid, 1));
+  g_assert_null(sp.slot[0]);
+  nw_live_spares_give(&sp, image);
+  g_assert_true(sp.slot[0] == image);
+  nw_live_spares_give(&sp, image2); /* the slot is full: freed through the allocator */
+  g_assert_cmpint(counted_live, ==, 2);
+  /* a copy is GLib's; freeing it and the taker's field leaves the kept one */
+  NwVolume *copy = nw_volume_copy(field);
+  g_assert_null(copy->allocator);
+  nw_volume_free(copy);
+  nw_volume_free(field);
+  g_assert_cmpint(counted_live, ==, 1);
+  nw_live_spares_clear(&sp);
+  g_assert_cmpint(counted_live, ==, 0);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -185,5 +237,6 @@ int main(int argc, char **argv)
   g_test_add_func("/live-spares/new-grid", test_new_grid);
   g_test_add_func("/live-spares/prepare", test_prepare);
   g_test_add_func("/live-spares/two-threads", test_two_threads);
+  g_test_add_func("/live-spares/allocator", test_allocator);
   return g_test_run();
 }

@@ -29,8 +29,10 @@
  * (which makes the textures and their upload rings); and per late frame (the `late` records)
  * the same two counts during that display frame and the CPU time the hypervisor stole from
  * the machine meanwhile (the steal column of /proc/stat's first line, summed over the CPUs,
- * in steps of a clock tick, usually 10 ms; -1 where there is none), read before each display
- * frame (~20 us, outside its timings) and after a late one.
+ * in steps of a clock tick, usually 10 ms; -1 where there is none), and the involuntary
+ * context switches of the process's threads and of the display thread (another thread was
+ * given their core while they could run), read before each display frame (~20 us, outside
+ * its timings) and after a late one.
  *
  * GL: an EGL context on the GPU's own driver (EGL device platform: no X needed). Exits 77
  * without a CUDA device or when the GL context is not on a CUDA device. Main thread draws;
@@ -164,6 +166,14 @@ static long minor_faults(int who)
   return getrusage(who, &ru) == 0 ? ru.ru_minflt : 0;
 }
 
+/* Times the kernel took the CPU from the threads of who while they could run (involuntary
+ * context switches): another thread, of this process or not, was given their core. */
+static long preemptions(int who)
+{
+  struct rusage ru;
+  return getrusage(who, &ru) == 0 ? ru.ru_nivcsw : 0;
+}
+
 /* CPU time the hypervisor has stolen from the machine so far, summed over its CPUs, in ms:
  * the 8th number of /proc/stat's "cpu" line, in clock ticks. -1 where there is none. */
 static double steal_ms_now(void)
@@ -188,11 +198,13 @@ static double steal_ms_now(void)
 typedef struct {
   long faults, display_faults; /* minor page faults: the process's, the display thread's */
   double steal_ms;             /* -1: not known */
+  long preempted, display_preempted; /* involuntary switches: the process's, the display's */
 } MachineCounts;
 
 static MachineCounts machine_counts(void)
 {
-  return (MachineCounts){minor_faults(RUSAGE_SELF), minor_faults(RUSAGE_THREAD), steal_ms_now()};
+  return (MachineCounts){minor_faults(RUSAGE_SELF), minor_faults(RUSAGE_THREAD), steal_ms_now(),
+                         preemptions(RUSAGE_SELF), preemptions(RUSAGE_THREAD)};
 }
 
 /* What happened between two readings (steal -1 when either is not known). */
@@ -201,7 +213,9 @@ static MachineCounts machine_since(MachineCounts before)
   const MachineCounts now = machine_counts();
   return (MachineCounts){now.faults - before.faults, now.display_faults - before.display_faults,
                          now.steal_ms >= 0 && before.steal_ms >= 0 ? now.steal_ms - before.steal_ms
-                                                                   : -1};
+                                                                   : -1,
+                         now.preempted - before.preempted,
+                         now.display_preempted - before.display_preempted};
 }
 
 typedef struct {
@@ -598,6 +612,9 @@ static void json_path(JsonBuilder *b, const PathResult *r, double alone_ms)
     nw_json_member_number(b, "minor_faults_display_thread",
                           (double)r->late[i].during.display_faults);
     nw_json_member_number(b, "steal_ms", r->late[i].during.steal_ms);
+    nw_json_member_number(b, "preemptions", (double)r->late[i].during.preempted);
+    nw_json_member_number(b, "preemptions_display_thread",
+                          (double)r->late[i].during.display_preempted);
     json_builder_end_object(b);
   }
   json_builder_end_array(b);

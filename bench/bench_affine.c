@@ -15,7 +15,10 @@
  *
  * At u16 the linear and cubic kernels gather the moving image's taps from a texture
  * (cuda/affine_texture_cuda.cuh; "moving_reads": "texture"); NW_AFFINE_TEXTURE=0 times the
- * plain loads instead ("loads"), which give the same samples.
+ * plain loads instead ("loads"), which give the same samples. Through the texture, linear
+ * with mse or ncc, each thread takes several voxels of a row (cuda/affine_cost_rows_cuda.cuh;
+ * "voxels_per_thread": 4 in 2D, 2 in 3D); NW_AFFINE_VOXELS_PER_THREAD=1 times the one-voxel
+ * kernel instead (1), =2 or =4 sets the number, with the same samples.
  *
  * Every case is first validated: the CUDA cost equals the CPU cost to 1e-4 relative on the
  * same transform; the benchmark exits 1 when one does not, after writing its JSON.
@@ -139,6 +142,10 @@ static gboolean run_case(JsonBuilder *b, const Case *c, NwAffineMetric metric, i
                       : nw_affine_cost_cuda_texture_levels() > texture_levels ? "texture"
                                                                                : "loads";
   nw_json_member_string(b, "moving_reads", reads);
+  /* fixed voxels a thread of the kernel timed (cuda/affine_cost_rows_cuda.cuh) */
+  const guint per_thread =
+      c->precision == NW_AFFINE_PRECISION_U16 && ok ? nw_affine_cost_cuda_voxels_per_thread() : 1;
+  nw_json_member_number(b, "voxels_per_thread", per_thread);
   double us = -1.0, cpu_us = -1.0;
   if (ok) {
     nw_json_member_number(b, "cost_cpu", vc.cost);
@@ -164,10 +171,11 @@ static gboolean run_case(JsonBuilder *b, const Case *c, NwAffineMetric metric, i
     nw_json_member_string(b, "error", "CUDA and CPU costs differ beyond 1e-4 relative");
   json_builder_end_object(b);
   fprintf(stderr,
-          "%dx%dx%d %-7s %-6s %-7s cuda %9.1f us/eval %8.1f GB/s   cpu %9.2f ms/eval   rel "
+          "%dx%dx%d %-7s %-6s %-7s x%u cuda %9.1f us/eval %8.1f GB/s   cpu %9.2f ms/eval   rel "
           "%.1e%s\n",
           c->nx, c->ny, c->nz, nw_sampler_name(c->sampler),
-          nw_affine_precision_name(c->precision), reads, us, bytes * n / (us * 1e-6) / 1e9,
+          nw_affine_precision_name(c->precision), reads, per_thread, us,
+          bytes * n / (us * 1e-6) / 1e9,
           cpu_us / 1e3, rel, error ? "  ERROR" : (parity ? "" : "  MISMATCH"));
   if (error != NULL)
     fprintf(stderr, "bench_affine: %s\n", error->message);

@@ -36,8 +36,12 @@
  * evaluate_u16, each operation an explicit IEEE one: the same voxels and samples as the CPU,
  * bit for bit. With linear and cubic sampling the moving codes are also copied into a layered
  * texture (affine_texture_cuda.cuh), from which the kTexture variants gather the taps, four a
- * request: the same samples (NW_AFFINE_TEXTURE=0 keeps the plain loads, kCodes). The float
- * levels stay for warp (the result's and the frames' image). The codes
+ * request: the same samples (NW_AFFINE_TEXTURE=0 keeps the plain loads, kCodes). Linear
+ * through the texture with mse or ncc and no masks takes the rows variants (rows_kernel,
+ * affine_cost_rows_cuda.cuh): a thread has K consecutive voxels of a fixed row (4 in 2D, 2 in
+ * 3D) and issues their gathers together, for the same voxels and samples; the sums differ in
+ * order only (NW_AFFINE_VOXELS_PER_THREAD=1 keeps the one-voxel kernel, =2 or =4 sets K). The
+ * float levels stay for warp (the result's and the frames' image). The codes
  * live in one grow-only work buffer, the pyramids' smoothing buffers before. Large copies to
  * and from the host go through a pinned pair of chunks (staging_cuda.cuh). */
 #include <cuda_runtime.h>
@@ -45,6 +49,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "affine_cost_rows_cuda.cuh"
 #include "affine_method.h"
 #include "affine_quant.h"
 #include "affine_stats_cuda.cuh"
@@ -69,8 +74,13 @@ constexpr int kMaxKept = 32; /* device levels kept: 4 pyramids of up to 8 levels
 constexpr int kMaxBatch = NW_AFFINE_MAX_BATCH;
 /* How the cost kernel reads the level: float images (the reference), u16 codes through
  * plain loads, or u16 codes with the moving image's taps gathered from a texture (linear and
- * cubic; the same samples, affine_texture_cuda.cuh). Also the index of CudaCost's variants. */
-enum Storage { kSingle = 0, kCodes = 1, kTexture = 2, kStorages = 3 };
+ * cubic; the same samples, affine_texture_cuda.cuh); the last also with K voxels of a row a
+ * thread (rows_kernel: linear without mi or masks), in four forms (NwRowsForm): 3D or 2D,
+ * with a short group at each row's end or every group whole. Also the index of CudaCost's
+ * variants. */
+enum Storage { kSingle = 0, kCodes = 1, kTexture = 2, kRows = 3, kStorages = kRows + 4 };
+constexpr int kRows2D = 1;    /* added to kRows where NwRowsForm.flat */
+constexpr int kRowsWhole = 2; /* added to kRows where NwRowsForm.whole */
 /* Blocks of 256 an SM the u16 variants are compiled for (sm_90, ptxas -v): linear through the
  * texture 6 (40 registers, no spills: 75 % occupancy, for an evaluation that waits on its
  * gathers: 16 cycles between a warp's instructions at 5 blocks, ncu on an H100); nearest and
@@ -117,6 +127,7 @@ struct EvalArgs {
   unsigned long long *hist; /* bins², fixed-point; zero between evaluations (mi) */
   unsigned int *done;       /* blocks finished; zero between evaluations */
   double *out;              /* kSums + bins²: pinned host memory, mapped */
+  NwRowsGrid rows; /* rows_kernel: the launch's stride split for the fixed grid (launch_grid) */
 };
 
 /* ---- sampling: sampler.c, line for line (32-bit offsets: images < 2^31 voxels) ----------- */
@@ -402,6 +413,40 @@ struct VoxelWalk {
   }
 };
 
+/* Where evaluation q of a launch (blockIdx.y of a batch, else 0) leaves its results: its
+ * blocks' partials, its histogram, its counter of finished blocks and its output. */
+struct EvalOut {
+  double *partials;
+  unsigned long long *hist;
+  unsigned int *done;
+  double *out;
+};
+
+template <bool MI>
+__device__ inline EvalOut eval_out(const EvalArgs &a, unsigned int q, int hist_len)
+{
+  return {a.partials + (size_t)q * gridDim.x * kSums, MI ? a.hist + (size_t)q * hist_len : nullptr,
+          a.done + q, a.out + (size_t)q * (kSums + hist_len)};
+}
+
+/* The block's sums s into its partials; the last block of the evaluation to get here adds up
+ * every block's (finish). Every thread calls it. */
+__device__ void block_done(const double s[kSums], const EvalOut &o, int hist_len)
+{
+  block_sums(s, o.partials + (size_t)blockIdx.x * kSums);
+  /* the block's sums and histogram additions are visible device-wide before it counts */
+  __shared__ bool last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0)
+    last = atomicAdd(o.done, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (last) {
+    __threadfence();
+    finish(o.partials, o.hist, o.done, o.out, hist_len);
+  }
+}
+
 /* One evaluation in one launch: a thread per fixed voxel (grid-stride) maps it, tests the
  * masks and the domain, samples the moving image with sampler S and adds to six double
  * sums (and, with MI, to the joint histogram); each block writes its sums, and the last
@@ -431,16 +476,13 @@ __global__ void __launch_bounds__(kBlock, min_blocks(S, MI, (Storage)P))
   }
   const double *const map = BATCH ? batch_map : a.map;
   const float *const mapf = BATCH ? batch_mapf : a.mapf;
-  double *const partials = a.partials + (size_t)q * gridDim.x * kSums;
-  unsigned long long *const ghist = MI ? a.hist + (size_t)q * hist_len : nullptr;
-  unsigned int *const done = a.done + q;
-  double *const out = a.out + (size_t)q * (kSums + hist_len);
+  const EvalOut o = eval_out<MI>(a, q, hist_len);
   if (MI && a.shared_hist) {
     for (int b = threadIdx.x; b < hist_len; b += blockDim.x)
       shared_hist[b] = 0;
     __syncthreads();
   }
-  unsigned long long *hist = MI && a.shared_hist ? shared_hist : ghist;
+  unsigned long long *hist = MI && a.shared_hist ? shared_hist : o.hist;
   double s[kSums] = {0, 0, 0, 0, 0, 0};
   const unsigned int stride = gridDim.x * blockDim.x;
   const unsigned int e0 = blockIdx.x * blockDim.x + threadIdx.x;
@@ -466,41 +508,65 @@ __global__ void __launch_bounds__(kBlock, min_blocks(S, MI, (Storage)P))
     __syncthreads(); /* every thread's additions are in before the block's are flushed */
     for (int b = threadIdx.x; b < hist_len; b += blockDim.x)
       if (shared_hist[b] != 0)
-        atomicAdd(&ghist[b], shared_hist[b]);
+        atomicAdd(&o.hist[b], shared_hist[b]);
   }
-  block_sums(s, partials + (size_t)blockIdx.x * kSums);
-  /* the block's sums and histogram additions are visible device-wide before it counts */
-  __shared__ bool last;
-  __threadfence();
-  __syncthreads();
-  if (threadIdx.x == 0)
-    last = atomicAdd(done, 1u) == gridDim.x - 1;
-  __syncthreads();
-  if (last) {
-    __threadfence();
-    finish(partials, ghist, done, out, hist_len);
+  block_done(s, o, hist_len);
+}
+
+/* cost_kernel's kTexture with K voxels a thread (linear, mse or ncc, no masks): a thread per
+ * group of K consecutive voxels of a fixed row (grid-stride over the groups; the short group
+ * at a row's end has masked lanes, unless WHOLE: K divides the rows), the group's K (2K in
+ * 3D) gathers in flight together (affine_cost_rows_cuda.cuh). FLAT: a 2D level. The same
+ * voxels and samples as kTexture's; the sums in another order. */
+template <int K, bool FLAT, bool WHOLE, bool BATCH>
+__global__ void __launch_bounds__(kBlock, nw_rows_min_blocks(K, FLAT, BATCH))
+    rows_kernel(EvalArgs a)
+{
+  __shared__ float batch_mapf[12]; /* as cost_kernel's */
+  if (BATCH) {
+    if (threadIdx.x < 12)
+      batch_mapf[threadIdx.x] = a.mapsf[12 * blockIdx.y + threadIdx.x];
+    __syncthreads();
   }
+  const NwRowsLevel lv = {a.qtexM, a.qF, a.quant_f, a.quant_m, a.fixed_shift, a.moving_shift,
+                          (unsigned int)a.fnx, (unsigned int)a.fny, a.n, a.mnx, a.mny, a.mnz,
+                          a.rows};
+  double s[kSums] = {0, 0, 0, 0, 0, 0};
+  nw_rows_sums<K, FLAT, WHOLE>(lv, BATCH ? batch_mapf : a.mapf,
+                               blockIdx.x * blockDim.x + threadIdx.x, s);
+  block_done(s, eval_out<false>(a, BATCH ? blockIdx.y : 0, 0), 0);
 }
 
 using CostKernel = void (*)(EvalArgs);
 
-/* The variant for a sampler, metric and storage, one evaluation or a batch. Nearest reads
+/* The variant for a sampler, metric and storage, one evaluation or a batch; the rows ones with
+ * k voxels a thread (kTexture's where they do not exist: never chosen, variant). Nearest reads
  * one tap a sample: it has no texture variant (kTexture gives kCodes's). */
-CostKernel cost_kernel_for(NwSampler sampler, bool mi, bool batch, Storage p)
+CostKernel cost_kernel_for(NwSampler sampler, bool mi, bool batch, Storage p, int k)
 {
+  if (p >= kRows && nw_rows_exist(sampler, mi, k)) {
+#define NW_ROWS_BATCH(K, F, W) {rows_kernel<K, F, W, false>, rows_kernel<K, F, W, true>}
+#define NW_ROWS_FORMS(K)                                                                         \
+  {NW_ROWS_BATCH(K, false, false), NW_ROWS_BATCH(K, true, false), NW_ROWS_BATCH(K, false, true), \
+   NW_ROWS_BATCH(K, true, true)}
+    static const CostKernel rows[2][4][2] = {NW_ROWS_FORMS(2), NW_ROWS_FORMS(4)};
+#undef NW_ROWS_FORMS
+#undef NW_ROWS_BATCH
+    return rows[k == 4][p - kRows][batch ? 1 : 0];
+  }
 #define NW_COST_STORAGES(S, MI, B)                                                               \
   {cost_kernel<S, MI, B, kSingle>, cost_kernel<S, MI, B, kCodes>,                               \
    cost_kernel<S, MI, B, (S) == NW_SAMPLER_NEAREST ? kCodes : kTexture>}
 #define NW_COST_VARIANTS(S)                                                                      \
   {{NW_COST_STORAGES(S, false, false), NW_COST_STORAGES(S, false, true)},                        \
    {NW_COST_STORAGES(S, true, false), NW_COST_STORAGES(S, true, true)}}
-  static const CostKernel table[3][2][2][kStorages] = {NW_COST_VARIANTS(NW_SAMPLER_NEAREST),
-                                                       NW_COST_VARIANTS(NW_SAMPLER_LINEAR),
-                                                       NW_COST_VARIANTS(NW_SAMPLER_CUBIC)};
+  static const CostKernel table[3][2][2][kTexture + 1] = {NW_COST_VARIANTS(NW_SAMPLER_NEAREST),
+                                                          NW_COST_VARIANTS(NW_SAMPLER_LINEAR),
+                                                          NW_COST_VARIANTS(NW_SAMPLER_CUBIC)};
 #undef NW_COST_VARIANTS
 #undef NW_COST_STORAGES
   const int si = sampler == NW_SAMPLER_NEAREST ? 0 : sampler == NW_SAMPLER_LINEAR ? 1 : 2;
-  return table[si][mi ? 1 : 0][batch ? 1 : 0][p];
+  return table[si][mi ? 1 : 0][batch ? 1 : 0][p > kTexture ? kTexture : p];
 }
 
 /* nw_affine_quantise on the device: v's codes into q (affine_quant.h). */
@@ -537,7 +603,8 @@ struct CudaCost {
   NwAffineLevel level;
   cudaStream_t stream;
   bool have_stream;
-  /* indexed by Storage: precision single, u16 codes, u16 through the texture */
+  /* indexed by Storage: precision single, u16 codes, u16 through the texture, the same with
+   * rows_k voxels a thread */
   CostKernel kernel[kStorages]; /* the variants for the spec's sampler and metric */
   int max_blocks[kStorages];    /* resident blocks of each on the whole device */
   size_t shared_bytes;  /* the kernel's dynamic shared memory (0: global histogram) */
@@ -554,6 +621,11 @@ struct CudaCost {
   NwCodesTexture qtex;
   bool level_tex;
   int tex_max[3];
+  /* the rows variants' voxels a thread, 3D and 2D (NW_AFFINE_VOXELS_PER_THREAD at creation;
+   * 1: none), whether the current level takes one (set_level), and its form */
+  int rows_k[2];
+  bool level_rows;
+  NwRowsForm rows;
   struct {
     const NwVolume *host; /* the level's host copy, the caller's */
     float *dev;
@@ -602,7 +674,7 @@ void free_level(CudaCost *c)
     c->owned[i] = false;
   }
   c->qF = c->qM = nullptr; /* in prep.work */
-  c->level_tex = false;
+  c->level_tex = c->level_rows = false;
 }
 
 void cuda_destroy(void *impl)
@@ -669,14 +741,43 @@ gboolean resident_blocks(const CostKernel kernel[kStorages], size_t shared_bytes
 Storage variant(const CudaCost *c)
 {
   return c->level.precision != NW_AFFINE_PRECISION_U16 ? kSingle
-         : c->level_tex                                ? kTexture
-                                                       : kCodes;
+         : c->level_rows ? (Storage)(kRows + (c->rows.flat ? kRows2D : 0) +
+                                     (c->rows.whole ? kRowsWhole : 0))
+         : c->level_tex  ? kTexture
+                         : kCodes;
+}
+
+/* The blocks of a launch of variant v for the current level, at most max_blocks (the
+ * resident ones): a thread a fixed voxel, or a group of them (the rows variants, whose
+ * stride a.rows gets). */
+unsigned int launch_grid(const CudaCost *c, Storage v, int max_blocks, EvalArgs *a)
+{
+  const NwVolume *f = c->level.fixed;
+  const size_t threads =
+      v >= kRows ? nw_rows_threads(c->rows, f->nx, f->ny, f->nz) : nw_volume_n_voxels(f);
+  const unsigned int blocks =
+      (unsigned int)MAX(1, MIN((size_t)max_blocks, (threads + kBlock - 1) / kBlock));
+  if (v >= kRows)
+    a->rows = nw_rows_grid(c->rows, (unsigned int)f->nx, (unsigned int)f->ny, blocks * kBlock);
+  return blocks;
 }
 
 /* The largest of the variants' resident blocks (their partials' rows). */
 int most_blocks(const int max_blocks[kStorages])
 {
-  return MAX(max_blocks[kSingle], MAX(max_blocks[kCodes], max_blocks[kTexture]));
+  int most = 0;
+  for (int v = 0; v < kStorages; v++)
+    most = MAX(most, max_blocks[v]);
+  return most;
+}
+
+/* The variants for the spec, one evaluation (batch false) or a batch, into kernel. */
+void cost_kernels(const CudaCost *c, bool batch, CostKernel kernel[kStorages])
+{
+  const bool mi = c->spec.metric == NW_METRIC_MI;
+  for (int p = 0; p < kStorages; p++)
+    kernel[p] = cost_kernel_for(c->spec.sampler, mi, batch, (Storage)p,
+                                c->rows_k[p >= kRows && ((p - kRows) & kRows2D) != 0]);
 }
 
 void *cuda_create(const NwAffineCostSpec *spec, GError **error)
@@ -684,8 +785,8 @@ void *cuda_create(const NwAffineCostSpec *spec, GError **error)
   CudaCost *c = g_new0(CudaCost, 1);
   c->spec = *spec;
   const bool mi = spec->metric == NW_METRIC_MI;
-  for (int p = 0; p < kStorages; p++)
-    c->kernel[p] = cost_kernel_for(spec->sampler, mi, false, (Storage)p);
+  nw_rows_k_from_env(c->rows_k);
+  cost_kernels(c, false, c->kernel);
   const char *env = g_getenv("NW_AFFINE_TEXTURE");
   if (!(env != nullptr && strcmp(env, "0") == 0))
     nw_codes_texture_limits(c->tex_max);
@@ -799,6 +900,9 @@ gboolean quantise(CudaCost *c, uint16_t *q, const float *v, size_t n, NwQuant qu
 
 /* nw_affine_cost_cuda_texture_levels's count */
 int texture_levels = 0;
+
+/* nw_affine_cost_cuda_voxels_per_thread's: the last u16 level's */
+int last_per_thread = 1;
 
 /* Whether the u16 level's moving taps should come from the texture: linear and cubic (one
  * tap a sample for nearest: nothing to gather), where the device's textures hold the image
@@ -920,6 +1024,12 @@ gboolean cuda_set_level(void *impl, const NwAffineLevel *level, GError **error)
     c->level_tex = texture_wanted(c, level) && codes_texture(c, level);
     if (c->level_tex)
       g_atomic_int_inc(&texture_levels);
+    /* K voxels a thread where the texture is read, the spec and the level allow them, and
+     * NW_AFFINE_VOXELS_PER_THREAD did not ask for 1 */
+    c->rows = nw_rows_form(c->rows_k, level->fixed->nx, level->fixed->nz, level->moving->nz, c->qF);
+    c->level_rows = c->level_tex && nw_rows_level_ok(level) &&
+                    nw_rows_exist(c->spec.sampler, c->spec.metric == NW_METRIC_MI, c->rows.k);
+    g_atomic_int_set(&last_per_thread, c->level_rows ? c->rows.k : 1);
   }
   /* the host volumes are only borrowed: wait until the copies are done */
   return NW_CUDA_CHECK(cudaStreamSynchronize(c->stream), error);
@@ -972,8 +1082,8 @@ gboolean cuda_evaluate(void *impl, const double map[12], NwAffineSums *sums, GEr
   EvalArgs a;
   if (!eval_args(c, map, &a, error))
     return FALSE;
-  const int v = variant(c);
-  const int blocks = (int)MIN((size_t)c->max_blocks[v], (a.n + kBlock - 1) / kBlock);
+  const Storage v = variant(c);
+  const unsigned int blocks = launch_grid(c, v, c->max_blocks[v], &a);
   /* one launch and one synchronisation: the last block leaves the result in h_out */
   c->kernel[v]<<<blocks, kBlock, c->shared_bytes, c->stream>>>(a);
   if (!NW_CUDA_CHECK(nw_cuda_launched(c->stream), error) ||
@@ -997,8 +1107,7 @@ gboolean batch_ready(CudaCost *c, GError **error)
   if (c->batch.ready)
     return TRUE;
   CostKernel kernel[kStorages];
-  for (int p = 0; p < kStorages; p++)
-    kernel[p] = cost_kernel_for(c->spec.sampler, c->hist_len > 0, true, (Storage)p);
+  cost_kernels(c, true, kernel);
   const size_t out_bytes = (size_t)kMaxBatch * (kSums + (size_t)c->hist_len) * sizeof(double);
   if (!resident_blocks(kernel, c->shared_bytes, c->batch.max_blocks, error))
     return FALSE;
@@ -1056,10 +1165,8 @@ gboolean cuda_evaluate_batch(void *impl, const double (*maps)[12], int k, NwAffi
   a.hist = c->batch.hist;
   a.done = c->batch.done;
   a.out = c->batch.d_out;
-  const size_t needed = (a.n + kBlock - 1) / kBlock;
-  const int v = variant(c);
-  const unsigned int per_map =
-      (unsigned int)MIN(needed, (size_t)MAX(1, c->batch.max_blocks[v] / k));
+  const Storage v = variant(c);
+  const unsigned int per_map = launch_grid(c, v, MAX(1, c->batch.max_blocks[v] / k), &a);
   if (!NW_CUDA_CHECK(cudaMemcpyAsync(c->batch.d_maps, c->batch.h_maps, kMapsBytes,
                                      cudaMemcpyHostToDevice, c->stream),
                      error))
@@ -1254,6 +1361,11 @@ void *affine_create(const NwMethodInputs *in, const NwParams *p, GError **error)
 extern "C" guint nw_affine_cost_cuda_texture_levels(void)
 {
   return (guint)g_atomic_int_get(&texture_levels);
+}
+
+extern "C" guint nw_affine_cost_cuda_voxels_per_thread(void)
+{
+  return (guint)g_atomic_int_get(&last_per_thread);
 }
 
 extern "C" const NwAffineCostBackend nw_affine_cost_cuda = {

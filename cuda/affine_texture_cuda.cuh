@@ -1,6 +1,7 @@
 /* affine_texture_cuda.cuh — the moving image's u16 codes (affine_quant.h) as a layered 2D
  * texture, read by texture gathers: the u16 cost kernel's linear and cubic samplers through it
- * (affine_cost_cuda.cu). CUDA back end; the caller's stream.
+ * (affine_cost_cuda.cu; with several voxels a thread, affine_cost_rows_cuda.cuh). CUDA back
+ * end; the caller's stream.
  *
  * Why: an evaluation's time goes to the moving image's scattered taps (ncu on an H100 at
  * 3072²: 47 % of the stall cycles on L1TEX loads, neither DRAM nor the issue slots saturated;
@@ -57,20 +58,54 @@ __device__ inline void nw_codes_quad(cudaTextureObject_t t, int k, float x0, flo
   q[3] = (float)b;
 }
 
-/* nw_quant_linear through the texture: the same taps, weights and operations. */
+/* A linear sample's footprint at (x, y, z): the corner (fx, fy) of its 2 x 2 taps in each of
+ * its layers z0 and z1, and its fractions u, w and tz (tz = 0: layer z0 alone, as a flat z
+ * axis always is). Split from the blend so that a thread can gather several samples' taps
+ * before it blends any (affine_cost_rows_cuda.cuh). */
+struct NwLinearTaps {
+  float fx, fy, u, w, tz;
+  int z0, z1;
+};
+
+__device__ inline NwLinearTaps nw_codes_linear_taps(int nz, float x, float y, float z)
+{
+  NwLinearTaps t;
+  t.fx = floorf(x);
+  t.fy = floorf(y);
+  t.u = x - t.fx; /* as nw_quant_linear computes it */
+  t.w = y - t.fy;
+  t.tz = nw_quant_z_taps(z, nz, &t.z0, &t.z1);
+  return t;
+}
+
+/* One layer's bilinear blend of the quad q gathered for t. */
+__device__ inline float nw_codes_bilerp(const NwLinearTaps &t, const float q[4])
+{
+  return nw_quant_bilerp(q[0], q[1], q[2], q[3], t.u, t.w);
+}
+
+/* nw_quant_linear's blend of the quads gathered for t: q0 from layer z0, q1 from z1 (read only
+ * when t.tz != 0). */
+__device__ inline float nw_codes_linear_blend(const NwLinearTaps &t, const float q0[4],
+                                              const float q1[4])
+{
+  const float c0 = nw_codes_bilerp(t, q0);
+  return t.tz == 0.0f ? c0 : nw_quant_lerp(c0, nw_codes_bilerp(t, q1), t.tz);
+}
+
+/* nw_quant_linear through the texture: the same taps, weights and operations. The second
+ * layer is gathered after the first is blended: one quad of registers, not two (the
+ * one-voxel kernel is compiled for 40). */
 __device__ inline float nw_codes_linear(cudaTextureObject_t t, int nz, float x, float y, float z)
 {
-  const float fx = floorf(x), fy = floorf(y);
-  const float u = x - fx, w = y - fy;
-  int z0, z1;
-  const float tz = nw_quant_z_taps(z, nz, &z0, &z1);
+  const NwLinearTaps p = nw_codes_linear_taps(nz, x, y, z);
   float q[4];
-  nw_codes_quad(t, z0, fx, fy, q);
-  const float c0 = nw_quant_bilerp(q[0], q[1], q[2], q[3], u, w);
-  if (tz == 0.0f)
+  nw_codes_quad(t, p.z0, p.fx, p.fy, q);
+  const float c0 = nw_codes_bilerp(p, q);
+  if (p.tz == 0.0f)
     return c0;
-  nw_codes_quad(t, z1, fx, fy, q);
-  return nw_quant_lerp(c0, nw_quant_bilerp(q[0], q[1], q[2], q[3], u, w), tz);
+  nw_codes_quad(t, p.z1, p.fx, p.fy, q);
+  return nw_quant_lerp(c0, nw_codes_bilerp(p, q), p.tz);
 }
 
 /* One row of nw_quant_cubic_row from two quads side by side: r is 0 (the quads' lower row) or

@@ -26,3 +26,10 @@ if(NW_HAVE_CUDA)
               LIBS nw_affine_testutil nw_cuda CUDA LABELS affine)
   target_compile_definitions(test_cuda_affine_cost PRIVATE NW_HAVE_CUDA=1)
 endif()
+# The host half of the affine cost's rows variants (cuda/affine_cost_rows_cuda.cuh): the walk
+# over groups of voxels and the choice of a form. Needs nvcc, not a device: runs in every
+# CUDA build.
+if(NW_HAVE_CUDA)
+  nw_add_test(test_affine_rows_walk SOURCES test_affine_rows_walk.cu LIBS nw_cuda
+              LABELS unit affine)
+endif()

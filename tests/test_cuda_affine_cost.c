@@ -5,7 +5,9 @@
  * scaled affine transforms, on images of different grids; the costs must agree to 1e-4
  * relative (issue 11) and the overlaps exactly (the GPU computes the positions as the CPU
  * does), at both precisions (single: float images, double positions; u16: 16-bit codes,
- * float positions, affine_quant.h); the device's pyramid equals the host's bit for bit. Then whole registrations
+ * float positions, affine_quant.h); the u16 kernel's rows variants (several voxels a thread)
+ * count the same voxels as its one-voxel kernel and agree with it to 1e-12; the device's
+ * pyramid equals the host's bit for bit. Then whole registrations
  * through the method interface: "affine" on CUDA must end where the CPU method ends. Skips (77)
  * without a CUDA device. Main thread; seconds. */
 #include <math.h>
@@ -371,6 +373,201 @@ static void test_texture_too_wide(void)
   nw_affine_cost_free(cpu);
   g_assert_cmpfloat(c.overlap, ==, g.overlap);
   check_close(c.cost, g.cost, "cost", "2D 65600x3 u16 mse linear");
+}
+
+/* A rotation by deg about the z axis through world (cx, cy) (a voxel grid's centre in mm). */
+static void rotation_about(double deg, double cx, double cy, double m[16])
+{
+  const double a = deg * G_PI / 180.0, c = cos(a), s = sin(a);
+  rotation_z(deg, cx - (c * cx - s * cy), cy - (s * cx + c * cy), 0.0, m);
+}
+
+/* A CUDA cost made with NW_AFFINE_VOXELS_PER_THREAD=k (0: unset, the default) at level lv (u16);
+ * *took: the voxels a thread its kernel took there (nw_affine_cost_cuda_voxels_per_thread). */
+static NwAffineCost *rows_cost(const NwAffineCostSpec *spec, const NwAffineLevel *lv, int k,
+                               guint *took)
+{
+  if (k > 0) {
+    char v[8];
+    g_snprintf(v, sizeof v, "%d", k);
+    g_setenv("NW_AFFINE_VOXELS_PER_THREAD", v, TRUE);
+  } else {
+    g_unsetenv("NW_AFFINE_VOXELS_PER_THREAD");
+  }
+  g_autoptr(GError) err = NULL;
+  NwAffineCost *gpu = nw_affine_cost_new(&nw_affine_cost_cuda, spec, &err);
+  g_assert_no_error(err);
+  g_unsetenv("NW_AFFINE_VOXELS_PER_THREAD"); /* read once, at creation */
+  g_assert_true(nw_affine_cost_set_level(gpu, lv, &err));
+  g_assert_no_error(err);
+  *took = nw_affine_cost_cuda_voxels_per_thread();
+  return gpu;
+}
+
+/* The voxels a thread of one evaluation of map m on a cost made as rows_cost makes it. */
+static guint rows_took(const NwAffineCostSpec *spec, const NwAffineLevel *lv, const double m[16],
+                       int k)
+{
+  guint took;
+  NwAffineCost *gpu = rows_cost(spec, lv, k, &took);
+  g_autoptr(GError) err = NULL;
+  NwAffineCostValue v;
+  g_assert_true(nw_affine_cost_eval_matrix(gpu, m, &v, &err));
+  g_assert_no_error(err);
+  nw_affine_cost_free(gpu);
+  return took;
+}
+
+/* The costs of the same voxels and samples, summed in two orders (NW_AFFINE_NO_OVERLAP_COST
+ * for both where the overlap is too small). */
+static void check_same_sums(double one, double rows, const char *where)
+{
+  if (!(fabs(one - rows) <= 1e-12 * fabs(one) + 1e-15))
+    g_error("%s: cost one voxel a thread %.17g, rows %.17g", where, one, rows);
+}
+
+/* The rows variants (K voxels of a row a thread, cuda/affine_cost_rows_cuda.cuh) against the
+ * one-voxel kernel (NW_AFFINE_VOXELS_PER_THREAD=1) and the CPU: linear, mse and ncc, u16
+ * through the texture, K = 2 and 4, and the default (4 in 2D, 2 in 3D). The same voxels
+ * counted as both (overlap: the counts exactly equal), the cost the one-voxel kernel's to
+ * 1e-12 (the same samples, the sums in another order) and the CPU's to 1e-4; a batch of every
+ * map through each rows variant as the one-voxel kernel's alone, to 1e-10. Every
+ * transform of transforms(), a 10 degree rotation about the fixed image's centre, and a shift
+ * that leaves a third of the fixed image outside the moving one (on the narrow images most
+ * of them leave most of it outside: at least identity and half-voxel compare a real
+ * overlap). */
+static void check_rows_pair(int dim, const NwVolume *f, const NwVolume *m)
+{
+  static const MetricCase metrics[] = {{NW_METRIC_MSE, 32, FALSE, "mse"},
+                                       {NW_METRIC_NCC, 32, FALSE, "ncc"}};
+  static const int ks[] = {2, 4, 0};
+  Xform xf[6];
+  int n_xf = transforms(dim, xf);
+  rotation_about(10.0, 0.5 * (f->nx - 1) * f->spacing_mm[0], 0.5 * (f->ny - 1) * f->spacing_mm[1],
+                 xf[n_xf].m);
+  xf[n_xf++].name = "rotated-10";
+  rotation_z(3.0, 0.35 * m->nx, -0.2 * m->ny, dim == 3 ? 0.3 * m->nz : 0.0, xf[n_xf].m);
+  xf[n_xf++].name = "edges";
+  const NwAffineLevel lv = {
+      .dim = dim, .fixed = f, .moving = m, .precision = NW_AFFINE_PRECISION_U16};
+  for (gsize mc = 0; mc < G_N_ELEMENTS(metrics); mc++) {
+    const NwAffineCostSpec spec = {metrics[mc].metric, NW_SAMPLER_LINEAR, 32, FALSE, NULL};
+    g_autoptr(GError) err = NULL;
+    NwAffineCost *cpu = nw_affine_cost_new(&nw_affine_cost_cpu, &spec, &err);
+    g_assert_true(nw_affine_cost_set_level(cpu, &lv, &err));
+    guint took;
+    NwAffineCost *ref = rows_cost(&spec, &lv, 1, &took);
+    g_assert_cmpuint(took, ==, 1); /* the one-voxel kernel, the reference here */
+    NwAffineCostValue one[6], c[6];
+    int real = 0; /* transforms with a real overlap */
+    for (int t = 0; t < n_xf; t++) {
+      g_assert_true(nw_affine_cost_eval_matrix(ref, xf[t].m, &one[t], &err));
+      g_assert_true(nw_affine_cost_eval_matrix(cpu, xf[t].m, &c[t], &err));
+      g_assert_no_error(err);
+      g_assert_cmpfloat(one[t].overlap, ==, c[t].overlap);
+      real += one[t].overlap > NW_AFFINE_MIN_OVERLAP;
+    }
+    g_assert_cmpint(real, >=, 2);
+    nw_affine_cost_free(ref);
+    nw_affine_cost_free(cpu);
+    for (gsize ki = 0; ki < G_N_ELEMENTS(ks); ki++) {
+      NwAffineCost *gpu = rows_cost(&spec, &lv, ks[ki], &took);
+      const guint k = ks[ki] > 0 ? (guint)ks[ki] : dim == 2 ? 4 : 2;
+      g_assert_cmpuint(took, ==, k); /* the path compared is the rows variant's */
+      for (int t = 0; t < n_xf; t++) {
+        NwAffineCostValue r;
+        g_assert_true(nw_affine_cost_eval_matrix(gpu, xf[t].m, &r, &err));
+        g_assert_no_error(err);
+        char where[160];
+        g_snprintf(where, sizeof where, "%dD %dx%dx%d %s %s K=%u", dim, f->nx, f->ny, f->nz,
+                   metrics[mc].name, xf[t].name, k);
+        if (g_test_verbose())
+          g_printerr("%s: one %.17g rows %.17g cpu %.17g overlap %.6f\n", where, one[t].cost,
+                     r.cost, c[t].cost, r.overlap);
+        g_assert_cmpfloat(r.overlap, ==, one[t].overlap);
+        check_same_sums(one[t].cost, r.cost, where);
+        check_close(c[t].cost, r.cost, "cost", where);
+      }
+      /* a batch of every map (evaluate_batch's kernel) */
+      double batch_m[6][16];
+      NwAffineCostValue batch_v[6];
+      for (int t = 0; t < n_xf; t++)
+        memcpy(batch_m[t], xf[t].m, sizeof batch_m[t]);
+      g_assert_true(
+          nw_affine_cost_eval_batch(gpu, (const double(*)[16])batch_m, n_xf, batch_v, &err));
+      g_assert_no_error(err);
+      for (int t = 0; t < n_xf; t++) {
+        g_assert_cmpfloat(batch_v[t].overlap, ==, one[t].overlap);
+        if (!(fabs(batch_v[t].cost - one[t].cost) <= 1e-10 * fabs(one[t].cost) + 1e-12))
+          g_error("%dD %s %s K=%u: rows batch %.17g, one voxel a thread alone %.17g", dim,
+                  metrics[mc].name, xf[t].name, k, batch_v[t].cost, one[t].cost);
+      }
+      nw_affine_cost_free(gpu);
+    }
+  }
+}
+
+/* Fixed widths odd (a short group at every row's end), 2 mod 4 (whole for K = 2 only) and a
+ * multiple of 4 (whole, one load of the K codes); rows narrower than a group (3 < 4) and a
+ * level smaller than one block's groups; 3D at the MNI 2 mm grid (91 x 109 x 91, odd) and at
+ * a width of 4 k. */
+static void test_rows(void)
+{
+  static const int sizes_2d[][2] = {{1023, 517}, {1022, 301}, {1024, 300}, {3, 2000}, {13, 7}};
+  for (gsize i = 0; i < G_N_ELEMENTS(sizes_2d); i++) {
+    const int nx = sizes_2d[i][0], ny = sizes_2d[i][1];
+    g_autoptr(NwVolume) f = image(nx, ny, 1, 1.0, 51 + (guint32)i);
+    g_autoptr(NwVolume) m = image(nx + 7, ny + 5, 1, 1.05, 61 + (guint32)i);
+    check_rows_pair(2, f, m);
+  }
+  g_autoptr(NwVolume) f3 = image(91, 109, 91, 2.0, 71);
+  g_autoptr(NwVolume) m3 = image(93, 105, 89, 2.1, 72);
+  check_rows_pair(3, f3, m3);
+  g_autoptr(NwVolume) f4 = image(64, 30, 21, 1.0, 73);
+  g_autoptr(NwVolume) m4 = image(60, 33, 22, 1.05, 74);
+  check_rows_pair(3, f4, m4);
+  g_autoptr(NwVolume) f5 = image(6, 7, 150, 1.0, 75);
+  g_autoptr(NwVolume) m5 = image(7, 7, 151, 1.0, 76);
+  check_rows_pair(3, f5, m5);
+}
+
+/* Where the rows variants do not apply, the one-voxel kernel takes the level: mi, cubic, a
+ * fixed or moving mask, plain loads (NW_AFFINE_TEXTURE=0); and NW_AFFINE_VOXELS_PER_THREAD
+ * asks for K = 2 or 4 in 2D and 3D alike. */
+static void test_rows_choice(void)
+{
+  g_autoptr(NwVolume) f = image(101, 60, 1, 1.0, 81);
+  g_autoptr(NwVolume) m = image(99, 62, 1, 1.0, 82);
+  g_autoptr(NwVolume) fmask = ellipse_mask(f, 50, 30, 0, 25);
+  g_autoptr(NwVolume) mmask = ellipse_mask(m, 49, 31, 0, 25);
+  double shift[16];
+  rotation_z(4.0, 0.3, -0.6, 0.0, shift);
+  const NwAffineCostSpec mse = {NW_METRIC_MSE, NW_SAMPLER_LINEAR, 32, FALSE, NULL};
+  const NwAffineCostSpec mi = {NW_METRIC_MI, NW_SAMPLER_LINEAR, 32, FALSE, NULL};
+  const NwAffineCostSpec cubic = {NW_METRIC_NCC, NW_SAMPLER_CUBIC, 32, FALSE, NULL};
+  const NwAffineLevel plain = {.dim = 2, .fixed = f, .moving = m,
+                               .precision = NW_AFFINE_PRECISION_U16};
+  NwAffineLevel masked = plain;
+  masked.fixed_mask = fmask;
+  NwAffineLevel mmasked = plain;
+  mmasked.moving_mask = mmask;
+  g_assert_cmpuint(rows_took(&mse, &plain, shift, 0), ==, 4);
+  g_assert_cmpuint(rows_took(&mse, &plain, shift, 2), ==, 2);
+  g_assert_cmpuint(rows_took(&mse, &plain, shift, 7), ==, 4); /* not 1, 2 or 4: the default */
+  g_assert_cmpuint(rows_took(&mi, &plain, shift, 0), ==, 1);
+  g_assert_cmpuint(rows_took(&cubic, &plain, shift, 0), ==, 1);
+  g_assert_cmpuint(rows_took(&mse, &masked, shift, 0), ==, 1);
+  g_assert_cmpuint(rows_took(&mse, &mmasked, shift, 0), ==, 1);
+  g_setenv("NW_AFFINE_TEXTURE", "0", TRUE);
+  const guint loads = rows_took(&mse, &plain, shift, 4);
+  g_unsetenv("NW_AFFINE_TEXTURE");
+  g_assert_cmpuint(loads, ==, 1);
+  g_autoptr(NwVolume) f3 = image(30, 20, 10, 1.0, 83);
+  g_autoptr(NwVolume) m3 = image(31, 21, 11, 1.0, 84);
+  const NwAffineLevel l3 = {.dim = 3, .fixed = f3, .moving = m3,
+                            .precision = NW_AFFINE_PRECISION_U16};
+  g_assert_cmpuint(rows_took(&mse, &l3, shift, 0), ==, 2);
+  g_assert_cmpuint(rows_took(&mse, &l3, shift, 4), ==, 4);
 }
 
 /* A level change frees the previous level's images and takes the next's (coarse to fine). */
@@ -830,6 +1027,8 @@ int main(int argc, char **argv)
   g_test_add_func("/cuda/affine-cost/parity-large", test_parity_large);
   g_test_add_func("/cuda/affine-cost/texture-samples", test_texture_samples);
   g_test_add_func("/cuda/affine-cost/texture-too-wide", test_texture_too_wide);
+  g_test_add_func("/cuda/affine-cost/rows", test_rows);
+  g_test_add_func("/cuda/affine-cost/rows-choice", test_rows_choice);
   g_test_add_func("/cuda/affine-cost/levels", test_levels);
   g_test_add_func("/cuda/affine-cost/pyramid", test_pyramid);
   g_test_add_func("/cuda/affine-cost/level-stats", test_level_stats);

@@ -31,8 +31,9 @@
  * the machine meanwhile (the steal column of /proc/stat's first line, summed over the CPUs,
  * in steps of a clock tick, usually 10 ms; -1 where there is none), and the involuntary
  * context switches of the process's threads and of the display thread (another thread was
- * given their core while they could run), read before each display frame (~20 us, outside
- * its timings) and after a late one.
+ * given their core while they could run) and the CPU time the display thread ran (against
+ * the frame's wall time: a thread that ran all along was slow, one that did not was held),
+ * read before each display frame (~20 us, outside its timings) and after a late one.
  *
  * GL: an EGL context on the GPU's own driver (EGL device platform: no X needed). Exits 77
  * without a CUDA device or when the GL context is not on a CUDA device. Main thread draws;
@@ -44,6 +45,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "field_renderer.h"
@@ -166,6 +168,13 @@ static long minor_faults(int who)
   return getrusage(who, &ru) == 0 ? ru.ru_minflt : 0;
 }
 
+/* CPU time the calling thread has run so far, in ms (CLOCK_THREAD_CPUTIME_ID). */
+static double thread_cpu_ms(void)
+{
+  struct timespec t;
+  return clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0 ? t.tv_sec * 1e3 + t.tv_nsec / 1e6 : 0.0;
+}
+
 /* Times the kernel took the CPU from the threads of who while they could run (involuntary
  * context switches): another thread, of this process or not, was given their core. */
 static long preemptions(int who)
@@ -199,12 +208,13 @@ typedef struct {
   long faults, display_faults; /* minor page faults: the process's, the display thread's */
   double steal_ms;             /* -1: not known */
   long preempted, display_preempted; /* involuntary switches: the process's, the display's */
+  double display_cpu_ms;             /* CPU time the display thread ran */
 } MachineCounts;
 
 static MachineCounts machine_counts(void)
 {
   return (MachineCounts){minor_faults(RUSAGE_SELF), minor_faults(RUSAGE_THREAD), steal_ms_now(),
-                         preemptions(RUSAGE_SELF), preemptions(RUSAGE_THREAD)};
+                         preemptions(RUSAGE_SELF), preemptions(RUSAGE_THREAD), thread_cpu_ms()};
 }
 
 /* What happened between two readings (steal -1 when either is not known). */
@@ -215,7 +225,8 @@ static MachineCounts machine_since(MachineCounts before)
                          now.steal_ms >= 0 && before.steal_ms >= 0 ? now.steal_ms - before.steal_ms
                                                                    : -1,
                          now.preempted - before.preempted,
-                         now.display_preempted - before.display_preempted};
+                         now.display_preempted - before.display_preempted,
+                         now.display_cpu_ms - before.display_cpu_ms};
 }
 
 typedef struct {
@@ -615,6 +626,7 @@ static void json_path(JsonBuilder *b, const PathResult *r, double alone_ms)
     nw_json_member_number(b, "preemptions", (double)r->late[i].during.preempted);
     nw_json_member_number(b, "preemptions_display_thread",
                           (double)r->late[i].during.display_preempted);
+    nw_json_member_number(b, "display_thread_cpu_ms", r->late[i].during.display_cpu_ms);
     json_builder_end_object(b);
   }
   json_builder_end_array(b);

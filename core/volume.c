@@ -94,47 +94,6 @@ void nw_copy_floats(float *dst, const float *src, size_t n)
   }
 }
 
-int nw_copy_threads_beside(void)
-{
-  return CLAMP((int)g_get_num_processors() / 2, 1, 4);
-}
-
-/* Voxels [begin, end) of nw_copy_voxels_beside. */
-static void copy_voxels(float *dst, int dst_nc, const float *src, int src_nc, size_t begin,
-                        size_t end)
-{
-  if (dst_nc == src_nc) {
-    memcpy(dst + begin * dst_nc, src + begin * src_nc, (end - begin) * src_nc * sizeof(float));
-    return;
-  }
-  /* 3 into 4, written out: a loop over the components at run time was 3.5 times slower */
-  float *d = dst + 4 * begin;
-  const float *s = src + 3 * begin;
-  for (size_t i = begin; i < end; i++, d += 4, s += 3) {
-    d[0] = s[0];
-    d[1] = s[1];
-    d[2] = s[2];
-    d[3] = 0.0f;
-  }
-}
-
-void nw_copy_voxels_beside(float *dst, int dst_nc, const float *src, int src_nc, size_t n)
-{
-  g_return_if_fail(src_nc >= 1 && (dst_nc == src_nc || (src_nc == 3 && dst_nc == 4)));
-  const size_t chunk = ((size_t)1 << 16) / (size_t)dst_nc; /* voxels: 256 KiB written */
-  const gint64 n_chunks = (gint64)((n + chunk - 1) / chunk);
-#pragma omp parallel for schedule(dynamic) num_threads(nw_copy_threads_beside()) if (n_chunks >= 4)
-  for (gint64 c = 0; c < n_chunks; c++) {
-    const size_t begin = (size_t)c * chunk;
-    copy_voxels(dst, dst_nc, src, src_nc, begin, MIN(n, begin + chunk));
-  }
-}
-
-void nw_copy_floats_beside(float *dst, const float *src, size_t n)
-{
-  nw_copy_voxels_beside(dst, 1, src, 1, n);
-}
-
 NwVolume *nw_volume_copy(const NwVolume *v)
 {
   NwVolume *c = g_new(NwVolume, 1);

@@ -56,20 +56,7 @@ NwVolume *nw_volume_new_from(const NwVoxelAllocator *allocator, int nx, int ny, 
 NwVolume *nw_volume_new_like(const NwVolume *like, int nc, GError **error);
 /* n floats from src to dst in 1 MiB pieces over the cores (OpenMP), from 4 MiB on. */
 void nw_copy_floats(float *dst, const float *src, size_t n);
-/* The same for a copy that runs beside other work and is waited for: the live view's frames,
- * copied by the downloader and the display threads while the job runs (one thread moved ~10
- * MB at 5-6 GB/s on the H100 host, most of an iteration of the job shown, issue 8). From 1
- * MiB on, over nw_copy_threads_beside() threads, in 256 KiB pieces handed out as threads come
- * free (dynamic), so one thread held up delays only its own piece. Any thread. */
-void nw_copy_floats_beside(float *dst, const float *src, size_t n);
-/* The same for n voxels of src_nc floats into voxels of dst_nc floats: the same count, or 3
- * into 4 with the 4th 0 (a field into an RGBA texture's layout). */
-void nw_copy_voxels_beside(float *dst, int dst_nc, const float *src, int src_nc, size_t n);
-/* Threads for such a copy: a few saturate the memory, more only take cores from the others
- * (the job's worker, the display, the other copy): half the machine's cores, 1 to 4. (With 8
- * threads and static pieces for each of the live view's two copies, 1 % of the display
- * thread's copies on the H100 host took 5 times their usual 0.8 ms.) */
-int nw_copy_threads_beside(void);
+/* (A copy beside other work, waited for: copy_beside.h.) */
 NwVolume *nw_volume_copy(const NwVolume *v); /* aborts when memory is short (GLib) */
 /* The same, but NULL with an NW_ERROR_NOMEM error when memory is short. */
 NwVolume *nw_volume_try_copy(const NwVolume *v, GError **error);

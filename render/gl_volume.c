@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "copy_beside.h"
 #include "nw_error.h"
 #include "nw_mat4.h"
 
@@ -46,8 +47,8 @@ static size_t texel_floats(int nc)
   return nc == 1 ? 1 : 4;
 }
 
-/* Copy v's voxels into dst in the texture's layout (RGB fields padded with w = 0), over a
- * few threads when large, as nw_copy_floats_beside: a live frame's copy is on its way to the
+/* Copy v's voxels into dst in the texture's layout (RGB fields padded with w = 0), with a
+ * few helper threads when large (copy_beside.h): a live frame's copy is on its way to the
  * screen, and one thread took 2-2.5 ms for a 10 MB frame on the H100 host, most of an
  * iteration of the job it shows (issue 8). */
 static void pack_texels(float *dst, const NwVolume *v)

@@ -2,6 +2,8 @@
  * nw_timeline.h). Whichever thread owns the timeline; no GL, no GTK. */
 #include "nw_timeline.h"
 
+#include "copy_beside.h"
+
 struct NwTimeline {
   GPtrArray *frames; /* NwTimelineFrame*, oldest first, iterations increasing */
   size_t bytes, budget;

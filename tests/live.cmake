@@ -15,6 +15,7 @@ endif()
 nw_add_test(test_live_reduce SOURCES test_live_reduce.c LABELS live core)
 # The host volumes kept for the next host frames: reuse, and none made per frame (two threads).
 nw_add_test(test_live_spares SOURCES test_live_spares.c LABELS live core)
+nw_add_test(test_copy_beside SOURCES test_copy_beside.c LABELS live core)
 # Host frames of a CUDA job: the GPU download against its CPU twin, and the frame source.
 if(NW_HAVE_CUDA AND NW_HAVE_RENDER)
   nw_add_test(test_cuda_live_source SOURCES test_cuda_live_source.c

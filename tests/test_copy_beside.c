@@ -1,0 +1,96 @@
+/* test_copy_beside.c — the copy shared with helper threads (core/copy_beside.h), no GPU:
+ * every voxel lands where it belongs, same-size and 3 into 4 with the 4th 0, at sizes around
+ * the piece boundaries (one piece short of, at and past the helpers' threshold; a short last
+ * piece); four threads copying at once, each its own, all exact; and a copy that ends before
+ * a helper comes (its buffers freed at once) leaves the helper nothing to touch, which ASan
+ * would report. */
+#include <string.h>
+
+#include "copy_beside.h"
+#include "testutil.h"
+
+/* n voxels of nc distinct floats. */
+static float *pattern(size_t n, int nc, float offset)
+{
+  float *v = g_new(float, n * (size_t)nc);
+  for (size_t i = 0; i < n * (size_t)nc; i++)
+    v[i] = offset + (float)i;
+  return v;
+}
+
+/* dst holds src's n voxels in dst_nc floats each (0 past src_nc). */
+static void assert_copied(const float *dst, int dst_nc, const float *src, int src_nc, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    for (int c = 0; c < dst_nc; c++) {
+      const float want = c < src_nc ? src[i * src_nc + c] : 0.0f;
+      if (dst[i * dst_nc + c] != want)
+        g_error("voxel %zu component %d: %g, not %g", i, c, dst[i * dst_nc + c], want);
+    }
+}
+
+static void copy_and_check(size_t n, int dst_nc, int src_nc)
+{
+  float *src = pattern(n, src_nc, 1.0f);
+  float *dst = g_new(float, n * (size_t)dst_nc + 1);
+  dst[n * (size_t)dst_nc] = -7.0f; /* one past the end: untouched */
+  memset(dst, 0xff, n * (size_t)dst_nc * sizeof(float)); /* NaNs: every float must be written */
+  nw_copy_voxels_beside(dst, dst_nc, src, src_nc, n);
+  assert_copied(dst, dst_nc, src, src_nc, n);
+  g_assert_cmpfloat(dst[n * (size_t)dst_nc], ==, -7.0f);
+  g_free(src);
+  g_free(dst);
+}
+
+static void test_sizes(void)
+{
+  const size_t piece1 = ((size_t)1 << 18) / sizeof(float); /* voxels a piece, 1 float each */
+  const size_t sizes[] = {0, 1, 17, piece1 - 1, 3 * piece1 + 5, 4 * piece1 - 1, 4 * piece1,
+                          4 * piece1 + 1, 37 * piece1 + 123};
+  for (guint s = 0; s < G_N_ELEMENTS(sizes); s++) {
+    copy_and_check(sizes[s], 1, 1);
+    copy_and_check(sizes[s], 3, 3);
+    copy_and_check(sizes[s] / 4 + 1, 4, 3); /* pieces of 16384 voxels */
+    copy_and_check(sizes[s], 4, 3);
+  }
+  float a = 2.5f, b = 0.0f;
+  nw_copy_floats_beside(&b, &a, 1);
+  g_assert_cmpfloat(b, ==, 2.5f);
+  g_assert_cmpint(nw_copy_threads_beside(), ==, 4);
+}
+
+static gpointer copier(gpointer data)
+{
+  const size_t n = 2000000 + (size_t)GPOINTER_TO_INT(data) * 4099;
+  for (int round = 0; round < 5; round++)
+    copy_and_check(n, 4, 3);
+  return NULL;
+}
+
+static void test_concurrent(void)
+{
+  GThread *t[4];
+  for (int i = 0; i < 4; i++)
+    t[i] = g_thread_new("copier", copier, GINT_TO_POINTER(i));
+  for (int i = 0; i < 4; i++)
+    g_thread_join(t[i]);
+}
+
+/* Many small copies in a row, their buffers freed right after: the helpers asked for one
+ * copy often come after it is over, and must then leave its (freed) buffers alone. */
+static void test_helpers_late(void)
+{
+  const size_t n = ((size_t)1 << 16) * 5; /* 5 pieces of 1 float a voxel: helpers asked */
+  for (int round = 0; round < 200; round++)
+    copy_and_check(n, 1, 1);
+}
+
+int main(int argc, char **argv)
+{
+  g_setenv("NW_COPY_THREADS", "4", TRUE); /* three helpers, also on CI's two cores */
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/copy-beside/sizes", test_sizes);
+  g_test_add_func("/copy-beside/concurrent", test_concurrent);
+  g_test_add_func("/copy-beside/helpers-late", test_helpers_late);
+  return g_test_run();
+}

@@ -105,14 +105,10 @@ void nw_copy_voxels_beside(float *dst, int dst_nc, const float *src, int src_nc,
     copy_voxels(dst, dst_nc, src, src_nc, 0, n);
     return;
   }
-  Copy *c = g_atomic_rc_box_new0(Copy); /* next and done 0 */
-  c->dst = dst;
-  c->src = src;
-  c->dst_nc = dst_nc;
-  c->src_nc = src_nc;
-  c->n = n;
-  c->piece = piece;
-  c->n_pieces = (gint)n_pieces; /* < 2^17: n < 3 x 2^31 voxels, a piece >= 2^14 */
+  Copy *c = g_atomic_rc_box_new(Copy);
+  /* n_pieces < 2^17: n < 3 x 2^31 voxels, a piece >= 2^14; next and done 0 */
+  *c = (Copy){.dst = dst, .src = src, .dst_nc = dst_nc, .src_nc = src_nc, .n = n,
+              .piece = piece, .n_pieces = (gint)n_pieces};
   g_mutex_init(&c->lock);
   g_cond_init(&c->all_done);
   const guint asked = MIN(g_thread_pool_get_max_threads(pool), (guint)(n_pieces - 1));

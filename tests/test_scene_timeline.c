@@ -1,8 +1,9 @@
 /* test_scene_timeline.c — a run's timeline (scene/nw_timeline.h) without a display: frames
  * are kept as copies with their iterations, the byte budget drops the oldest first, a frame
  * larger than the budget is refused, a repeated iteration replaces what followed it, lookup
- * by iteration k gives the newest frame at or before k, and a full ring copies a new frame
- * into the memory of the oldest one it drops. */
+ * by iteration k gives the newest frame at or before k, a full ring copies a new frame
+ * into the memory of the oldest one it drops, and frames in memory of another allocator (the
+ * live view's pinned host frames) are kept in the timeline's own memory, freed as its own. */
 #include "nw_timeline.h"
 #include "testutil.h"
 
@@ -101,6 +102,44 @@ static void test_full_ring_reuses_oldest(void)
   g_assert_null(nw_timeline_find(t, 5)->field);
 }
 
+/* An allocator that counts its blocks (GLib's underneath, behind a header that tells them
+ * apart): the live view's pinned memory, without a GPU. */
+static int counted_live;
+static void *counted_alloc(size_t bytes)
+{
+  counted_live++;
+  guint64 *p = g_malloc(bytes + sizeof(guint64));
+  p[0] = 0x4652414d45u; /* "FRAME" */
+  return p + 1;
+}
+static void counted_free(void *memory)
+{
+  guint64 *p = (guint64 *)memory - 1;
+  g_assert_cmphex(p[0], ==, 0x4652414d45u);
+  counted_live--;
+  g_free(p);
+}
+static const NwVoxelAllocator counted = {counted_alloc, counted_free};
+
+static void test_frames_of_other_memory(void)
+{
+  NwTimeline *t = nw_timeline_new(2 * FRAME_BYTES);
+  for (int it = 1; it <= 4; it++) { /* the third and fourth reuse the oldest's memory */
+    NwVolume *frame = nw_volume_new_from(&counted, 8, 8, 8, 1, NULL);
+    for (size_t i = 0; i < nw_volume_n_floats(frame); i++)
+      frame->data[i] = (float)it;
+    g_assert_true(nw_timeline_add(t, it, frame, NULL));
+    nw_volume_free(frame);
+    g_assert_cmpint(counted_live, ==, 0);
+  }
+  for (guint f = 0; f < nw_timeline_n_frames(t); f++) {
+    g_assert_null(nw_timeline_get(t, f)->image->allocator);
+    g_assert_cmpfloat(nw_timeline_get(t, f)->image->data[100], ==, (float)(3 + f));
+  }
+  nw_timeline_free(t); /* GLib's memory freed as GLib's: counted_free would abort */
+  g_assert_cmpint(counted_live, ==, 0);
+}
+
 static void test_repeated_iteration(void)
 {
   g_autoptr(NwTimeline) t = nw_timeline_new(0);
@@ -129,5 +168,6 @@ int main(int argc, char **argv)
   g_test_add_func("/scene-timeline/budget", test_budget);
   g_test_add_func("/scene-timeline/repeated-iteration", test_repeated_iteration);
   g_test_add_func("/scene-timeline/full-ring-reuses-oldest", test_full_ring_reuses_oldest);
+  g_test_add_func("/scene-timeline/frames-of-other-memory", test_frames_of_other_memory);
   return g_test_run();
 }

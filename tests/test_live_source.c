@@ -268,7 +268,7 @@ static void test_stale_frame_refreshed(void)
   /* 10 frames a second at most: the first display frame of each 100 ms round may ask, the
    * second (40 ms later) may not by the cap */
   nw_live_source_set_max_fps(r.src, 10.0);
-  const guint64 wants0 = st.wants;
+  const guint64 wants0 = st.wants, retaken0 = st.retaken;
   int worst = 0;
   const int rounds = 5;
   for (int round = 0; round < rounds; round++) {
@@ -280,10 +280,14 @@ static void test_stale_frame_refreshed(void)
     worst = MAX(worst, worker - st.shown);
     g_usleep(60000);
   }
-  g_test_message("worst lag %d, %" G_GUINT64_FORMAT " asks in %d display frames", worst,
-                 st.wants - wants0, 2 * rounds);
+  g_test_message("worst lag %d, %" G_GUINT64_FORMAT " asks (%" G_GUINT64_FORMAT
+                 " for retakes) in %d display frames",
+                 worst, st.wants - wants0, st.retaken - retaken0, 2 * rounds);
   g_assert_cmpint(worst, <=, 3);
-  g_assert_cmpuint(st.wants - wants0, ==, 2 * rounds); /* the cap alone: one per round */
+  /* the cap's ask and the refresh's, each round; and a retake's where a take was slow enough
+   * (a loaded machine: ASan on two cores) that the job moved on meanwhile, a separate rule
+   * (/live-source/slow-take-retaken) */
+  g_assert_cmpuint(st.wants - wants0 - (st.retaken - retaken0), ==, 2 * rounds);
   rig_stop(&r);
 }
 

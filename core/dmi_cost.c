@@ -160,9 +160,7 @@ const NwAffineCostBackend nw_dmi_cost = {
 static NwVolume *header_of(const NwVolume *v)
 {
   NwVolume *h = g_new0(NwVolume, 1);
-  *h = *v;
-  h->data = NULL;
-  h->allocator = NULL;
+  nw_volume_copy_header(h, v);
   return h;
 }
 

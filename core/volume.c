@@ -94,13 +94,22 @@ void nw_copy_floats(float *dst, const float *src, size_t n)
   }
 }
 
+void nw_volume_copy_header(NwVolume *dst, const NwVolume *like)
+{
+  dst->nx = like->nx;
+  dst->ny = like->ny;
+  dst->nz = like->nz;
+  dst->nc = like->nc;
+  memcpy(dst->spacing_mm, like->spacing_mm, sizeof dst->spacing_mm);
+  memcpy(dst->vox_to_ras, like->vox_to_ras, sizeof dst->vox_to_ras);
+}
+
 NwVolume *nw_volume_copy(const NwVolume *v)
 {
-  NwVolume *c = g_new(NwVolume, 1);
-  *c = *v;
+  NwVolume *c = g_new0(NwVolume, 1);
+  nw_volume_copy_header(c, v);
   const size_t n = nw_volume_n_floats(v);
   c->data = g_new(float, n);
-  c->allocator = NULL;
   nw_copy_floats(c->data, v->data, n);
   return c;
 }

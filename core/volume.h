@@ -40,8 +40,7 @@ typedef struct {
   float spacing_mm[3];    /* voxel size along i, j, k (norms of the affine's columns) */
   double vox_to_ras[16];  /* row-major 4x4: voxel index -> world RAS mm */
   float *data;            /* nx*ny*nz*nc floats, layout above; owned */
-  /* data's allocator: NULL GLib's (every volume but those of nw_volume_new_from); a copy of
-   * the struct that takes other memory must set it (nw_volume_copy does) */
+  /* data's allocator: NULL GLib's (every volume but those of nw_volume_new_from) */
   const NwVoxelAllocator *allocator;
 } NwVolume;
 
@@ -57,6 +56,9 @@ NwVolume *nw_volume_new_like(const NwVolume *like, int nc, GError **error);
 /* n floats from src to dst in 1 MiB pieces over the cores (OpenMP), from 4 MiB on. */
 void nw_copy_floats(float *dst, const float *src, size_t n);
 /* (A copy beside other work, waited for: copy_beside.h.) */
+/* dst takes like's grid: sizes, components, spacing and affine; not its voxels, nor how they
+ * are freed (dst's own data and allocator stay). */
+void nw_volume_copy_header(NwVolume *dst, const NwVolume *like);
 NwVolume *nw_volume_copy(const NwVolume *v); /* aborts when memory is short (GLib) */
 /* The same, but NULL with an NW_ERROR_NOMEM error when memory is short. */
 NwVolume *nw_volume_try_copy(const NwVolume *v, GError **error);

@@ -1240,10 +1240,8 @@ NwVolume **host_levels(const NwVolume *v, int n, GError **error)
     }
     return levels;
   }
-  levels[n - 1] = g_new(NwVolume, 1);
-  *levels[n - 1] = *v;
-  levels[n - 1]->data = nullptr;
-  levels[n - 1]->allocator = nullptr;
+  levels[n - 1] = g_new0(NwVolume, 1);
+  nw_volume_copy_header(levels[n - 1], v);
   for (int l = n - 2; l >= 0; l--) {
     levels[l] = g_new(NwVolume, 1);
     nw_downsample2_header(levels[l + 1], levels[l]);

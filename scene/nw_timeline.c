@@ -61,11 +61,7 @@ static NwVolume *copy_into(NwVolume *dst, const NwVolume *src)
 {
   if (dst != NULL && src != NULL && dst->nx == src->nx && dst->ny == src->ny &&
       dst->nz == src->nz && dst->nc == src->nc) {
-    float *data = dst->data;
-    const NwVoxelAllocator *allocator = dst->allocator;
-    *dst = *src; /* dims, spacing, affine */
-    dst->data = data; /* dst's memory, and how it is freed (src's may be pinned memory) */
-    dst->allocator = allocator;
+    nw_volume_copy_header(dst, src); /* dst's memory stays (src's may be pinned) */
     nw_copy_floats_beside(dst->data, src->data, nw_volume_n_floats(src));
     return dst;
   }

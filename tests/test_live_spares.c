@@ -179,39 +179,20 @@ static void test_two_threads(void)
   g_assert_cmpuint(run_pipe(TRUE), <=, 4);
 }
 
-/* An allocator that counts: its blocks are GLib's, with a header word to tell them apart. */
-static int counted_live;
-static void *counted_alloc(size_t bytes)
-{
-  counted_live++;
-  guint64 *p = g_malloc(bytes + sizeof(guint64));
-  p[0] = 0x5350415245u; /* "SPARE" */
-  return p + 1;
-}
-static void counted_free(void *memory)
-{
-  if (memory == NULL)
-    return;
-  guint64 *p = (guint64 *)memory - 1;
-  g_assert_cmphex(p[0], ==, 0x5350415245u); /* a block of this allocator, not GLib's own */
-  counted_live--;
-  g_free(p);
-}
-static const NwVoxelAllocator counted = {counted_alloc, counted_free};
 
 static void test_allocator(void)
 {
   NwLiveSpares sp;
-  nw_live_spares_init(&sp, &counted);
+  nw_live_spares_init(&sp, &nw_test_counting_allocator);
   nw_live_spares_set_grid(&sp, grid);
   nw_live_spares_prepare(&sp);
-  g_assert_cmpint(counted_live, ==, 2);
-  g_assert_true(sp.slot[0]->allocator == &counted);
+  g_assert_cmpint(nw_test_counted_blocks(), ==, 2);
+  g_assert_true(sp.slot[0]->allocator == &nw_test_counting_allocator);
   NwVolume *image = nw_live_spares_take(&sp, 1, NULL);
   NwVolume *field = nw_live_spares_take(&sp, 3, NULL); /* and a third made by take itself */
   NwVolume *image2 = nw_live_spares_take(&sp, 1, NULL);
-  g_assert_true(image2->allocator == &counted);
-  g_assert_cmpint(counted_live, ==, 3);
+  g_assert_true(image2->allocator == &nw_test_counting_allocator);
+  g_assert_cmpint(nw_test_counted_blocks(), ==, 3);
   /* a volume of GLib's memory of the right grid and kind is not kept: the download copies
    * into the spares without looking */
   nw_live_spares_give(&sp, volume_of(grid, 1));
@@ -219,15 +200,15 @@ static void test_allocator(void)
   nw_live_spares_give(&sp, image);
   g_assert_true(sp.slot[0] == image);
   nw_live_spares_give(&sp, image2); /* the slot is full: freed through the allocator */
-  g_assert_cmpint(counted_live, ==, 2);
+  g_assert_cmpint(nw_test_counted_blocks(), ==, 2);
   /* a copy is GLib's; freeing it and the taker's field leaves the kept one */
   NwVolume *copy = nw_volume_copy(field);
   g_assert_null(copy->allocator);
   nw_volume_free(copy);
   nw_volume_free(field);
-  g_assert_cmpint(counted_live, ==, 1);
+  g_assert_cmpint(nw_test_counted_blocks(), ==, 1);
   nw_live_spares_clear(&sp);
-  g_assert_cmpint(counted_live, ==, 0);
+  g_assert_cmpint(nw_test_counted_blocks(), ==, 0);
 }
 
 int main(int argc, char **argv)

@@ -102,42 +102,24 @@ static void test_full_ring_reuses_oldest(void)
   g_assert_null(nw_timeline_find(t, 5)->field);
 }
 
-/* An allocator that counts its blocks (GLib's underneath, behind a header that tells them
- * apart): the live view's pinned memory, without a GPU. */
-static int counted_live;
-static void *counted_alloc(size_t bytes)
-{
-  counted_live++;
-  guint64 *p = g_malloc(bytes + sizeof(guint64));
-  p[0] = 0x4652414d45u; /* "FRAME" */
-  return p + 1;
-}
-static void counted_free(void *memory)
-{
-  guint64 *p = (guint64 *)memory - 1;
-  g_assert_cmphex(p[0], ==, 0x4652414d45u);
-  counted_live--;
-  g_free(p);
-}
-static const NwVoxelAllocator counted = {counted_alloc, counted_free};
 
 static void test_frames_of_other_memory(void)
 {
   NwTimeline *t = nw_timeline_new(2 * FRAME_BYTES);
   for (int it = 1; it <= 4; it++) { /* the third and fourth reuse the oldest's memory */
-    NwVolume *frame = nw_volume_new_from(&counted, 8, 8, 8, 1, NULL);
+    NwVolume *frame = nw_volume_new_from(&nw_test_counting_allocator, 8, 8, 8, 1, NULL);
     for (size_t i = 0; i < nw_volume_n_floats(frame); i++)
       frame->data[i] = (float)it;
     g_assert_true(nw_timeline_add(t, it, frame, NULL));
     nw_volume_free(frame);
-    g_assert_cmpint(counted_live, ==, 0);
+    g_assert_cmpint(nw_test_counted_blocks(), ==, 0);
   }
   for (guint f = 0; f < nw_timeline_n_frames(t); f++) {
     g_assert_null(nw_timeline_get(t, f)->image->allocator);
     g_assert_cmpfloat(nw_timeline_get(t, f)->image->data[100], ==, (float)(3 + f));
   }
   nw_timeline_free(t); /* GLib's memory freed as GLib's: counted_free would abort */
-  g_assert_cmpint(counted_live, ==, 0);
+  g_assert_cmpint(nw_test_counted_blocks(), ==, 0);
 }
 
 static void test_repeated_iteration(void)

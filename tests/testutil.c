@@ -127,3 +127,31 @@ NwParams *nw_test_params(const NwParamSpec *specs, int n, const char *const *set
   }
   return p;
 }
+
+#define COUNTED_MARK 0x434f554e54u /* "COUNT" */
+static gint counted_blocks;
+
+static void *counted_alloc(size_t bytes)
+{
+  guint64 *p = g_malloc(bytes + sizeof(guint64));
+  p[0] = COUNTED_MARK;
+  g_atomic_int_inc(&counted_blocks);
+  return p + 1;
+}
+
+static void counted_free(void *memory)
+{
+  if (memory == NULL)
+    return;
+  guint64 *p = (guint64 *)memory - 1;
+  g_assert_cmphex(p[0], ==, COUNTED_MARK); /* a block of this allocator, not GLib's own */
+  g_atomic_int_add(&counted_blocks, -1);
+  g_free(p);
+}
+
+const NwVoxelAllocator nw_test_counting_allocator = {counted_alloc, counted_free};
+
+int nw_test_counted_blocks(void)
+{
+  return g_atomic_int_get(&counted_blocks);
+}

@@ -35,6 +35,14 @@ NwParams *nw_test_params(const NwParamSpec *specs, int n, const char *const *set
 /* max |a - b| over all floats; both must have the same shape. */
 double nw_test_max_abs_diff(const NwVolume *a, const NwVolume *b);
 
+/* An allocator of voxels (volume.h) that counts its live blocks: GLib's memory behind a
+ * header word that tells them apart, so that freeing through it what it did not allocate
+ * aborts the test. Memory of another allocator (the live view's pinned frames) without a
+ * GPU. */
+extern const NwVoxelAllocator nw_test_counting_allocator;
+/* Blocks of nw_test_counting_allocator not yet freed. */
+int nw_test_counted_blocks(void);
+
 /* For CUDA tests: registers the builtin methods and returns TRUE when a CUDA device is
  * usable; otherwise prints "SKIP: no CUDA device (...)" and returns FALSE. */
 gboolean nw_test_have_cuda(void);

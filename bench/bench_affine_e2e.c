@@ -47,9 +47,10 @@ static NwParams *params_of(const char *const *settings, GError **error)
 
 /* What one run of a registration gives: where its time goes (seconds, summed over its
  * jobs): the jobs' creation (pyramids, starts, the first level on the device), their steps
- * (the simplex runs, later levels), their results (the warped image and the transform) and
+ * (the simplex runs, later levels), their results (the warped image and the transform), the
+ * freeing of the result and the job (the device's buffers), and
  * the whole; and its evaluations and how far its corners are off (mm). */
-enum { RUN_TOTAL, RUN_CREATE, RUN_STEPS, RUN_RESULT, RUN_EVALS, RUN_CORNERS, RUN_COUNT };
+enum { RUN_TOTAL, RUN_CREATE, RUN_STEPS, RUN_RESULT, RUN_FREE, RUN_EVALS, RUN_CORNERS, RUN_COUNT };
 typedef struct {
   double v[RUN_COUNT];
 } Run;
@@ -57,9 +58,10 @@ typedef struct {
 /* The figures' JSON keys; each holds the median of the runs (the one run's value before
  * there were repeats, so older readers still work). */
 static const char *const run_keys[RUN_COUNT] = {
-    [RUN_TOTAL] = "seconds",       [RUN_CREATE] = "create_seconds",
-    [RUN_STEPS] = "steps_seconds", [RUN_RESULT] = "result_seconds",
-    [RUN_EVALS] = "evaluations",   [RUN_CORNERS] = "corner_error_mm",
+    [RUN_TOTAL] = "seconds",           [RUN_CREATE] = "create_seconds",
+    [RUN_STEPS] = "steps_seconds",     [RUN_RESULT] = "result_seconds",
+    [RUN_FREE] = "free_seconds",       [RUN_EVALS] = "evaluations",
+    [RUN_CORNERS] = "corner_error_mm",
 };
 
 static double since(gint64 *t)
@@ -101,8 +103,10 @@ static gboolean run_job(const NwMethodInputs *in, const char *const *settings, d
     memcpy(t, m, 16 * sizeof(double));
     run->v[RUN_EVALS] += e[0];
   }
+  since(&clock);
   nw_method_result_free(res);
   nw_affine_cuda_ops.destroy(st);
+  run->v[RUN_FREE] += since(&clock);
   return ok;
 }
 
@@ -259,13 +263,13 @@ static void add_result(JsonBuilder *b, const E2eCase *c, const Run *runs, int n,
   json_builder_set_member_name(b, "deterministic");
   json_builder_add_boolean_value(b, same);
   json_builder_end_object(b);
-  char t[4][48];
+  char t[5][48];
   fprintf(stderr,
-          " total %s ms (create %s, steps %s, result %s)  %5.0f evaluations  corners off %.3f mm  "
-          "(%d runs)",
+          " total %s ms (create %s, steps %s, result %s, free %s)  %5.0f evaluations  corners "
+          "off %.3f mm  (%d runs)",
           ms_text(&s[RUN_TOTAL], t[0], sizeof t[0]), ms_text(&s[RUN_CREATE], t[1], sizeof t[1]),
           ms_text(&s[RUN_STEPS], t[2], sizeof t[2]), ms_text(&s[RUN_RESULT], t[3], sizeof t[3]),
-          s[RUN_EVALS].median, s[RUN_CORNERS].median, n);
+          ms_text(&s[RUN_FREE], t[4], sizeof t[4]), s[RUN_EVALS].median, s[RUN_CORNERS].median, n);
   if (!same)
     fprintf(stderr, "  NOT DETERMINISTIC: evaluations %.0f-%.0f, corners off %.6f-%.6f mm",
             s[RUN_EVALS].min, s[RUN_EVALS].max, s[RUN_CORNERS].min, s[RUN_CORNERS].max);

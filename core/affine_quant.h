@@ -14,14 +14,15 @@
  * 3072² images (2 x 18.9 MB) fit the H100's L2 together.
  *
  * Sampling: positions in single precision, the map rounded to float once on the host, each
- * coordinate ((m0 i + m1 j) + m2 k) + m3; domain test, nearest, linear and cubic (sampler.h's
- * definitions) in float on the codes q, and the sample turned into a value in double. Parity
- * of the twins: every operation here is one IEEE single or double operation in a fixed order.
- * C11 (no GNU extensions) never contracts a*b + c into a fused multiply-add, and on the
- * device every product and sum below is an explicit round-to-nearest intrinsic (NW_QMUL...),
- * which nvcc does not fuse either. So the CPU and the GPU take the same inside/outside and nearest
- * decisions and the same samples, bit for bit, and their costs differ only by the order of the
- * double sums. */
+ * coordinate m0 i + ((m1 j + m2 k) + m3) (the part in parentheses is a row's: the kernel that
+ * walks a row computes it once and adds m0 i a voxel); domain test, nearest, linear and cubic
+ * (sampler.h's definitions) in float on the codes q, and the sample turned into a value in
+ * double. Parity of the twins: every operation here is one IEEE single or double operation in
+ * a fixed order. C11 (no GNU extensions) never contracts a*b + c into a fused multiply-add,
+ * and on the device every product and sum below is an explicit round-to-nearest intrinsic
+ * (NW_QMUL...), which nvcc does not fuse either. So the CPU and the GPU take the same
+ * inside/outside and nearest decisions and the same samples, bit for bit, and their costs
+ * differ only by the order of the double sums. */
 #ifndef NW_AFFINE_QUANT_H
 #define NW_AFFINE_QUANT_H
 
@@ -109,10 +110,23 @@ static inline NW_HOST_DEVICE int nw_quant_inside(float x, float y, float z, int 
          z <= (float)nz - 0.5f;
 }
 
-/* One coordinate of the map (3x4 row-major floats, a row at m) at voxel (i, j, k). */
+/* The part of one coordinate of the map (3x4 row-major floats, a row at m) that a fixed row
+ * (j, k) shares: (m1 j + m2 k) + m3. */
+static inline NW_HOST_DEVICE float nw_quant_map_rest(const float *m, float j, float k)
+{
+  return NW_QADD(NW_QADD(NW_QMUL(m[1], j), NW_QMUL(m[2], k)), m[3]);
+}
+
+/* That coordinate at voxel i of the row whose nw_quant_map_rest is rest: m0 i + rest. */
+static inline NW_HOST_DEVICE float nw_quant_map_at(const float *m, float i, float rest)
+{
+  return NW_QADD(NW_QMUL(m[0], i), rest);
+}
+
+/* One coordinate of the map at voxel (i, j, k). */
 static inline NW_HOST_DEVICE float nw_quant_map_row(const float *m, float i, float j, float k)
 {
-  return NW_QADD(NW_QADD(NW_QADD(NW_QMUL(m[0], i), NW_QMUL(m[1], j)), NW_QMUL(m[2], k)), m[3]);
+  return nw_quant_map_at(m, i, nw_quant_map_rest(m, j, k));
 }
 
 /* The voxel offset of nearest's tap: floor(p + 0.5), clamped (for codes and masks). */
@@ -125,10 +139,13 @@ static inline NW_HOST_DEVICE uint32_t nw_quant_nearest(float x, float y, float z
   return ((uint32_t)k * (uint32_t)ny + (uint32_t)j) * (uint32_t)nx + (uint32_t)i;
 }
 
-/* a (1 - u) + b u, sampler.c's form of a linear step. */
+/* a + u (b - a): a linear step in three operations (sampler.c's a (1 - u) + b u takes four,
+ * and one 1 - u serves two steps of a bilinear blend: 9 operations against 11). Between two
+ * codes b - a is exact. (A fused multiply-add would take two, but the CPU twin would then
+ * call fmaf: a third more time a CPU evaluation without -mfma.) */
 static inline NW_HOST_DEVICE float nw_quant_lerp(float a, float b, float u)
 {
-  return NW_QADD(NW_QMUL(a, NW_QSUB(1.0f, u)), NW_QMUL(b, u));
+  return NW_QADD(a, NW_QMUL(u, NW_QSUB(b, a)));
 }
 
 /* One slice's bilinear blend of the codes at (x0, y0), (x1, y0), (x0, y1), (x1, y1), with the

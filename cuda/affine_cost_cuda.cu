@@ -39,8 +39,9 @@
  * request: the same samples (NW_AFFINE_TEXTURE=0 keeps the plain loads, kCodes). Linear
  * through the texture with mse or ncc and no masks takes the rows variants (rows_kernel,
  * affine_cost_rows_cuda.cuh): a thread has K consecutive voxels of a fixed row (4 in 2D, 2 in
- * 3D) and issues their gathers together, for the same voxels and samples; the sums differ in
- * order only (NW_AFFINE_VOXELS_PER_THREAD=1 keeps the one-voxel kernel, =2 or =4 sets K). The
+ * 3D) and issues their gathers together, for the same voxels and samples, and sums the codes,
+ * turned into the values' sums once a thread (within 1e-12 of the one-voxel kernel's;
+ * NW_AFFINE_VOXELS_PER_THREAD=1 keeps the one-voxel kernel, =2 or =4 sets K). The
  * float levels stay for warp (the result's and the frames' image). The codes
  * live in one grow-only work buffer, the pyramids' smoothing buffers before. Large copies to
  * and from the host go through a pinned pair of chunks (staging_cuda.cuh). */
@@ -517,7 +518,7 @@ __global__ void __launch_bounds__(kBlock, min_blocks(S, MI, (Storage)P))
  * group of K consecutive voxels of a fixed row (grid-stride over the groups; the short group
  * at a row's end has masked lanes, unless WHOLE: K divides the rows), the group's K (2K in
  * 3D) gathers in flight together (affine_cost_rows_cuda.cuh). FLAT: a 2D level. The same
- * voxels and samples as kTexture's; the sums in another order. */
+ * voxels and samples as kTexture's; the sums taken on the codes (nw_rows_values). */
 template <int K, bool FLAT, bool WHOLE, bool BATCH>
 __global__ void __launch_bounds__(kBlock, nw_rows_min_blocks(K, FLAT, BATCH))
     rows_kernel(EvalArgs a)
@@ -531,9 +532,13 @@ __global__ void __launch_bounds__(kBlock, nw_rows_min_blocks(K, FLAT, BATCH))
   const NwRowsLevel lv = {a.qtexM, a.qF, a.quant_f, a.quant_m, a.fixed_shift, a.moving_shift,
                           (unsigned int)a.fnx, (unsigned int)a.fny, a.n, a.mnx, a.mny, a.mnz,
                           a.rows};
-  double s[kSums] = {0, 0, 0, 0, 0, 0};
-  nw_rows_sums<K, FLAT, WHOLE>(lv, BATCH ? batch_mapf : a.mapf,
-                               blockIdx.x * blockDim.x + threadIdx.x, s);
+  double s[kSums];
+  const float *mapf = BATCH ? batch_mapf : a.mapf;
+  const unsigned int t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (FLAT && mapf[8] == 0.0f) /* the z of a 2D level's rows is the row's (nw_rows_gather) */
+    nw_rows_sums<K, FLAT, WHOLE, FLAT>(lv, mapf, t, s);
+  else
+    nw_rows_sums<K, FLAT, WHOLE, false>(lv, mapf, t, s);
   block_done(s, eval_out<false>(a, BATCH ? blockIdx.y : 0, 0), 0);
 }
 
@@ -682,8 +687,10 @@ void cuda_destroy(void *impl)
   CudaCost *c = (CudaCost *)impl;
   if (c == nullptr)
     return;
+  const gint64 t0 = g_get_monotonic_time();
   if (c->have_stream)
     cudaStreamSynchronize(c->stream); /* nothing may still use what is freed below */
+  const gint64 t1 = g_get_monotonic_time();
   free_level(c);
   for (int i = 0; i < c->prep.n_arenas; i++)
     cudaFree(c->prep.arena[i]);
@@ -705,6 +712,8 @@ void cuda_destroy(void *impl)
   if (c->have_stream)
     cudaStreamDestroy(c->stream);
   g_free(c);
+  g_debug("affine (cuda): cost freed: the stream's work %.2f ms, the buffers %.2f ms",
+          (t1 - t0) / 1e3, (g_get_monotonic_time() - t1) / 1e3);
 }
 
 /* The counter and histogram start at zero; every evaluation's last block leaves them so. */
@@ -782,6 +791,7 @@ void cost_kernels(const CudaCost *c, bool batch, CostKernel kernel[kStorages])
 
 void *cuda_create(const NwAffineCostSpec *spec, GError **error)
 {
+  const gint64 t0 = g_get_monotonic_time();
   CudaCost *c = g_new0(CudaCost, 1);
   c->spec = *spec;
   const bool mi = spec->metric == NW_METRIC_MI;
@@ -809,6 +819,8 @@ void *cuda_create(const NwAffineCostSpec *spec, GError **error)
     cuda_destroy(c);
     return nullptr;
   }
+  g_debug("affine (cuda): cost made in %.2f ms (stream, buffers, pinned output)",
+          (g_get_monotonic_time() - t0) / 1e3);
   return c;
 }
 
@@ -1199,6 +1211,7 @@ gboolean cuda_warp(void *impl, const double map[12], NwSampler sampler, float ba
   EvalArgs a;
   if (!eval_args(c, map, &a, error))
     return FALSE;
+  const gint64 t0 = g_get_monotonic_time();
   const size_t bytes = (size_t)a.n * sizeof(float);
   if (bytes > c->warped_bytes) {
     cudaFree(c->warped);
@@ -1215,10 +1228,18 @@ gboolean cuda_warp(void *impl, const double map[12], NwSampler sampler, float ba
     warp_kernel<NW_SAMPLER_LINEAR><<<blocks, kBlock, 0, c->stream>>>(a, c->warped, background);
   else
     warp_kernel<NW_SAMPLER_CUBIC><<<blocks, kBlock, 0, c->stream>>>(a, c->warped, background);
+  /* (the kernel waited for apart from the download: where a result's time goes) */
+  if (!NW_CUDA_CHECK(nw_cuda_launched(c->stream), error) ||
+      !NW_CUDA_CHECK(cudaStreamSynchronize(c->stream), error))
+    return FALSE;
+  const gint64 t1 = g_get_monotonic_time();
   /* through the pinned pair: the result's 37 MB at 3072² took ~22 ms into pageable memory */
-  return NW_CUDA_CHECK(nw_cuda_launched(c->stream), error) &&
-         NW_CUDA_CHECK(nw_download_floats(out, c->warped, a.n, nw_stage_for(&c->stage, a.n), c->stream),
-                       error);
+  if (!NW_CUDA_CHECK(nw_download_floats(out, c->warped, a.n, nw_stage_for(&c->stage, a.n), c->stream),
+                     error))
+    return FALSE;
+  g_debug("affine (cuda): warped %u voxels: buffer and kernel %.2f ms, download %.2f ms", a.n,
+          (t1 - t0) / 1e3, (g_get_monotonic_time() - t1) / 1e3);
+  return TRUE;
 }
 
 /* Floats from a level's start to the next's in a pyramid's allocation: 256-byte aligned. */

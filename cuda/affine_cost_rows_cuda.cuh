@@ -14,11 +14,18 @@
  * K fixed codes where they are aligned (sm_90 SASS of the 2D variant with K = 4: ~74
  * instructions a voxel in its loop, against ~178 for one voxel in the one-voxel kernel's).
  *
- * Exactness: every voxel's position is nw_quant_map_row at its own (i, j, k) (not a sum along
- * the row: the CPU twin computes each voxel's from scratch), its domain test nw_quant_inside,
- * its taps and blend nw_codes_linear's (affine_texture_cuda.cuh): the same voxels count, with
- * the same samples, bit for bit. Only the order of a thread's double sums differs (a fixed
- * one: deterministic). */
+ * Exactness: every voxel's position is nw_quant_map_row's at its own (i, j, k) (the row's part
+ * once a group, then m0 i added, the order in which the CPU twin computes it too; not a sum
+ * along the row), its domain test nw_quant_inside's, its taps and blend nw_codes_linear's
+ * (affine_texture_cuda.cuh): the same voxels count, with the same samples, bit for bit. The
+ * sums differ: a thread sums the codes and turns its sums into the shifted values' once
+ * (nw_rows_values), in a fixed order (deterministic), within 1e-12 of the one-voxel kernel's.
+ *
+ * The second version (sm_90 SASS, the 2D loop with K = 4): 212 instructions a group, 53 a
+ * voxel, against 297 before it: the row's part of the map once a group, the codes summed (6
+ * FP64 operations and one conversion a voxel instead of 11 and two), a shorter linear step
+ * (affine_quant.h's nw_quant_lerp), the gather's corner floor(x) itself, and no branch a
+ * voxel (a voxel outside adds zeros). An H100 evaluation at 3072²: 46-48 µs to 37.5-39. */
 #ifndef NW_AFFINE_COST_ROWS_CUDA_CUH
 #define NW_AFFINE_COST_ROWS_CUDA_CUH
 
@@ -59,12 +66,15 @@ inline bool nw_rows_level_ok(const NwAffineLevel *level)
          level->fixed->nx <= (1 << 24);
 }
 
-/* The blocks of 256 an SM each variant is compiled for: the most at which none of the four
- * forms of a K and dimension (whole or not, one evaluation or a batch) spills (sm_90, ptxas
- * -v): 2D with 4 voxels 3 (72-78 registers, 37.5 % occupancy), with 2 voxels 5, a batch 4
- * (46-56); 3D with 2 voxels 3 (67-80), with 4 voxels 2 (109-121). (A batch holds its map in
- * registers from shared memory, where one evaluation reads uniform registers.)
- * -DNW_AFFINE_ROWS_MIN_BLOCKS=n in CMAKE_CUDA_FLAGS sets all of them, to compare. */
+/* The blocks of 256 an SM each variant is compiled for (sm_90, ptxas -v, the code-sum
+ * version): 2D with 4 voxels 3 (70-80 registers, 37.5 % occupancy), with 2 voxels 5, a batch
+ * 4 (46-61); 3D with 2 voxels 3 (64-72), with 4 voxels 2 (99-122). None spills. Four blocks
+ * also fit without spilling for 2D with 4 voxels (63-64 registers) and 3D with 2 (64), but
+ * were slower on an H100 (3072² 40.2-40.4 µs against 37.5-38.9, the brain 45.5-46.0 against
+ * 43.8-44.3, three runs each beside each other): the compiler's schedule for 64 registers
+ * keeps fewer gathers in flight. (A batch holds its map in registers from shared memory,
+ * where one evaluation reads uniform registers.) -DNW_AFFINE_ROWS_MIN_BLOCKS=n in
+ * CMAKE_CUDA_FLAGS sets all of them, to compare. */
 constexpr int nw_rows_min_blocks(int k, bool flat, bool batch)
 {
 #ifdef NW_AFFINE_ROWS_MIN_BLOCKS
@@ -188,10 +198,10 @@ template <int K, bool WHOLE> struct NwRowsFixed {
         w[l] = l < (int)last ? __ldg(p + l) : 0u;
     }
   }
-  /* voxel l's code, as the one-voxel kernel's (float) of it */
-  __device__ float code(int l) const
+  /* voxel l's code */
+  __device__ unsigned int code(int l) const
   {
-    return (float)(WHOLE ? (w[l / 2] >> (16 * (l % 2))) & 0xffffu : w[l]);
+    return WHOLE ? (w[l / 2] >> (16 * (l % 2))) & 0xffffu : w[l];
   }
 };
 
@@ -209,37 +219,46 @@ template <int K> struct NwRowsTaps {
 
 /* The moving taps of a group's K voxels (i0 + l, j, k), l < K, under the map mapf (3x4
  * floats), gathered into g: live[l] comes in true for the voxels in the row and leaves true
- * only where the voxel counts (inside the moving domain). Every position and test first,
- * then every gather: the gathers are in flight together when it returns. FLAT: the moving
- * image is one slice, whose samples are one gather and hold one quad of registers each, not
- * two; the caller's k is then 0.
- * A gather's corner is asked as x - u, u = x - floor(x): that is floor(x) again for every
- * float x from -0.5 to 2^24 (checked exhaustively on the host; where x is just below 0, u
- * rounds, and x - u still gives -1), so the compiler keeps u across the gathers' wait, not x
- * and floor(x): 4 to 8 registers fewer with K = 4. */
-template <int K, bool FLAT>
-__device__ inline void nw_rows_gather(const NwRowsMoving &mv, const float *mapf, float i0, float j,
-                                      float k, bool live[K], NwRowsTaps<K> &g)
+ * only where the voxel counts (inside the moving domain). rest[c] is coordinate c's part
+ * that the row shares (nw_quant_map_rest at its j and k): a voxel adds m0 i to it, as
+ * nw_quant_map_row does. Every position and test first, then every gather: the gathers are
+ * in flight together when it returns. FLAT: the moving image is one slice, whose samples are
+ * one gather and hold one quad of registers each, not two. ZROW (FLAT only): the map's z does
+ * not change along a row (m8 = 0: 0 i + rest is rest, so the row's z is rest[2] exactly), and
+ * its domain test is the group's, not each voxel's.
+ * A gather's corner is floor(x) itself: held until its gather issues, while u waits for the
+ * blend. */
+template <int K, bool FLAT, bool ZROW>
+__device__ inline void nw_rows_gather(const NwRowsMoving &mv, const float *mapf, float i0,
+                                      const float rest[3], bool live[K], NwRowsTaps<K> &g)
 {
+  static_assert(FLAT || !ZROW, "a row-constant z is the 2D variants'");
   const int nz = FLAT ? 1 : mv.nz;
+  /* nw_quant_inside's z test, the row's once (ZROW) */
+  const bool row_in = !ZROW || (rest[2] >= -0.5f && rest[2] <= 0.5f);
   float cx[K], cy[K];
 #pragma unroll
   for (int l = 0; l < K; l++) {
     const float i = i0 + (float)l; /* exact where it counts: rows of 2^24 at most */
-    const float x = nw_quant_map_row(mapf, i, j, k), y = nw_quant_map_row(mapf + 4, i, j, k),
-                z = nw_quant_map_row(mapf + 8, i, j, k);
-    live[l] = live[l] && nw_quant_inside(x, y, z, mv.nx, mv.ny, nz);
+    const float x = nw_quant_map_at(mapf, i, rest[0]), y = nw_quant_map_at(mapf + 4, i, rest[1]);
+    if (ZROW)
+      live[l] = live[l] && row_in && nw_quant_inside(x, y, 0.0f, mv.nx, mv.ny, 1);
+    else
+      live[l] =
+          live[l] && nw_quant_inside(x, y, nw_quant_map_at(mapf + 8, i, rest[2]), mv.nx, mv.ny, nz);
+    const float z = ZROW ? 0.0f : nw_quant_map_at(mapf + 8, i, rest[2]);
     g.t[l] = nw_codes_linear_taps(nz, x, y, z);
-    cx[l] = x - g.t[l].u;
-    cy[l] = y - g.t[l].w;
+    cx[l] = g.t[l].fx;
+    cy[l] = g.t[l].fy;
   }
+  /* every voxel's taps, counted or not (clamp addressing takes any position): a blend never
+   * reads a quad that was not gathered, and no branch splits the group */
 #pragma unroll
   for (int l = 0; l < K; l++)
-    if (live[l])
-      nw_codes_quad(mv.tex, g.t[l].z0, cx[l], cy[l], g.q0[l]);
+    nw_codes_quad(mv.tex, g.t[l].z0, cx[l], cy[l], g.q0[l]);
 #pragma unroll
   for (int l = 0; l < K; l++)
-    if (!FLAT && live[l] && g.t[l].tz != 0.0f)
+    if (!FLAT && g.t[l].tz != 0.0f)
       nw_codes_quad(mv.tex, g.t[l].z1, cx[l], cy[l], g.q1[l]);
 }
 
@@ -256,15 +275,76 @@ struct NwRowsLevel {
   NwRowsGrid grid;
 };
 
+/* A thread's sums on the codes themselves: its voxels counted, the fixed codes cf and their
+ * squares (integers: exact), the moving samples cm (blended codes), their squares and the
+ * products cf cm. A voxel's value is an affine function of its code (nw_quant_value), so the
+ * five sums of shifted values follow from these once a thread (nw_rows_values) instead of a
+ * voxel: the one-voxel kernel turns each code into a double value, subtracts the shift and
+ * adds five doubles (11 FP64 operations and 2 conversions a voxel); here a voxel costs 5
+ * FP64 operations, one conversion and two integer additions. */
+struct NwRowsCodeSums {
+  unsigned int n;
+  double f, ff, m, mm, fm; /* f and ff are whole numbers: exact below 2^53 (ff: fewer than
+                            * 2^21 voxels a thread) */
+};
+
+/* Adds a voxel, fixed code cf and moving sample cm, where live; else adds zeros (no branch:
+ * the group's voxels are scheduled together). */
+__device__ inline void nw_rows_add(NwRowsCodeSums &a, bool live, unsigned int cf, float cm)
+{
+  /* cf as a double without a conversion: the bits 0x43300000:cf are 2^52 + cf */
+  const double df = __hiloint2double(0x43300000, live ? (int)cf : 0) - 4503599627370496.0;
+  const double dm = (double)__int_as_float(live ? __float_as_int(cm) : 0);
+  a.n += live ? 1u : 0u;
+  a.f += df;
+  a.ff += df * df;
+  a.m += dm;
+  a.mm += dm * dm;
+  a.fm += df * dm;
+}
+
+/* A code near an image's shift: the values' sums are taken about it, which keeps the large
+ * equal terms of the expansions below apart from the small sums they stand for. */
+__device__ inline double nw_rows_centre(const NwQuant &q, double shift)
+{
+  const double c = q.step > 0.0 ? rint((shift - q.lo) / q.step) : 0.0;
+  return fmin(fmax(c, 0.0), NW_QUANT_MAX);
+}
+
+/* a's sums as cost_kernel's s[1..5] (the shifted values fs = value(cf) - fixed_shift and ms =
+ * value(cm) - moving_shift; their sums, squares and product), s[0] its count. With cf = cb + d
+ * (cb a whole code near the shift) and cm = cc + e: fs = bf d + af, ms = bm e + am, where b
+ * is the step and a the value of the centre less the shift. */
+__device__ inline void nw_rows_values(const NwRowsLevel &lv, const NwRowsCodeSums &a, double s[6])
+{
+  const double n = (double)a.n;
+  const double cb = nw_rows_centre(lv.quant_f, lv.fixed_shift);
+  const double cc = nw_rows_centre(lv.quant_m, lv.moving_shift);
+  const double sd = a.f - n * cb; /* exact: whole numbers below 2^53 */
+  const double sdd = (a.ff - 2.0 * cb * a.f) + n * cb * cb;
+  const double se = a.m - n * cc;
+  const double see = (a.mm - 2.0 * cc * a.m) + n * cc * cc;
+  const double sde = ((a.fm - cc * (double)a.f) - cb * a.m) + n * cb * cc;
+  const double bf = lv.quant_f.step, bm = lv.quant_m.step;
+  const double af = (lv.quant_f.lo + bf * cb) - lv.fixed_shift;
+  const double am = (lv.quant_m.lo + bm * cc) - lv.moving_shift;
+  s[0] = n;
+  s[1] = bf * sd + n * af;
+  s[2] = bm * se + n * am;
+  s[3] = bf * bf * sdd + 2.0 * bf * af * sd + n * af * af;
+  s[4] = bm * bm * see + 2.0 * bm * am * se + n * am * am;
+  s[5] = bf * bm * sde + bf * am * sd + af * bm * se + n * af * am;
+}
+
 /* Thread t's sums over its groups (grid-stride) under the map mapf: s[0] the voxels counted,
- * s[1..5] as cost_kernel's (the shifted values, their squares and product), added voxel by
- * voxel, group by group. */
-template <int K, bool FLAT, bool WHOLE>
+ * s[1..5] as cost_kernel's (the shifted values, their squares and product), from the codes'
+ * sums (nw_rows_values). ZROW: nw_rows_gather's. */
+template <int K, bool FLAT, bool WHOLE, bool ZROW>
 __device__ inline void nw_rows_sums(const NwRowsLevel &lv, const float *mapf, unsigned int t,
                                     double s[6])
 {
   const NwRowsMoving mv = {lv.tex, lv.mnx, lv.mny, lv.mnz};
-  unsigned int count = 0;
+  NwRowsCodeSums a = {0, 0.0, 0.0, 0.0, 0.0, 0.0};
   for (NwRowsWalk<K, FLAT> v(lv.grid, t, lv.fnx, lv.fny); v.e < lv.n; v.step(lv.grid, lv.fny)) {
     const unsigned int last = WHOLE ? K : lv.fnx - v.gi * K; /* the group's voxels in the row */
     bool live[K];
@@ -273,25 +353,16 @@ __device__ inline void nw_rows_sums(const NwRowsLevel &lv, const float *mapf, un
       live[l] = l < (int)last;
     NwRowsFixed<K, WHOLE> fixed;
     fixed.load(lv.codes + v.e, last);
+    const float j = (float)v.j, k = FLAT ? 0.0f : (float)v.k;
+    const float rest[3] = {nw_quant_map_rest(mapf, j, k), nw_quant_map_rest(mapf + 4, j, k),
+                           nw_quant_map_rest(mapf + 8, j, k)};
     NwRowsTaps<K> g;
-    nw_rows_gather<K, FLAT>(mv, mapf, (float)(v.gi * K), (float)v.j, FLAT ? 0.0f : (float)v.k, live,
-                            g);
+    nw_rows_gather<K, FLAT, ZROW>(mv, mapf, (float)(v.gi * K), rest, live, g);
 #pragma unroll
     for (int l = 0; l < K; l++)
-      if (live[l]) {
-        count++;
-        const double fs = nw_quant_value(lv.quant_f, fixed.code(l)) - lv.fixed_shift;
-        const double ms =
-            nw_quant_value(lv.quant_m, nw_codes_linear_blend(g.t[l], g.q0[l], g.q1[l])) -
-            lv.moving_shift;
-        s[1] += fs;
-        s[2] += ms;
-        s[3] += fs * fs;
-        s[4] += ms * ms;
-        s[5] += fs * ms;
-      }
+      nw_rows_add(a, live[l], fixed.code(l), nw_codes_linear_blend(g.t[l], g.q0[l], g.q1[l]));
   }
-  s[0] = (double)count; /* as cost_kernel's 1.0s add up: exact below 2^53 */
+  nw_rows_values(lv, a, s);
 }
 
 #endif

@@ -428,26 +428,37 @@ static void check_same_sums(double one, double rows, const char *where)
 
 /* The rows variants (K voxels of a row a thread, cuda/affine_cost_rows_cuda.cuh) against the
  * one-voxel kernel (NW_AFFINE_VOXELS_PER_THREAD=1) and the CPU: linear, mse and ncc, u16
- * through the texture, K = 2 and 4, and the default (4 in 2D, 2 in 3D). The same voxels
- * counted as both (overlap: the counts exactly equal), the cost the one-voxel kernel's to
- * 1e-12 (the same samples, the sums in another order) and the CPU's to 1e-4; a batch of every
- * map through each rows variant as the one-voxel kernel's alone, to 1e-10. Every
- * transform of transforms(), a 10 degree rotation about the fixed image's centre, and a shift
- * that leaves a third of the fixed image outside the moving one (on the narrow images most
- * of them leave most of it outside: at least identity and half-voxel compare a real
- * overlap). */
+ * through the texture, K = 2 and 4, and the default (4 for flat images, else 2). The same
+ * voxels counted as both (overlap: the counts exactly equal), the cost the one-voxel kernel's
+ * to 1e-12 (the same samples; the rows variants sum the codes and turn the sums into values
+ * once a thread) and the CPU's to 1e-4; a batch of every map through each rows variant as
+ * the one-voxel kernel's alone, to 1e-10. Every transform of transforms(), a 10 degree
+ * rotation about the fixed image's centre, a shift that leaves a third of the fixed image
+ * outside the moving one (on the narrow images most of them leave most of it outside: at
+ * least identity and half-voxel compare a real overlap), and on flat images two maps that
+ * tilt out of the slice. */
 static void check_rows_pair(int dim, const NwVolume *f, const NwVolume *m)
 {
   static const MetricCase metrics[] = {{NW_METRIC_MSE, 32, FALSE, "mse"},
                                        {NW_METRIC_NCC, 32, FALSE, "ncc"}};
   static const int ks[] = {2, 4, 0};
-  Xform xf[6];
+  Xform xf[8];
   int n_xf = transforms(dim, xf);
   rotation_about(10.0, 0.5 * (f->nx - 1) * f->spacing_mm[0], 0.5 * (f->ny - 1) * f->spacing_mm[1],
                  xf[n_xf].m);
   xf[n_xf++].name = "rotated-10";
   rotation_z(3.0, 0.35 * m->nx, -0.2 * m->ny, dim == 3 ? 0.3 * m->nz : 0.0, xf[n_xf].m);
   xf[n_xf++].name = "edges";
+  if (f->nz == 1) {
+    /* maps whose z leaves the one slice along a row (m8 != 0: each voxel's own z test) and
+     * from one row to the next (m9 != 0: the row's z test, affine_cost_rows_cuda.cuh's ZROW);
+     * a 2D level zeroes the map's z row, a 3D level of flat images keeps it */
+    for (int a = 0; a < 2; a++) {
+      rotation_z(0, 0.3, -0.2, 0, xf[n_xf].m);
+      xf[n_xf].m[8 + a] = 0.8 / (a == 0 ? f->nx : f->ny);
+      xf[n_xf++].name = a == 0 ? "tilted-along-rows" : "tilted-across-rows";
+    }
+  }
   const NwAffineLevel lv = {
       .dim = dim, .fixed = f, .moving = m, .precision = NW_AFFINE_PRECISION_U16};
   for (gsize mc = 0; mc < G_N_ELEMENTS(metrics); mc++) {
@@ -458,7 +469,7 @@ static void check_rows_pair(int dim, const NwVolume *f, const NwVolume *m)
     guint took;
     NwAffineCost *ref = rows_cost(&spec, &lv, 1, &took);
     g_assert_cmpuint(took, ==, 1); /* the one-voxel kernel, the reference here */
-    NwAffineCostValue one[6], c[6];
+    NwAffineCostValue one[8], c[8];
     int real = 0; /* transforms with a real overlap */
     for (int t = 0; t < n_xf; t++) {
       g_assert_true(nw_affine_cost_eval_matrix(ref, xf[t].m, &one[t], &err));
@@ -472,7 +483,7 @@ static void check_rows_pair(int dim, const NwVolume *f, const NwVolume *m)
     nw_affine_cost_free(cpu);
     for (gsize ki = 0; ki < G_N_ELEMENTS(ks); ki++) {
       NwAffineCost *gpu = rows_cost(&spec, &lv, ks[ki], &took);
-      const guint k = ks[ki] > 0 ? (guint)ks[ki] : dim == 2 ? 4 : 2;
+      const guint k = ks[ki] > 0 ? (guint)ks[ki] : f->nz == 1 && m->nz == 1 ? 4 : 2;
       g_assert_cmpuint(took, ==, k); /* the path compared is the rows variant's */
       for (int t = 0; t < n_xf; t++) {
         NwAffineCostValue r;
@@ -489,8 +500,8 @@ static void check_rows_pair(int dim, const NwVolume *f, const NwVolume *m)
         check_close(c[t].cost, r.cost, "cost", where);
       }
       /* a batch of every map (evaluate_batch's kernel) */
-      double batch_m[6][16];
-      NwAffineCostValue batch_v[6];
+      double batch_m[8][16];
+      NwAffineCostValue batch_v[8];
       for (int t = 0; t < n_xf; t++)
         memcpy(batch_m[t], xf[t].m, sizeof batch_m[t]);
       g_assert_true(
@@ -519,6 +530,8 @@ static void test_rows(void)
     g_autoptr(NwVolume) f = image(nx, ny, 1, 1.0, 51 + (guint32)i);
     g_autoptr(NwVolume) m = image(nx + 7, ny + 5, 1, 1.05, 61 + (guint32)i);
     check_rows_pair(2, f, m);
+    if (i == 0)
+      check_rows_pair(3, f, m); /* flat images, 3D maps: the 2D variants, z tested */
   }
   g_autoptr(NwVolume) f3 = image(91, 109, 91, 2.0, 71);
   g_autoptr(NwVolume) m3 = image(93, 105, 89, 2.1, 72);
@@ -779,8 +792,12 @@ static void test_warp(void)
       Xform xf[4];
       const int nx = transforms(dim, xf);
       for (int x = 0; x < nx; x++) {
+        /* every other warp into a volume prepared beside (nw_affine_cost_prepare_warp) */
+        if (x % 2 == 1)
+          nw_affine_cost_prepare_warp(gpu, fixed[t]);
         g_autoptr(NwVolume) a = nw_affine_cost_warp(gpu, xf[x].m, samplers[s], &err);
         g_assert_no_error(err);
+        g_assert_true(nw_volume_same_grid(a, fixed[t]));
         g_autoptr(NwVolume) b =
             nw_affine_resample(moving[t], fixed[t], xf[x].m, dim, samplers[s], 0.0f, &err);
         g_assert_no_error(err);
@@ -793,6 +810,23 @@ static void test_warp(void)
                      xf[x].name, worst);
         g_assert_cmpfloat(worst, <=, samplers[s] == NW_SAMPLER_NEAREST ? 0.0 : 1e-4);
       }
+      /* one prepared for this grid, kept through a warp on another grid and taken back on
+       * it; one dropped by free */
+      nw_affine_cost_prepare_warp(gpu, fixed[t]);
+      const NwAffineLevel other = {.dim = dim, .fixed = moving[t], .moving = fixed[t]};
+      g_assert_true(nw_affine_cost_set_level(gpu, &other, &err));
+      g_autoptr(NwVolume) o = nw_affine_cost_warp(gpu, xf[0].m, samplers[s], &err);
+      g_assert_no_error(err);
+      g_assert_true(nw_volume_same_grid(o, moving[t]));
+      g_assert_true(nw_affine_cost_set_level(gpu, &lv, &err));
+      g_autoptr(NwVolume) back = nw_affine_cost_warp(gpu, xf[0].m, samplers[s], &err);
+      g_assert_no_error(err);
+      g_assert_true(nw_volume_same_grid(back, fixed[t]));
+      g_autoptr(NwVolume) fresh = nw_affine_cost_warp(gpu, xf[0].m, samplers[s], &err);
+      g_assert_no_error(err);
+      g_assert_cmpmem(back->data, nw_volume_n_voxels(back) * sizeof(float), fresh->data,
+                      nw_volume_n_voxels(fresh) * sizeof(float));
+      nw_affine_cost_prepare_warp(gpu, fixed[t]);
       nw_affine_cost_free(gpu);
     }
 }

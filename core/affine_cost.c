@@ -110,7 +110,8 @@ struct NwAffineCost {
 /* ---- the next warp's volume, made beside the evaluations ------------------------------- */
 
 /* A volume on the grid of the header it is given (which it frees), every page of it written
- * once: a thread's work. */
+ * once: a thread's work, with three more for 2 MiB pieces of it (one thread took more than
+ * the 10 ms of a 3072² job's first levels for 37.7 MB on the H100 host). */
 static gpointer touched_volume(gpointer data)
 {
   NwVolume *grid = data;
@@ -119,8 +120,12 @@ static gpointer touched_volume(gpointer data)
   if (v != NULL) {
     volatile float *p = v->data; /* the stores are the point: keep them */
     const size_t n = nw_volume_n_voxels(v), page = 4096 / sizeof(float);
-    for (size_t e = 0; e < n; e += page)
-      p[e] = 0.0f;
+    const size_t piece = ((size_t)2 << 20) / sizeof(float);
+    const gint64 pieces = (gint64)((n + piece - 1) / piece);
+#pragma omp parallel for num_threads(4) schedule(dynamic)
+    for (gint64 q = 0; q < pieces; q++)
+      for (size_t e = (size_t)q * piece; e < MIN(n, (size_t)(q + 1) * piece); e += page)
+        p[e] = 0.0f;
   }
   return v;
 }

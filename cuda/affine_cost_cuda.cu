@@ -59,6 +59,7 @@
 #include "interp_weights.h"
 #include "nw_affine_cost_cuda.h"
 #include "nw_error.h"
+#include "pinned_kept_cuda.cuh"
 #include "pyramid.h"
 #include "pyramid_cuda.cuh"
 #include "resample.h"
@@ -669,6 +670,12 @@ struct CudaCost {
   } prep;
 };
 
+/* The bytes of the mapped output of `evals` evaluations: their sums and histograms. */
+size_t out_bytes(const CudaCost *c, int evals)
+{
+  return (size_t)evals * (kSums + (size_t)c->hist_len) * sizeof(double);
+}
+
 void free_level(CudaCost *c)
 {
   float **slot[4] = {&c->F, &c->M, &c->fmask, &c->mmask};
@@ -702,12 +709,12 @@ void cuda_destroy(void *impl)
   cudaFree(c->partials);
   cudaFree(c->hist);
   cudaFree(c->done);
-  cudaFreeHost(c->h_out);
+  nw_pinned_give(c->h_out, out_bytes(c, 1), cudaHostAllocMapped);
   cudaFree(c->batch.partials);
   cudaFree(c->batch.hist);
   cudaFree(c->batch.done);
-  cudaFreeHost(c->batch.h_out);
-  cudaFreeHost(c->batch.h_maps);
+  nw_pinned_give(c->batch.h_out, out_bytes(c, kMaxBatch), cudaHostAllocMapped);
+  nw_pinned_give(c->batch.h_maps, kMapsBytes, cudaHostAllocDefault);
   cudaFree(c->batch.d_maps);
   if (c->have_stream)
     cudaStreamDestroy(c->stream);
@@ -803,7 +810,6 @@ void *cuda_create(const NwAffineCostSpec *spec, GError **error)
   c->hist_len = mi ? spec->bins * spec->bins : 0;
   const size_t hist_bytes = (size_t)c->hist_len * sizeof(unsigned long long);
   c->shared_bytes = mi && hist_bytes <= kSharedHistMax ? hist_bytes : 0;
-  const size_t out_bytes = (kSums + (size_t)c->hist_len) * sizeof(double);
   gboolean ok = resident_blocks(c->kernel, c->shared_bytes, c->max_blocks, error) &&
                 NW_CUDA_CHECK(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking), error);
   c->have_stream = ok;
@@ -812,7 +818,8 @@ void *cuda_create(const NwAffineCostSpec *spec, GError **error)
   ok = ok &&
        NW_CUDA_CHECK(cudaMalloc(&c->partials, n_partials * kSums * sizeof(double)), error) &&
        NW_CUDA_CHECK(cudaMalloc(&c->done, sizeof *c->done), error) &&
-       NW_CUDA_CHECK(cudaHostAlloc(&c->h_out, out_bytes, cudaHostAllocMapped), error) &&
+       NW_CUDA_CHECK(nw_pinned_take((void **)&c->h_out, out_bytes(c, 1), cudaHostAllocMapped),
+                     error) &&
        NW_CUDA_CHECK(cudaHostGetDevicePointer(&c->d_out, c->h_out, 0), error) &&
        (!mi || NW_CUDA_CHECK(cudaMalloc(&c->hist, hist_bytes), error)) && zero_state(c, error);
   if (!ok) {
@@ -1120,7 +1127,6 @@ gboolean batch_ready(CudaCost *c, GError **error)
     return TRUE;
   CostKernel kernel[kStorages];
   cost_kernels(c, true, kernel);
-  const size_t out_bytes = (size_t)kMaxBatch * (kSums + (size_t)c->hist_len) * sizeof(double);
   if (!resident_blocks(kernel, c->shared_bytes, c->batch.max_blocks, error))
     return FALSE;
   const size_t n_partials =
@@ -1138,9 +1144,12 @@ gboolean batch_ready(CudaCost *c, GError **error)
                                       (size_t)kMaxBatch * c->hist_len * sizeof(unsigned long long),
                                       c->stream),
                       error))) &&
-      NW_CUDA_CHECK(cudaHostAlloc(&c->batch.h_out, out_bytes, cudaHostAllocMapped), error) &&
+      NW_CUDA_CHECK(
+          nw_pinned_take((void **)&c->batch.h_out, out_bytes(c, kMaxBatch), cudaHostAllocMapped),
+          error) &&
       NW_CUDA_CHECK(cudaHostGetDevicePointer(&c->batch.d_out, c->batch.h_out, 0), error) &&
-      NW_CUDA_CHECK(cudaHostAlloc(&c->batch.h_maps, kMapsBytes, cudaHostAllocDefault), error) &&
+      NW_CUDA_CHECK(nw_pinned_take((void **)&c->batch.h_maps, kMapsBytes, cudaHostAllocDefault),
+                    error) &&
       NW_CUDA_CHECK(cudaMalloc(&c->batch.d_maps, kMapsBytes), error) &&
       NW_CUDA_CHECK(cudaStreamSynchronize(c->stream), error);
   if (ok) { /* else the buffers made are freed with the cost */

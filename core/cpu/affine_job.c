@@ -446,7 +446,8 @@ NwAffineJob *nw_affine_job_new(const NwAffineCostBackend *be, const NwMethodInpu
     return NULL;
   }
   t[1] = g_get_monotonic_time();
-  /* the result's volume (the finest level's warp), made while the job runs */
+  /* the result's volume (the finest level's warp), made while the job runs; not before the
+   * pyramids, whose uploads it would slow (a 3072² job's creation 8.3 -> 10.5 ms) */
   nw_affine_cost_prepare_warp(j->cost, j->pyr[0][j->n_levels - 1]);
   const NwVolume *coarse[4];
   for (int i = 0; i < 4; i++)

@@ -138,6 +138,7 @@ NwVolume *nw_volume_copy(const NwVolume *v)
   nw_volume_copy_header(c, v);
   const size_t n = nw_volume_n_floats(v);
   c->data = g_new(float, n);
+  advise_huge_pages(c->data, n * sizeof(float));
   nw_copy_floats(c->data, v->data, n);
   return c;
 }

@@ -1220,7 +1220,6 @@ gboolean cuda_warp(void *impl, const double map[12], NwSampler sampler, float ba
   EvalArgs a;
   if (!eval_args(c, map, &a, error))
     return FALSE;
-  const gint64 t0 = g_get_monotonic_time();
   const size_t bytes = (size_t)a.n * sizeof(float);
   if (bytes > c->warped_bytes) {
     cudaFree(c->warped);
@@ -1237,18 +1236,10 @@ gboolean cuda_warp(void *impl, const double map[12], NwSampler sampler, float ba
     warp_kernel<NW_SAMPLER_LINEAR><<<blocks, kBlock, 0, c->stream>>>(a, c->warped, background);
   else
     warp_kernel<NW_SAMPLER_CUBIC><<<blocks, kBlock, 0, c->stream>>>(a, c->warped, background);
-  /* (the kernel waited for apart from the download: where a result's time goes) */
-  if (!NW_CUDA_CHECK(nw_cuda_launched(c->stream), error) ||
-      !NW_CUDA_CHECK(cudaStreamSynchronize(c->stream), error))
-    return FALSE;
-  const gint64 t1 = g_get_monotonic_time();
   /* through the pinned pair: the result's 37 MB at 3072² took ~22 ms into pageable memory */
-  if (!NW_CUDA_CHECK(nw_download_floats(out, c->warped, a.n, nw_stage_for(&c->stage, a.n), c->stream),
-                     error))
-    return FALSE;
-  g_debug("affine (cuda): warped %u voxels: buffer and kernel %.2f ms, download %.2f ms", a.n,
-          (t1 - t0) / 1e3, (g_get_monotonic_time() - t1) / 1e3);
-  return TRUE;
+  return NW_CUDA_CHECK(nw_cuda_launched(c->stream), error) &&
+         NW_CUDA_CHECK(nw_download_floats(out, c->warped, a.n, nw_stage_for(&c->stage, a.n), c->stream),
+                       error);
 }
 
 /* Floats from a level's start to the next's in a pyramid's allocation: 256-byte aligned. */

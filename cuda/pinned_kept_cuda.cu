@@ -6,7 +6,8 @@
 
 namespace {
 
-constexpr int kMaxKept = 16; /* blocks kept in all: three an affine job, a few devices */
+constexpr int kMaxKept = 16;                     /* blocks kept in all */
+constexpr size_t kMaxKeptBytes = (size_t)64 << 20; /* kept a device */
 
 struct Kept {
   void *p; /* NULL: a free slot */
@@ -19,13 +20,21 @@ GMutex lock;
 Kept kept[kMaxKept];
 gboolean hooked;
 
-/* The size class of a request: the power of two from 4 KiB that holds it. */
+/* The size class of a request: its whole 4 KiB pages (at least one). */
 size_t size_class(size_t bytes)
 {
-  size_t s = 4096;
-  while (s < bytes)
-    s *= 2;
-  return s;
+  const size_t page = 4096;
+  return bytes <= page ? page : (bytes + page - 1) / page * page;
+}
+
+/* Bytes kept for a device (the lock held). */
+size_t kept_bytes(int device)
+{
+  size_t sum = 0;
+  for (const Kept &k : kept)
+    if (k.p != nullptr && k.device == device)
+      sum += k.size;
+  return sum;
 }
 
 /* At exit: every kept block freed on its device. */
@@ -77,13 +86,15 @@ void nw_pinned_give(void *p, size_t bytes, unsigned int flags)
   int device = 0;
   gboolean kept_it = FALSE;
   if (cudaGetDevice(&device) == cudaSuccess) {
+    const size_t size = size_class(bytes);
     g_mutex_lock(&lock);
-    for (Kept &k : kept)
-      if (k.p == nullptr) {
-        k = {p, size_class(bytes), flags, device};
-        kept_it = TRUE;
-        break;
-      }
+    if (kept_bytes(device) + size <= kMaxKeptBytes)
+      for (Kept &k : kept)
+        if (k.p == nullptr) {
+          k = {p, size, flags, device};
+          kept_it = TRUE;
+          break;
+        }
     if (kept_it && !hooked)
       hooked = atexit(free_kept) == 0;
     g_mutex_unlock(&lock);

@@ -1,87 +1,41 @@
 /* staging_cuda.cu — see staging_cuda.cuh. */
 #include "staging_cuda.cuh"
 
-#include <glib.h>
-#include <stdlib.h>
-
+#include "pinned_kept_cuda.cuh"
 #include "volume.h"
 
 /* The events of a stage ("the GPU is done with chunk b"), in its pinned block after the two
  * chunks: made with the stage, not per copy (creating and destroying two events a copy costs
- * a few driver calls each time); and the device they belong to. */
+ * a few driver calls each time). */
 typedef struct {
   cudaEvent_t done[2];
-  int device;
 } StageEvents;
+
+/* A stage's pinned block: the two chunks, then the events. */
+constexpr size_t kStageBytes = 2 * kNwStageChunk * sizeof(float) + sizeof(StageEvents);
 
 static StageEvents *events_of(float *stage)
 {
   return (StageEvents *)(stage + 2 * kNwStageChunk); /* 16 MiB in: aligned for pointers */
 }
 
-/* One freed stage kept per device for the next job: pinning 16 MiB took 8.6 ms on the H100
- * host (bench_affine, 2026-11-26), most of an affine job's set-up at 3072^2, and the jobs of
- * one process (the application's runs, a batch, the benchmarks) follow one another. Freed at
- * exit, before the CUDA runtime's own teardown (registered after it, so run before it), so
- * that nothing is left for compute-sanitizer's leak check. */
-#define MAX_KEPT_DEVICES 16
-static GMutex kept_lock;
-static float *kept[MAX_KEPT_DEVICES];
-static gboolean kept_hooked;
-
-static void destroy_stage(float *stage)
-{
-  StageEvents *ev = events_of(stage);
-  for (int b = 0; b < 2; b++)
-    if (ev->done[b] != nullptr)
-      cudaEventDestroy(ev->done[b]);
-  cudaFreeHost(stage);
-}
-
-static void free_kept(void)
-{
-  g_mutex_lock(&kept_lock);
-  int current = 0;
-  const gboolean have = cudaGetDevice(&current) == cudaSuccess;
-  for (int d = 0; d < MAX_KEPT_DEVICES; d++)
-    if (kept[d] != nullptr && cudaSetDevice(d) == cudaSuccess) {
-      destroy_stage(kept[d]);
-      kept[d] = nullptr;
-    }
-  if (have)
-    cudaSetDevice(current);
-  g_mutex_unlock(&kept_lock);
-}
-
-/* The stage kept for the current device, if any (taken: no one else gets it). */
-static float *take_kept(void)
-{
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= MAX_KEPT_DEVICES)
-    return nullptr;
-  g_mutex_lock(&kept_lock);
-  float *s = kept[device];
-  kept[device] = nullptr;
-  g_mutex_unlock(&kept_lock);
-  return s;
-}
-
+/* The block comes from the pinned blocks kept from one job to the next (pinned_kept_cuda.cuh):
+ * pinning 16 MiB took 8.6 ms on the H100 host (bench_affine, 2026-11-26), most of an affine
+ * job's set-up at 3072^2, and the jobs of one process follow one another. */
 cudaError_t nw_stage_alloc(float **stage)
 {
-  if ((*stage = take_kept()) != nullptr)
-    return cudaSuccess;
   float *s = nullptr;
-  cudaError_t e = cudaHostAlloc(
-      (void **)&s, 2 * kNwStageChunk * sizeof(float) + sizeof(StageEvents), cudaHostAllocDefault);
-  if (e != cudaSuccess)
+  cudaError_t e = nw_pinned_take((void **)&s, kStageBytes, cudaHostAllocDefault);
+  if (e != cudaSuccess) {
+    *stage = nullptr;
     return e;
+  }
   StageEvents *ev = events_of(s);
   ev->done[0] = ev->done[1] = nullptr;
-  e = cudaGetDevice(&ev->device);
   for (int b = 0; b < 2 && e == cudaSuccess; b++)
     e = cudaEventCreateWithFlags(&ev->done[b], cudaEventDisableTiming);
   if (e != cudaSuccess) {
-    destroy_stage(s);
+    nw_stage_free(s);
     s = nullptr;
   }
   *stage = s;
@@ -92,17 +46,11 @@ void nw_stage_free(float *stage)
 {
   if (stage == nullptr)
     return;
-  const int device = events_of(stage)->device;
-  g_mutex_lock(&kept_lock);
-  const gboolean keep = device >= 0 && device < MAX_KEPT_DEVICES && kept[device] == nullptr;
-  if (keep) {
-    kept[device] = stage;
-    if (!kept_hooked)
-      kept_hooked = atexit(free_kept) == 0;
-  }
-  g_mutex_unlock(&kept_lock);
-  if (!keep)
-    destroy_stage(stage);
+  StageEvents *ev = events_of(stage);
+  for (int b = 0; b < 2; b++)
+    if (ev->done[b] != nullptr)
+      cudaEventDestroy(ev->done[b]);
+  nw_pinned_give(stage, kStageBytes, cudaHostAllocDefault);
 }
 
 float *nw_stage_for(float **slot, size_t n)

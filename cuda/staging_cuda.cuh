@@ -13,13 +13,13 @@
 /* Floats a chunk; a stage holds two (16 MiB of pinned memory). */
 constexpr size_t kNwStageChunk = (size_t)1 << 21;
 
-/* A stage for the calls below, on the current device: the one an earlier job of the process
- * gave back there, else cudaHostAlloc of 2 x kNwStageChunk floats with the two events its
- * copies wait on made once here (kept in the same pinned block, after the chunks). Free it
- * with nw_stage_free, not cudaFreeHost (the events). *stage NULL on failure. */
+/* A stage for the calls below, on the current device: a pinned block of 2 x kNwStageChunk
+ * floats (one an earlier job gave back, nw_pinned_take) with the two events its copies wait
+ * on, made here (in the same block, after the chunks). Free it with nw_stage_free, not
+ * cudaFreeHost (the events). *stage NULL on failure. */
 cudaError_t nw_stage_alloc(float **stage);
-/* Gives nw_stage_alloc's stage back: kept for the next on its device (one a device; freed
- * at exit), or freed with its events. NULL does nothing. */
+/* Destroys the stage's events and gives its block back (nw_pinned_give: kept for the next job
+ * on the device, or freed). NULL does nothing. */
 void nw_stage_free(float *stage);
 /* The stage for a copy of n floats from a job's slot: NULL when n needs none, else *slot, made
  * by nw_stage_alloc at the first such copy (the job frees it with nw_stage_free); NULL if that

@@ -128,7 +128,8 @@ struct EvalArgs {
   double *partials;         /* gridDim.x x kSums */
   unsigned long long *hist; /* bins², fixed-point; zero between evaluations (mi) */
   unsigned int *done;       /* blocks finished; zero between evaluations */
-  double *out;              /* kSums + bins²: pinned host memory, mapped */
+  double *out;              /* kSums + bins², then the ticket: pinned host memory, mapped */
+  unsigned long long ticket; /* the launch's: written last, after the results (finish) */
   NwRowsGrid rows; /* rows_kernel: the launch's stride split for the fixed grid (launch_grid) */
 };
 
@@ -318,10 +319,11 @@ __device__ void block_sums(const double v[kSums], double *out)
 
 /* The last block to finish: the partials of every block summed in a fixed order (the same
  * on every run), the histogram as counts, both into the mapped host buffer; then the
- * histogram and the counter zeroed for the next evaluation. Reads bypass L1 (__ldcg): other
+ * histogram and the counter zeroed for the next evaluation, and last the launch's ticket
+ * after the results, which the host waits for (wait_results). Reads bypass L1 (__ldcg): other
  * blocks wrote them. */
 __device__ void finish(const double *partials, unsigned long long *hist, unsigned int *done,
-                       double *out, int hist_len)
+                       double *out, int hist_len, unsigned long long ticket)
 {
   double s[kSums];
 #pragma unroll
@@ -337,6 +339,11 @@ __device__ void finish(const double *partials, unsigned long long *hist, unsigne
   }
   if (threadIdx.x == 0)
     *done = 0;
+  /* every thread's results reach the host before the ticket that says they are there */
+  __threadfence_system();
+  __syncthreads();
+  if (threadIdx.x == 0)
+    *(volatile unsigned long long *)(out + kSums + hist_len) = ticket;
 }
 
 /* Fixed voxel e's pair (f, m) for the map, false where it does not count (the moving mask,
@@ -422,13 +429,14 @@ struct EvalOut {
   unsigned long long *hist;
   unsigned int *done;
   double *out;
+  unsigned long long ticket;
 };
 
 template <bool MI>
 __device__ inline EvalOut eval_out(const EvalArgs &a, unsigned int q, int hist_len)
 {
   return {a.partials + (size_t)q * gridDim.x * kSums, MI ? a.hist + (size_t)q * hist_len : nullptr,
-          a.done + q, a.out + (size_t)q * (kSums + hist_len)};
+          a.done + q, a.out + (size_t)q * (kSums + hist_len + 1), a.ticket};
 }
 
 /* The block's sums s into its partials; the last block of the evaluation to get here adds up
@@ -445,7 +453,7 @@ __device__ void block_done(const double s[kSums], const EvalOut &o, int hist_len
   __syncthreads();
   if (last) {
     __threadfence();
-    finish(o.partials, o.hist, o.done, o.out, hist_len);
+    finish(o.partials, o.hist, o.done, o.out, hist_len, o.ticket);
   }
 }
 
@@ -643,7 +651,8 @@ struct CudaCost {
   double *partials;     /* max(max_blocks) x kSums */
   unsigned long long *hist;
   unsigned int *done;
-  double *h_out, *d_out; /* kSums + hist_len, pinned and mapped: the host's and device's view */
+  double *h_out, *d_out; /* out_stride, pinned and mapped: the host's and device's view */
+  bool wait_sync;        /* NW_AFFINE_WAIT=sync: wait_results synchronises the stream */
   /* evaluate_batch's own, made by its first call: the same per map, and the maps */
   struct {
     bool ready;
@@ -652,7 +661,7 @@ struct CudaCost {
     double *partials;         /* (max(max_blocks) + kMaxBatch) x kSums */
     unsigned long long *hist; /* kMaxBatch x hist_len */
     unsigned int *done;       /* kMaxBatch */
-    double *h_out, *d_out;    /* kMaxBatch x (kSums + hist_len), pinned and mapped */
+    double *h_out, *d_out;    /* kMaxBatch x out_stride, pinned and mapped */
     /* kMaxBatch x 12 doubles, then kMaxBatch x 12 floats (the maps rounded, for u16):
      * pinned, and the device's copy */
     double *h_maps, *d_maps;
@@ -670,10 +679,64 @@ struct CudaCost {
   } prep;
 };
 
-/* The bytes of the mapped output of `evals` evaluations: their sums and histograms. */
+/* An evaluation's slot in the mapped output, in doubles: its sums, its histogram and the
+ * ticket of the launch that wrote them (finish). */
+size_t out_stride(const CudaCost *c)
+{
+  return kSums + (size_t)c->hist_len + 1;
+}
+
+/* The bytes of the mapped output of `evals` evaluations. */
 size_t out_bytes(const CudaCost *c, int evals)
 {
-  return (size_t)evals * (kSums + (size_t)c->hist_len) * sizeof(double);
+  return (size_t)evals * out_stride(c) * sizeof(double);
+}
+
+/* A launch's ticket: unique in the process, so that a kept pinned block (pinned_kept_cuda.cuh)
+ * never holds one that a later launch waits for. */
+unsigned long long next_ticket(void)
+{
+  static unsigned long long last = 0;
+  return __atomic_add_fetch(&last, 1, __ATOMIC_RELAXED);
+}
+
+inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+/* Waits until evaluations 0 .. k-1 of the launch with this ticket have left their results in
+ * out (the host's view of the mapped output): by reading their tickets, which the host sees
+ * some microseconds before cudaStreamSynchronize returns, as the last block writes them
+ * before the kernel retires. A stalled or failed launch is caught by asking the stream now
+ * and then (it errs, or is done with no ticket). NW_AFFINE_WAIT=sync synchronises instead. */
+gboolean wait_results(const CudaCost *c, const double *out, int k, unsigned long long ticket,
+                      GError **error)
+{
+  if (c->wait_sync)
+    return NW_CUDA_CHECK(cudaStreamSynchronize(c->stream), error);
+  for (int q = 0; q < k; q++) {
+    const unsigned long long *t =
+        (const unsigned long long *)(out + (size_t)q * out_stride(c) + kSums + c->hist_len);
+    for (unsigned int spins = 1; __atomic_load_n(t, __ATOMIC_ACQUIRE) != ticket; spins++) {
+      cpu_relax();
+      if (spins % 65536 != 0)
+        continue;
+      const cudaError_t st = cudaStreamQuery(c->stream);
+      if (st == cudaErrorNotReady)
+        continue;
+      if (st != cudaSuccess)
+        return NW_CUDA_CHECK(st, error);
+      if (__atomic_load_n(t, __ATOMIC_ACQUIRE) == ticket)
+        break;
+      g_set_error(error, NW_ERROR, NW_ERROR_DEVICE,
+                  "affine (cuda): evaluation %d of a launch ended without its result", q + 1);
+      return FALSE;
+    }
+  }
+  return TRUE;
 }
 
 void free_level(CudaCost *c)
@@ -807,6 +870,7 @@ void *cuda_create(const NwAffineCostSpec *spec, GError **error)
   const char *env = g_getenv("NW_AFFINE_TEXTURE");
   if (!(env != nullptr && strcmp(env, "0") == 0))
     nw_codes_texture_limits(c->tex_max);
+  c->wait_sync = g_strcmp0(g_getenv("NW_AFFINE_WAIT"), "sync") == 0;
   c->hist_len = mi ? spec->bins * spec->bins : 0;
   const size_t hist_bytes = (size_t)c->hist_len * sizeof(unsigned long long);
   c->shared_bytes = mi && hist_bytes <= kSharedHistMax ? hist_bytes : 0;
@@ -1091,6 +1155,7 @@ gboolean eval_args(const CudaCost *c, const double map[12], EvalArgs *out, GErro
   a.hist = c->hist;
   a.done = c->done;
   a.out = c->d_out;
+  a.ticket = next_ticket();
   *out = a;
   return TRUE;
 }
@@ -1103,10 +1168,10 @@ gboolean cuda_evaluate(void *impl, const double map[12], NwAffineSums *sums, GEr
     return FALSE;
   const Storage v = variant(c);
   const unsigned int blocks = launch_grid(c, v, c->max_blocks[v], &a);
-  /* one launch and one synchronisation: the last block leaves the result in h_out */
+  /* one launch, and a wait for the ticket: the last block leaves the result in h_out */
   c->kernel[v]<<<blocks, kBlock, c->shared_bytes, c->stream>>>(a);
   if (!NW_CUDA_CHECK(nw_cuda_launched(c->stream), error) ||
-      !NW_CUDA_CHECK(cudaStreamSynchronize(c->stream), error))
+      !wait_results(c, c->h_out, 1, a.ticket, error))
     return FALSE;
   const double *o = c->h_out;
   sums->n = o[0];
@@ -1194,10 +1259,10 @@ gboolean cuda_evaluate_batch(void *impl, const double (*maps)[12], int k, NwAffi
     return FALSE;
   c->batch.kernel[v]<<<dim3(per_map, (unsigned int)k), kBlock, c->shared_bytes, c->stream>>>(a);
   if (!NW_CUDA_CHECK(nw_cuda_launched(c->stream), error) ||
-      !NW_CUDA_CHECK(cudaStreamSynchronize(c->stream), error))
+      !wait_results(c, c->batch.h_out, k, a.ticket, error))
     return FALSE;
   for (int q = 0; q < k; q++) {
-    const double *o = c->batch.h_out + (size_t)q * (kSums + c->hist_len);
+    const double *o = c->batch.h_out + (size_t)q * out_stride(c);
     sums[q].n = o[0];
     sums[q].sf = o[1];
     sums[q].sm = o[2];

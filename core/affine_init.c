@@ -21,22 +21,38 @@ gboolean nw_volume_moments(const NwVolume *v, const NwVolume *mask, double com_m
   for (size_t e = 0; e < n; e++)
     if (mask == NULL || mask->data[e] >= 0.5f)
       lo = MIN(lo, v->data[e]);
-  /* Sums in voxel indices, then mapped: first and second moments. */
+  /* Sums in voxel indices, then mapped: first and second moments. A row's sums of q, q i and
+   * q i² carry its part of every moment (j and k are the row's own), so a voxel costs three
+   * additions instead of twelve: a start's moments at a 3072² job's coarsest level took 1 ms
+   * an image the other way (on this project's 2-core development VM). */
   double w = 0.0, s[3] = {0}, ss[9] = {0};
   for (int k = 0; k < v->nz; k++)
-    for (int j = 0; j < v->ny; j++)
+    for (int j = 0; j < v->ny; j++) {
+      const size_t row = nw_volume_index(v, 0, j, k);
+      double r0 = 0.0, r1 = 0.0, r2 = 0.0;
       for (int i = 0; i < v->nx; i++) {
-        const size_t e = nw_volume_index(v, i, j, k);
-        if (mask != NULL && !(mask->data[e] >= 0.5f))
+        if (mask != NULL && !(mask->data[row + i] >= 0.5f))
           continue;
-        const double q = (double)v->data[e] - (double)lo, p[3] = {i, j, k};
-        w += q;
-        for (int a = 0; a < 3; a++) {
-          s[a] += q * p[a];
-          for (int b = 0; b < 3; b++)
-            ss[a * 3 + b] += q * p[a] * p[b];
-        }
+        const double q = (double)v->data[row + i] - (double)lo, qi = q * i;
+        r0 += q;
+        r1 += qi;
+        r2 += qi * i;
       }
+      const double dj = j, dk = k;
+      w += r0;
+      s[0] += r1;
+      s[1] += dj * r0;
+      s[2] += dk * r0;
+      ss[0] += r2;
+      ss[1] += dj * r1;
+      ss[2] += dk * r1;
+      ss[4] += dj * dj * r0;
+      ss[5] += dj * dk * r0;
+      ss[8] += dk * dk * r0;
+    }
+  ss[3] = ss[1];
+  ss[6] = ss[2];
+  ss[7] = ss[5];
   if (!(w > 0.0))
     return FALSE;
   double mean[3], cov_vox[9];

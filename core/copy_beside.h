@@ -3,13 +3,12 @@
  * into the run's timeline (scene/nw_timeline.c) while the job runs. Any thread; several
  * copies may run at once.
  *
- * The caller copies pieces itself from the start, and a few helper threads (a GLib thread
- * pool, made at the first large copy) take pieces too as they come: each piece is claimed by
- * one atomic counter, and the copy is over when every piece is done, not when every helper
- * has come. A helper that comes late finds nothing left and is not waited for. (OpenMP's
- * parallel loop, used before, ends at a barrier that every thread of its team must reach:
- * on the H100 host a helper thread woken late held every such copy of a frame to 4-5 ms,
- * against 0.75 ms usually, and those frames were drawn two iterations late, issue 8.) */
+ * The caller copies pieces itself from the start, and a few helper threads take pieces too
+ * as they come; the copy is over when every piece is done, not when every helper has come
+ * (beside.h). (OpenMP's parallel loop, used before, ends at a barrier that every thread of
+ * its team must reach: on the H100 host a helper thread woken late held every such copy of a
+ * frame to 4-5 ms, against 0.75 ms usually, and those frames were drawn two iterations late,
+ * issue 8.) */
 #ifndef NW_COPY_BESIDE_H
 #define NW_COPY_BESIDE_H
 

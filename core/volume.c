@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #endif
 
+#include "beside.h"
 #include "nw_error.h"
 
 /* The voxel count of a volume of these sizes, 0 (and an error) when they are not valid. */
@@ -109,17 +110,35 @@ NwVolume *nw_volume_new_like(const NwVolume *like, int nc, GError **error)
   return v;
 }
 
-/* One thread's memcpy reaches a fraction of the memory bandwidth, and the new pages of a
- * fresh destination are first touched (faulted in) in parallel. */
+/* A large copy or scan in pieces of 64 Ki floats (256 KiB), shared with helper threads that
+ * are not waited for (beside.h): one thread's memcpy reaches a fraction of the memory
+ * bandwidth, and the new pages of a fresh destination are first touched (faulted in) in
+ * parallel. Pieces this small keep every helper busy within a staging chunk (8 MiB) and
+ * leave little to wait for where one is held off its core. */
+#define PIECE_FLOATS ((size_t)1 << 16)
+
+static guint n_pieces(size_t n)
+{
+  return (guint)((n + PIECE_FLOATS - 1) / PIECE_FLOATS);
+}
+
+typedef struct {
+  float *dst;
+  const float *src;
+  size_t n;
+} FloatCopy;
+
+static void copy_piece(gpointer data, guint p)
+{
+  const FloatCopy *c = data;
+  const size_t e0 = (size_t)p * PIECE_FLOATS;
+  memcpy(c->dst + e0, c->src + e0, MIN(PIECE_FLOATS, c->n - e0) * sizeof(float));
+}
+
 void nw_copy_floats(float *dst, const float *src, size_t n)
 {
-  const size_t chunk = (size_t)1 << 18; /* 1 MiB */
-  const gint64 n_chunks = (gint64)((n + chunk - 1) / chunk);
-#pragma omp parallel for schedule(static) if (n_chunks > 4)
-  for (gint64 c = 0; c < n_chunks; c++) {
-    const size_t e0 = (size_t)c * chunk;
-    memcpy(dst + e0, src + e0, MIN(chunk, n - e0) * sizeof(float));
-  }
+  FloatCopy c = {dst, src, n};
+  nw_beside_run(n_pieces(n), nw_beside_memory_helpers(), copy_piece, &c);
 }
 
 void nw_volume_copy_header(NwVolume *dst, const NwVolume *like)
@@ -296,19 +315,34 @@ void nw_volume_stats(const NwVolume *v, NwVolumeStats *stats)
   stats->n_nonfinite = bad;
 }
 
+typedef struct {
+  const float *v;
+  size_t n;
+  gsize bad; /* atomic (g_atomic_pointer_add): a count, exact in any order */
+} FiniteScan;
+
+static void scan_piece(gpointer data, guint p)
+{
+  FiniteScan *s = data;
+  const size_t e0 = (size_t)p * PIECE_FLOATS, e1 = MIN(s->n, e0 + PIECE_FLOATS);
+  gsize bad = 0;
+  for (size_t e = e0; e < e1; e++)
+    bad += !isfinite(s->v[e]);
+  if (bad > 0)
+    g_atomic_pointer_add(&s->bad, (gssize)bad);
+}
+
 gboolean nw_volume_check_finite(const NwVolume *v, const char *name, GError **error)
 {
-  /* a count (exact in any order) over the cores: it runs on every registration's inputs */
-  const size_t n = nw_volume_n_floats(v);
-  size_t bad = 0;
-#pragma omp parallel for schedule(static) reduction(+ : bad) if (n > ((size_t)1 << 20))
-  for (gint64 e = 0; e < (gint64)n; e++)
-    bad += !isfinite(v->data[e]);
+  /* over the cores: it runs on every registration's inputs */
+  FiniteScan s = {v->data, nw_volume_n_floats(v), 0};
+  nw_beside_run(n_pieces(s.n), nw_beside_memory_helpers(), scan_piece, &s);
+  const size_t bad = (size_t)g_atomic_pointer_get(&s.bad);
   if (bad == 0)
     return TRUE;
   g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
               "%s: %zu of %zu voxels are NaN or Inf; mask or fill them before registering",
-              name, bad, n);
+              name, bad, s.n);
   return FALSE;
 }
 

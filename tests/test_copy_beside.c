@@ -1,13 +1,19 @@
-/* test_copy_beside.c — the copy shared with helper threads (core/copy_beside.h), no GPU:
+/* test_copy_beside.c — work shared with helper threads (core/beside.h) and the copy made of
+ * it (core/copy_beside.h), no GPU: every piece runs once, also when a piece runs a shared
+ * run of its own, and a scan for non-finite voxels counts them all across pieces;
  * every voxel lands where it belongs, same-size and 3 into 4 with the 4th 0, at sizes around
  * the piece boundaries (one piece short of, at and past the helpers' threshold; a short last
  * piece); four threads copying at once, each its own, all exact; and a copy that ends before
  * a helper comes (its buffers freed at once) leaves the helper nothing to touch, which ASan
  * would report. */
+#include <math.h>
 #include <string.h>
 
+#include "beside.h"
 #include "copy_beside.h"
+#include "nw_error.h"
 #include "testutil.h"
+#include "volume.h"
 
 /* n voxels of nc distinct floats. */
 static float *pattern(size_t n, int nc, float offset)
@@ -85,6 +91,61 @@ static void test_helpers_late(void)
     copy_and_check(n, 1, 1);
 }
 
+/* Pieces that count their runs (and, nested, run a small shared run of their own). */
+typedef struct {
+  gint *runs;
+  gboolean nested;
+} Counted;
+
+static void count_piece(gpointer data, guint p)
+{
+  const Counted *c = data;
+  if (c->nested) {
+    gint inner[8] = {0};
+    Counted in = {inner, FALSE};
+    nw_beside_run(8, 3, count_piece, &in);
+    for (int q = 0; q < 8; q++)
+      g_assert_cmpint(inner[q], ==, 1);
+  }
+  g_atomic_int_inc(&c->runs[p]);
+}
+
+static void test_each_piece_once(void)
+{
+  const guint n[] = {0, 1, 2, 7, 1000};
+  for (guint s = 0; s < G_N_ELEMENTS(n); s++)
+    for (int round = 0; round < 20; round++) {
+      gint *runs = g_new0(gint, n[s] + 1);
+      Counted c = {runs, round % 5 == 0};
+      nw_beside_run(n[s], 3, count_piece, &c);
+      for (guint p = 0; p < n[s]; p++)
+        g_assert_cmpint(runs[p], ==, 1);
+      g_assert_cmpint(runs[n[s]], ==, 0);
+      g_free(runs);
+    }
+}
+
+/* NaN and Inf at pieces' first and last voxels (volume.c's pieces are 2^16 floats) and in
+ * the short last piece: every one counted, the message exact. */
+static void test_check_finite_pieces(void)
+{
+  const int nx = (1 << 18) + 3, ny = 3; /* whole pieces and a short last one */
+  g_autoptr(NwVolume) v = nw_volume_new(nx, ny, 1, 1, NULL);
+  for (size_t e = 0; e < (size_t)nx * ny; e++)
+    v->data[e] = 1.0f;
+  g_autoptr(GError) error = NULL;
+  g_assert_true(nw_volume_check_finite(v, "fixed image", &error));
+  const size_t bad[] = {0, (1 << 18) - 1, 1 << 18, 2 * (1 << 18) + 1, (size_t)nx * ny - 1};
+  for (guint b = 0; b < G_N_ELEMENTS(bad); b++)
+    v->data[bad[b]] = b % 2 ? INFINITY : NAN;
+  g_assert_false(nw_volume_check_finite(v, "fixed image", &error));
+  g_assert_error(error, NW_ERROR, NW_ERROR_INVALID);
+  g_autofree char *want = g_strdup_printf(
+      "fixed image: 5 of %zu voxels are NaN or Inf; mask or fill them before registering",
+      (size_t)nx * ny);
+  g_assert_cmpstr(error->message, ==, want);
+}
+
 int main(int argc, char **argv)
 {
   g_setenv("NW_COPY_THREADS", "4", TRUE); /* three helpers, also on CI's two cores */
@@ -92,5 +153,7 @@ int main(int argc, char **argv)
   g_test_add_func("/copy-beside/sizes", test_sizes);
   g_test_add_func("/copy-beside/concurrent", test_concurrent);
   g_test_add_func("/copy-beside/helpers-late", test_helpers_late);
+  g_test_add_func("/beside/each-piece-once", test_each_piece_once);
+  g_test_add_func("/beside/check-finite-pieces", test_check_finite_pieces);
   return g_test_run();
 }

@@ -229,8 +229,8 @@ if [ -x "$build/bench/bench_affine" ] && [ "${NW_SKIP_AFFINE_BENCH:-0}" != 1 ]; 
     record peer_affine_torch $? "peer_affine_torch.log"
     cat "$OUT/peer_affine_torch.log"
   fi
-  # FireANTs on the 3D end-to-end case, where its wheels are carried in .peers
-  # and on a brain pair (the demo's Colin27 at 1 mm and its copy a known affine apart), with
+  # FireANTs on the 3D end-to-end case, where its wheels are carried in .peers,
+  # on a brain pair (the demo's Colin27 at 1 mm and its copy a known affine apart), with
   # neurowarp-cli on the same files in the same call
   if peers_ready; then
     cli=$build/app/neurowarp-cli
@@ -243,6 +243,11 @@ if [ -x "$build/bench/bench_affine" ] && [ "${NW_SKIP_AFFINE_BENCH:-0}" != 1 ]; 
       record "peer_affine_fireants$tag" $? "$(grep -E '^(fireants|neurowarp)' "$OUT/peer_affine_fireants$tag.log" | cut -c1-150 | tr '\n' ' ')"
       tail -n 6 "$OUT/peer_affine_fireants$tag.log"
     done
+    # and the 3072² similarity case (FireANTs' rigid with scaling), neurowarp-cli beside it
+    PYTHONPATH=/tmp/nwpeers timeout 300 python3 bench/peer_affine_fireants.py --2d \
+      --cli "$cli" --json "$OUT/peer_affine_fireants_2d.json" >"$OUT/peer_affine_fireants_2d.log" 2>&1
+    record peer_affine_fireants_2d $? "$(grep -E '^(fireants|neurowarp)' "$OUT/peer_affine_fireants_2d.log" | cut -c1-150 | tr '\n' ' ')"
+    tail -n 6 "$OUT/peer_affine_fireants_2d.log"
   fi
 fi
 

@@ -321,13 +321,30 @@ typedef struct {
   gsize bad; /* atomic (g_atomic_pointer_add): a count, exact in any order */
 } FiniteScan;
 
+/* NaN and Inf have every exponent bit set. Blocks of 16 with a fixed trip count, which the
+ * compiler turns into vector compares at -O2 (a float at a time took 2.2 ms for two 3072²
+ * inputs on 8 of the H100 host's cores). */
+static size_t count_non_finite(const float *v, size_t n)
+{
+  size_t bad = 0, e = 0;
+  for (; e + 16 <= n; e += 16) {
+    uint32_t b[16];
+    memcpy(b, v + e, sizeof b);
+    unsigned int k = 0;
+    for (int l = 0; l < 16; l++)
+      k += (b[l] & 0x7f800000u) == 0x7f800000u;
+    bad += k;
+  }
+  for (; e < n; e++)
+    bad += !isfinite(v[e]);
+  return bad;
+}
+
 static void scan_piece(gpointer data, guint p)
 {
   FiniteScan *s = data;
-  const size_t e0 = (size_t)p * PIECE_FLOATS, e1 = MIN(s->n, e0 + PIECE_FLOATS);
-  gsize bad = 0;
-  for (size_t e = e0; e < e1; e++)
-    bad += !isfinite(s->v[e]);
+  const size_t e0 = (size_t)p * PIECE_FLOATS;
+  const gsize bad = count_non_finite(s->v + e0, MIN(PIECE_FLOATS, s->n - e0));
   if (bad > 0)
     g_atomic_pointer_add(&s->bad, (gssize)bad);
 }

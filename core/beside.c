@@ -48,7 +48,7 @@ static void help(gpointer data, gpointer unused)
 
 guint nw_beside_memory_helpers(void)
 {
-  return (guint)CLAMP((int)g_get_num_processors() / 2, 1, 8) - 1;
+  return (guint)CLAMP((int)g_get_num_processors(), 1, 16) - 1;
 }
 
 /* The helpers, made once for the process and kept (an exclusive pool: its threads wait for

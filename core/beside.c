@@ -46,9 +46,14 @@ static void help(gpointer data, gpointer unused)
   g_atomic_rc_box_release_full(data, run_clear);
 }
 
-guint nw_beside_memory_helpers(void)
+guint nw_beside_scan_helpers(void)
 {
   return (guint)CLAMP((int)g_get_num_processors(), 1, 16) - 1;
+}
+
+guint nw_beside_copy_helpers(void)
+{
+  return (guint)CLAMP((int)g_get_num_processors() / 2, 1, 8) - 1;
 }
 
 /* The helpers, made once for the process and kept (an exclusive pool: its threads wait for
@@ -59,7 +64,7 @@ static GThreadPool *helpers(void)
   static GThreadPool *pool;
   static gsize made;
   if (g_once_init_enter(&made)) {
-    const int n = MAX(nw_copy_threads_beside() - 1, (int)nw_beside_memory_helpers());
+    const int n = MAX(nw_copy_threads_beside() - 1, (int)nw_beside_scan_helpers());
     if (n > 0)
       pool = g_thread_pool_new(help, NULL, n, TRUE, NULL);
     g_once_init_leave(&made, 1);

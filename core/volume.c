@@ -138,7 +138,7 @@ static void copy_piece(gpointer data, guint p)
 void nw_copy_floats(float *dst, const float *src, size_t n)
 {
   FloatCopy c = {dst, src, n};
-  nw_beside_run(n_pieces(n), nw_beside_memory_helpers(), copy_piece, &c);
+  nw_beside_run(n_pieces(n), nw_beside_copy_helpers(), copy_piece, &c);
 }
 
 void nw_volume_copy_header(NwVolume *dst, const NwVolume *like)
@@ -353,7 +353,7 @@ gboolean nw_volume_check_finite(const NwVolume *v, const char *name, GError **er
 {
   /* over the cores: it runs on every registration's inputs */
   FiniteScan s = {v->data, nw_volume_n_floats(v), 0};
-  nw_beside_run(n_pieces(s.n), nw_beside_memory_helpers(), scan_piece, &s);
+  nw_beside_run(n_pieces(s.n), nw_beside_scan_helpers(), scan_piece, &s);
   const size_t bad = (size_t)g_atomic_pointer_get(&s.bad);
   if (bad == 0)
     return TRUE;

@@ -2,7 +2,8 @@
  * beside.h). Any thread. */
 #include "beside.h"
 
-#include "copy_beside.h"
+/* The most helpers a run may have: its caller and these make 16 threads. */
+#define MAX_HELPERS 15
 
 /* One run: its pieces, claimed and done, in a reference-counted box: the caller's reference
  * and one for each helper asked, which may come after the run is over (then it claims
@@ -48,7 +49,7 @@ static void help(gpointer data, gpointer unused)
 
 guint nw_beside_scan_helpers(void)
 {
-  return (guint)CLAMP((int)g_get_num_processors(), 1, 16) - 1;
+  return (guint)CLAMP((int)g_get_num_processors(), 1, MAX_HELPERS + 1) - 1;
 }
 
 guint nw_beside_copy_helpers(void)
@@ -56,17 +57,16 @@ guint nw_beside_copy_helpers(void)
   return (guint)CLAMP((int)g_get_num_processors() / 2, 1, 8) - 1;
 }
 
-/* The helpers, made once for the process and kept (an exclusive pool: its threads wait for
- * work instead of ending), as many as the most that any kind of run asks for; NULL where
- * that is none. */
+/* The helpers, made once for the process by the first run that asks for any, and kept (an
+ * exclusive pool: its threads sleep until there is work instead of ending). As many as any
+ * run may ask for, whatever the cores: a run asks for its own count (the live view's copies
+ * for copy_beside.h's, which tests raise on small machines). */
 static GThreadPool *helpers(void)
 {
   static GThreadPool *pool;
   static gsize made;
   if (g_once_init_enter(&made)) {
-    const int n = MAX(nw_copy_threads_beside() - 1, (int)nw_beside_scan_helpers());
-    if (n > 0)
-      pool = g_thread_pool_new(help, NULL, n, TRUE, NULL);
+    pool = g_thread_pool_new(help, NULL, MAX_HELPERS, TRUE, NULL);
     g_once_init_leave(&made, 1);
   }
   return pool;

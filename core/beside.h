@@ -20,8 +20,8 @@ G_BEGIN_DECLS
 typedef void (*NwBesidePiece)(gpointer data, guint p);
 
 /* Runs piece(data, p) for every p in [0, n_pieces), with at most `helpers` helper threads
- * beside the caller (none when the pool has none, e.g. on two cores); returns when all are
- * done. Everything piece wrote is visible to the caller then. */
+ * beside the caller (at most 15; none asked, or one piece: the caller alone); returns when
+ * all are done. Everything piece wrote is visible to the caller then. */
 void nw_beside_run(guint n_pieces, guint helpers, NwBesidePiece piece, gpointer data);
 
 /* Helpers for memory-bound work that a caller waits for. Waking a helper costs the caller

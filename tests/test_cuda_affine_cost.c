@@ -1050,6 +1050,32 @@ static void test_refuses_vectors(void)
   nw_affine_cost_cuda.destroy(impl);
 }
 
+/* A voxel that is not finite: the method refuses the pair with the input check's message,
+ * which now runs beside the pyramids' upload to the device (core/cpu/affine_job.c), and the
+ * job made so far is freed (memcheck's leak check). Each image, and both. */
+static void test_refuses_non_finite(void)
+{
+  g_autoptr(NwParams) p = nw_test_affine_params(NULL);
+  const int n = 48;
+  for (int which = 0; which < 3; which++) {
+    g_autoptr(NwVolume) f = image(n, n, n, 1.0, 1);
+    g_autoptr(NwVolume) m = image(n, n, n, 1.0, 2);
+    if (which != 1)
+      f->data[n * n * n - 1] = INFINITY;
+    if (which != 0)
+      m->data[7] = NAN;
+    const NwMethodInputs in = {.fixed = f, .moving = m};
+    g_autoptr(GError) err = NULL;
+    g_assert_null(nw_affine_cuda_ops.create(&in, p, &err));
+    g_assert_error(err, NW_ERROR, NW_ERROR_INVALID);
+    g_autofree char *want =
+        g_strdup_printf("%s image: 1 of %d voxels are NaN or Inf; mask or fill them before "
+                        "registering",
+                        which == 1 ? "moving" : "fixed", n * n * n);
+    g_assert_cmpstr(err->message, ==, want);
+  }
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -1069,6 +1095,7 @@ int main(int argc, char **argv)
   g_test_add_func("/cuda/affine-cost/pyramid-after-level", test_pyramid_after_level);
   g_test_add_func("/cuda/affine-cost/warp", test_warp);
   g_test_add_func("/cuda/affine-cost/refuses-vectors", test_refuses_vectors);
+  g_test_add_func("/cuda/affine-cost/refuses-non-finite", test_refuses_non_finite);
   g_test_add_func("/cuda/affine-cost/register-2d", test_register_2d);
   g_test_add_func("/cuda/affine-cost/register-3d", test_register_3d);
   g_test_add_func("/cuda/affine-cost/affine-demons", test_affine_demons);

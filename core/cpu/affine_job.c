@@ -57,6 +57,7 @@ static gboolean slice_in_xy_plane(const NwVolume *v)
   return fabs(a[8]) < 1e-6 && fabs(a[9]) < 1e-6;
 }
 
+/* The inputs' shapes, grids and masks; their voxels are checked by finite_check. */
 static gboolean check_inputs(const NwMethodInputs *in, int *dim, GError **error)
 {
   if (in->fixed == NULL || in->moving == NULL) {
@@ -91,8 +92,45 @@ static gboolean check_inputs(const NwMethodInputs *in, int *dim, GError **error)
                   "affine: the %s mask is not on the %s image's grid", which[i], which[i]);
       return FALSE;
     }
-  return nw_volume_check_finite(in->fixed, "fixed image", error) &&
-         nw_volume_check_finite(in->moving, "moving image", error);
+  return TRUE;
+}
+
+/* Every voxel of both images finite: a thread's work beside the pyramids' (they only read
+ * and resample the images, which NaN does not upset), joined before anything uses a level's
+ * values (finite_joined). Scanning two 3072² images took 1.0-1.5 ms of a 17 ms job on the
+ * H100 host, in front of the uploads. */
+typedef struct {
+  const NwVolume *fixed, *moving;
+  GError *error;
+} FiniteCheck;
+
+static gpointer check_finite(gpointer data)
+{
+  FiniteCheck *c = data;
+  if (nw_volume_check_finite(c->fixed, "fixed image", &c->error))
+    nw_volume_check_finite(c->moving, "moving image", &c->error);
+  return NULL;
+}
+
+/* The check started (a thread, or here where none can be had). */
+static GThread *finite_check(FiniteCheck *c)
+{
+  GThread *t = g_thread_try_new("nw-check-finite", check_finite, c, NULL);
+  if (t == NULL)
+    check_finite(c);
+  return t;
+}
+
+/* Its outcome, once it is over; FALSE with its error where a voxel was not finite. */
+static gboolean finite_joined(GThread *t, FiniteCheck *c, GError **error)
+{
+  if (t != NULL)
+    g_thread_join(t);
+  if (c->error == NULL)
+    return TRUE;
+  g_propagate_error(error, c->error);
+  c->error = NULL;
+  return FALSE;
 }
 
 /* The choice name of an enum parameter. */
@@ -428,24 +466,37 @@ NwAffineJob *nw_affine_job_new(const NwAffineCostBackend *be, const NwMethodInpu
   const gint64 t_start = g_get_monotonic_time();
   if (!check_inputs(in, &dim, error))
     return NULL;
+  FiniteCheck finite = {in->fixed, in->moving, NULL};
+  GThread *checking = finite_check(&finite);
   const gint64 t_checked = g_get_monotonic_time();
   NwTransform base;
   NwAffineStartSpec ss;
   NwAffineJob *j =
       job_begin(be, NULL, p, dim, in->fixed, in->initial_transform, &base, &ss, error);
-  if (j == NULL)
+  if (j == NULL) {
+    finite_joined(checking, &finite, NULL);
     return NULL;
+  }
   j->fixed_full = in->fixed;
   j->moving_full = in->moving;
-  /* Where a job's start goes (G_MESSAGES_DEBUG=all): the back end's creation and the
-   * checks, the pyramids, the starts and the first level. */
-  gint64 t[3];
+  /* Where a job's start goes (G_MESSAGES_DEBUG=all): the shape checks, the back end's
+   * creation, the pyramids (the voxels' check beside them), the starts and the first level. */
+  gint64 t[4];
   t[0] = g_get_monotonic_time();
-  if (!build_pyramids(j, in, error)) {
+  GError *why = NULL;
+  const gboolean made = build_pyramids(j, in, &why);
+  t[1] = g_get_monotonic_time();
+  /* a voxel that is not finite is the error to report, whatever else failed */
+  const gboolean finite_ok = finite_joined(checking, &finite, error);
+  t[2] = g_get_monotonic_time();
+  if (!finite_ok || !made) {
+    if (finite_ok)
+      g_propagate_error(error, why);
+    else
+      g_clear_error(&why);
     nw_affine_job_free(j);
     return NULL;
   }
-  t[1] = g_get_monotonic_time();
   /* the result's volume (the finest level's warp), made while the job runs; not before the
    * pyramids, whose uploads it would slow (a 3072² job's creation 8.3 -> 10.5 ms) */
   nw_affine_cost_prepare_warp(j->cost, j->pyr[0][j->n_levels - 1]);
@@ -456,11 +507,11 @@ NwAffineJob *nw_affine_job_new(const NwAffineCostBackend *be, const NwMethodInpu
     nw_affine_job_free(j);
     return NULL;
   }
-  t[2] = g_get_monotonic_time();
-  g_debug("affine (%s): input checks %.1f ms, cost %.1f ms, pyramids %.1f ms, starts and "
-          "first level %.1f ms",
+  t[3] = g_get_monotonic_time();
+  g_debug("affine (%s): input checks %.1f ms, cost %.1f ms, pyramids %.1f ms (the voxels' "
+          "check beside them, then waited for %.1f ms), starts and first level %.1f ms",
           be->name, (t_checked - t_start) / 1e3, (t[0] - t_checked) / 1e3, (t[1] - t[0]) / 1e3,
-          (t[2] - t[1]) / 1e3);
+          (t[2] - t[1]) / 1e3, (t[3] - t[2]) / 1e3);
   return j;
 }
 

@@ -1050,6 +1050,57 @@ static void test_refuses_vectors(void)
   nw_affine_cost_cuda.destroy(impl);
 }
 
+/* The two ways of waiting for an evaluation (the ticket its last block writes, and
+ * NW_AFFINE_WAIT=sync's stream synchronisation) give the same sums bit for bit, one
+ * evaluation and a batch, MI's histogram included, over many evaluations in a row (a ticket
+ * left from an earlier launch in a kept pinned block must never be taken for a new one). */
+static void test_wait_modes(void)
+{
+  g_autoptr(NwVolume) f = image(300, 280, 1, 1.0, 41);
+  g_autoptr(NwVolume) m = image(290, 290, 1, 1.0, 42);
+  Xform xf[4];
+  transforms(2, xf);
+  const NwAffineCostSpec specs[] = {{NW_METRIC_MSE, NW_SAMPLER_LINEAR, 32, FALSE, NULL},
+                                    {NW_METRIC_MI, NW_SAMPLER_LINEAR, 32, TRUE, NULL}};
+  for (gsize sp = 0; sp < G_N_ELEMENTS(specs); sp++) {
+    NwAffineCost *cost[2];
+    for (int mode = 0; mode < 2; mode++) {
+      g_autoptr(GError) err = NULL;
+      if (mode == 1)
+        g_setenv("NW_AFFINE_WAIT", "sync", TRUE);
+      cost[mode] = nw_affine_cost_new(&nw_affine_cost_cuda, &specs[sp], &err);
+      g_unsetenv("NW_AFFINE_WAIT");
+      g_assert_no_error(err);
+      const NwAffineLevel lv = {.dim = 2, .fixed = f, .moving = m,
+                                .precision = NW_AFFINE_PRECISION_U16};
+      g_assert_true(nw_affine_cost_set_level(cost[mode], &lv, &err));
+    }
+    for (int round = 0; round < 50; round++)
+      for (int t = 0; t < 4; t++) {
+        NwAffineCostValue v[2];
+        for (int mode = 0; mode < 2; mode++) {
+          g_autoptr(GError) err = NULL;
+          g_assert_true(nw_affine_cost_eval_matrix(cost[mode], xf[t].m, &v[mode], &err));
+        }
+        g_assert_cmpfloat(v[0].cost, ==, v[1].cost);
+        g_assert_cmpfloat(v[0].overlap, ==, v[1].overlap);
+      }
+    double maps[4][16];
+    for (int t = 0; t < 4; t++)
+      memcpy(maps[t], xf[t].m, sizeof maps[t]);
+    NwAffineCostValue b[2][4];
+    for (int mode = 0; mode < 2; mode++) {
+      g_autoptr(GError) err = NULL;
+      g_assert_true(
+          nw_affine_cost_eval_batch(cost[mode], (const double(*)[16])maps, 4, b[mode], &err));
+    }
+    for (int t = 0; t < 4; t++)
+      g_assert_cmpfloat(b[0][t].cost, ==, b[1][t].cost);
+    nw_affine_cost_free(cost[0]);
+    nw_affine_cost_free(cost[1]);
+  }
+}
+
 /* A voxel that is not finite: the method refuses the pair with the input check's message,
  * which now runs beside the pyramids' upload to the device (core/cpu/affine_job.c), and the
  * job made so far is freed (memcheck's leak check). Each image, and both. */
@@ -1096,6 +1147,7 @@ int main(int argc, char **argv)
   g_test_add_func("/cuda/affine-cost/warp", test_warp);
   g_test_add_func("/cuda/affine-cost/refuses-vectors", test_refuses_vectors);
   g_test_add_func("/cuda/affine-cost/refuses-non-finite", test_refuses_non_finite);
+  g_test_add_func("/cuda/affine-cost/wait-modes", test_wait_modes);
   g_test_add_func("/cuda/affine-cost/register-2d", test_register_2d);
   g_test_add_func("/cuda/affine-cost/register-3d", test_register_3d);
   g_test_add_func("/cuda/affine-cost/affine-demons", test_affine_demons);

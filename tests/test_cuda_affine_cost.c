@@ -1075,7 +1075,9 @@ static void test_wait_modes(void)
                                 .precision = NW_AFFINE_PRECISION_U16};
       g_assert_true(nw_affine_cost_set_level(cost[mode], &lv, &err));
     }
-    for (int round = 0; round < 50; round++)
+    /* fewer under racecheck (nw_test_small_cases), which was near its time limit already */
+    const int rounds = nw_test_small_cases() ? 3 : 50;
+    for (int round = 0; round < rounds; round++)
       for (int t = 0; t < 4; t++) {
         NwAffineCostValue v[2];
         for (int mode = 0; mode < 2; mode++) {

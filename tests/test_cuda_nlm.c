@@ -321,18 +321,9 @@ static double check_tc(const char *what, const float *x, int n, int p, int m, do
   return st.visited_fraction;
 }
 
-/* NW_TEST_SMALL set and not empty: the environment asks for small cases only (the racecheck
- * run of scripts/gpu-host/test.sh, under which the tc filter's shared-memory traffic makes a
- * 4,000-row band take minutes): every path of the kernels still runs, on fewer rows. */
-static gboolean small_cases(void)
-{
-  const char *small = g_getenv("NW_TEST_SMALL");
-  return small != NULL && *small != '\0';
-}
-
 static void test_topm_tc(void)
 {
-  const gboolean small = small_cases();
+  const gboolean small = nw_test_small_cases();
   int n = 0;
   /* a sphere's band: about 4,300 rows (small: a smaller sphere's; the share of blocks left
    * to the exact fallback is not held to 5 % there, the rows still must equal) */

@@ -98,6 +98,12 @@ double nw_test_max_abs_diff(const NwVolume *a, const NwVolume *b)
   return m;
 }
 
+gboolean nw_test_small_cases(void)
+{
+  const char *small = g_getenv("NW_TEST_SMALL");
+  return small != NULL && *small != '\0';
+}
+
 gboolean nw_test_have_cuda(void)
 {
   nw_methods_register_builtin();

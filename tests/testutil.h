@@ -46,6 +46,10 @@ int nw_test_counted_blocks(void);
 /* For CUDA tests: registers the builtin methods and returns TRUE when a CUDA device is
  * usable; otherwise prints "SKIP: no CUDA device (...)" and returns FALSE. */
 gboolean nw_test_have_cuda(void);
+/* NW_TEST_SMALL set and not empty: the environment asks for small cases only (the racecheck
+ * runs of scripts/gpu-host/test.sh, under which every kernel is many times slower): every
+ * path still runs, on fewer or smaller cases. */
+gboolean nw_test_small_cases(void);
 
 G_END_DECLS
 

@@ -10,6 +10,7 @@
 #endif
 
 #include "beside.h"
+#include "copy_beside.h"
 #include "nw_error.h"
 
 /* The voxel count of a volume of these sizes, 0 (and an error) when they are not valid. */
@@ -110,35 +111,12 @@ NwVolume *nw_volume_new_like(const NwVolume *like, int nc, GError **error)
   return v;
 }
 
-/* A large copy or scan in pieces of 64 Ki floats (256 KiB), shared with helper threads that
- * are not waited for (beside.h): one thread's memcpy reaches a fraction of the memory
- * bandwidth, and the new pages of a fresh destination are first touched (faulted in) in
- * parallel. Pieces this small keep every helper busy within a staging chunk (8 MiB) and
- * leave little to wait for where one is held off its core. */
-#define PIECE_FLOATS ((size_t)1 << 16)
-
-static guint n_pieces(size_t n)
-{
-  return (guint)((n + PIECE_FLOATS - 1) / PIECE_FLOATS);
-}
-
-typedef struct {
-  float *dst;
-  const float *src;
-  size_t n;
-} FloatCopy;
-
-static void copy_piece(gpointer data, guint p)
-{
-  const FloatCopy *c = data;
-  const size_t e0 = (size_t)p * PIECE_FLOATS;
-  memcpy(c->dst + e0, c->src + e0, MIN(PIECE_FLOATS, c->n - e0) * sizeof(float));
-}
-
+/* One thread's memcpy reaches a fraction of the memory bandwidth, and the new pages of a
+ * fresh destination are first touched (faulted in) in parallel: copy_beside.h's pieces, with
+ * a staging chunk's helpers. */
 void nw_copy_floats(float *dst, const float *src, size_t n)
 {
-  FloatCopy c = {dst, src, n};
-  nw_beside_run(n_pieces(n), nw_beside_copy_helpers(), copy_piece, &c);
+  nw_copy_voxels_helped(dst, 1, src, 1, n, nw_beside_copy_helpers());
 }
 
 void nw_volume_copy_header(NwVolume *dst, const NwVolume *like)
@@ -315,6 +293,10 @@ void nw_volume_stats(const NwVolume *v, NwVolumeStats *stats)
   stats->n_nonfinite = bad;
 }
 
+/* A scan in pieces of 64 Ki floats (256 KiB), shared with helper threads that are not
+ * waited for (beside.h): one thread reaches a fraction of the memory bandwidth. */
+#define PIECE_FLOATS ((size_t)1 << 16)
+
 typedef struct {
   const float *v;
   size_t n;
@@ -353,7 +335,8 @@ gboolean nw_volume_check_finite(const NwVolume *v, const char *name, GError **er
 {
   /* over the cores: it runs on every registration's inputs */
   FiniteScan s = {v->data, nw_volume_n_floats(v), 0};
-  nw_beside_run(n_pieces(s.n), nw_beside_scan_helpers(), scan_piece, &s);
+  nw_beside_run((guint)((s.n + PIECE_FLOATS - 1) / PIECE_FLOATS), nw_beside_scan_helpers(),
+                scan_piece, &s);
   const size_t bad = (size_t)g_atomic_pointer_get(&s.bad);
   if (bad == 0)
     return TRUE;

@@ -320,7 +320,7 @@ __device__ void block_sums(const double v[kSums], double *out)
 /* The last block to finish: the partials of every block summed in a fixed order (the same
  * on every run), the histogram as counts, both into the mapped host buffer; then the
  * histogram and the counter zeroed for the next evaluation, and last the launch's ticket
- * after the results, which the host waits for (wait_results). Reads bypass L1 (__ldcg): other
+ * after the results, which the host waits for (wait_result). Reads bypass L1 (__ldcg): other
  * blocks wrote them. */
 __device__ void finish(const double *partials, unsigned long long *hist, unsigned int *done,
                        double *out, int hist_len, unsigned long long ticket)
@@ -652,7 +652,7 @@ struct CudaCost {
   unsigned long long *hist;
   unsigned int *done;
   double *h_out, *d_out; /* out_stride, pinned and mapped: the host's and device's view */
-  bool wait_sync;        /* NW_AFFINE_WAIT=sync: wait_results synchronises the stream */
+  bool wait_sync;        /* NW_AFFINE_WAIT=sync: wait_result synchronises the stream */
   /* evaluate_batch's own, made by its first call: the same per map, and the maps */
   struct {
     bool ready;
@@ -707,34 +707,54 @@ inline void cpu_relax(void)
 #endif
 }
 
-/* Waits until evaluations 0 .. k-1 of the launch with this ticket have left their results in
- * out (the host's view of the mapped output): by reading their tickets, which the host sees
- * some microseconds before cudaStreamSynchronize returns, as the last block writes them
- * before the kernel retires. A stalled or failed launch is caught by asking the stream now
- * and then (it errs, or is done with no ticket). NW_AFFINE_WAIT=sync synchronises instead. */
-gboolean wait_results(const CudaCost *c, const double *out, int k, unsigned long long ticket,
-                      GError **error)
+/* Waits until evaluation q of the launch with this ticket has left its result in out (the
+ * host's view of the mapped output): by reading its ticket, which the host sees some
+ * microseconds before cudaStreamSynchronize returns, as the last block writes it before the
+ * kernel retires. A stalled or failed launch is caught by asking the stream now and then (it
+ * errs, or is done with no ticket). NW_AFFINE_WAIT=sync synchronises instead. */
+gboolean wait_result(const CudaCost *c, const double *out, int q, unsigned long long ticket,
+                     GError **error)
 {
-  if (c->wait_sync)
-    return NW_CUDA_CHECK(cudaStreamSynchronize(c->stream), error);
+  if (c->wait_sync) /* the whole launch, once */
+    return q > 0 || NW_CUDA_CHECK(cudaStreamSynchronize(c->stream), error);
+  const unsigned long long *t =
+      (const unsigned long long *)(out + (size_t)q * out_stride(c) + kSums + c->hist_len);
+  for (unsigned int spins = 1; __atomic_load_n(t, __ATOMIC_ACQUIRE) != ticket; spins++) {
+    cpu_relax();
+    if (spins % 65536 != 0)
+      continue;
+    const cudaError_t st = cudaStreamQuery(c->stream);
+    if (st == cudaErrorNotReady)
+      continue;
+    if (st != cudaSuccess)
+      return NW_CUDA_CHECK(st, error);
+    if (__atomic_load_n(t, __ATOMIC_ACQUIRE) == ticket)
+      break;
+    g_set_error(error, NW_ERROR, NW_ERROR_DEVICE,
+                "affine (cuda): evaluation %d of a launch ended without its result", q + 1);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* The results of evaluations 0 .. k-1 of the launch with this ticket, each as it arrives in
+ * out (wait_result): their sums and histograms into sums[0 .. k-1]. */
+gboolean collect_results(const CudaCost *c, const double *out, int k, unsigned long long ticket,
+                         NwAffineSums *sums, GError **error)
+{
   for (int q = 0; q < k; q++) {
-    const unsigned long long *t =
-        (const unsigned long long *)(out + (size_t)q * out_stride(c) + kSums + c->hist_len);
-    for (unsigned int spins = 1; __atomic_load_n(t, __ATOMIC_ACQUIRE) != ticket; spins++) {
-      cpu_relax();
-      if (spins % 65536 != 0)
-        continue;
-      const cudaError_t st = cudaStreamQuery(c->stream);
-      if (st == cudaErrorNotReady)
-        continue;
-      if (st != cudaSuccess)
-        return NW_CUDA_CHECK(st, error);
-      if (__atomic_load_n(t, __ATOMIC_ACQUIRE) == ticket)
-        break;
-      g_set_error(error, NW_ERROR, NW_ERROR_DEVICE,
-                  "affine (cuda): evaluation %d of a launch ended without its result", q + 1);
+    if (!wait_result(c, out, q, ticket, error))
       return FALSE;
-    }
+    const double *o = out + (size_t)q * out_stride(c);
+    NwAffineSums *s = &sums[q];
+    s->n = o[0];
+    s->sf = o[1];
+    s->sm = o[2];
+    s->sff = o[3];
+    s->smm = o[4];
+    s->sfm = o[5];
+    if (c->hist_len > 0)
+      memcpy(s->joint, o + kSums, (size_t)c->hist_len * sizeof(double));
   }
   return TRUE;
 }
@@ -1170,19 +1190,8 @@ gboolean cuda_evaluate(void *impl, const double map[12], NwAffineSums *sums, GEr
   const unsigned int blocks = launch_grid(c, v, c->max_blocks[v], &a);
   /* one launch, and a wait for the ticket: the last block leaves the result in h_out */
   c->kernel[v]<<<blocks, kBlock, c->shared_bytes, c->stream>>>(a);
-  if (!NW_CUDA_CHECK(nw_cuda_launched(c->stream), error) ||
-      !wait_results(c, c->h_out, 1, a.ticket, error))
-    return FALSE;
-  const double *o = c->h_out;
-  sums->n = o[0];
-  sums->sf = o[1];
-  sums->sm = o[2];
-  sums->sff = o[3];
-  sums->smm = o[4];
-  sums->sfm = o[5];
-  if (c->hist_len > 0)
-    memcpy(sums->joint, o + kSums, (size_t)c->hist_len * sizeof(double));
-  return TRUE;
+  return NW_CUDA_CHECK(nw_cuda_launched(c->stream), error) &&
+         collect_results(c, c->h_out, 1, a.ticket, sums, error);
 }
 
 /* evaluate_batch's buffers and kernel variant, once per cost (no allocation per call). */
@@ -1258,21 +1267,8 @@ gboolean cuda_evaluate_batch(void *impl, const double (*maps)[12], int k, NwAffi
                      error))
     return FALSE;
   c->batch.kernel[v]<<<dim3(per_map, (unsigned int)k), kBlock, c->shared_bytes, c->stream>>>(a);
-  if (!NW_CUDA_CHECK(nw_cuda_launched(c->stream), error) ||
-      !wait_results(c, c->batch.h_out, k, a.ticket, error))
-    return FALSE;
-  for (int q = 0; q < k; q++) {
-    const double *o = c->batch.h_out + (size_t)q * out_stride(c);
-    sums[q].n = o[0];
-    sums[q].sf = o[1];
-    sums[q].sm = o[2];
-    sums[q].sff = o[3];
-    sums[q].smm = o[4];
-    sums[q].sfm = o[5];
-    if (c->hist_len > 0)
-      memcpy(sums[q].joint, o + kSums, (size_t)c->hist_len * sizeof(double));
-  }
-  return TRUE;
+  return NW_CUDA_CHECK(nw_cuda_launched(c->stream), error) &&
+         collect_results(c, c->batch.h_out, k, a.ticket, sums, error);
 }
 
 /* The current level's moving image sampled at map for every fixed voxel, into out (the

@@ -240,13 +240,9 @@ __device__ inline void nw_rows_gather(const NwRowsMoving &mv, const float *mapf,
 #pragma unroll
   for (int l = 0; l < K; l++) {
     const float i = i0 + (float)l; /* exact where it counts: rows of 2^24 at most */
-    const float x = nw_quant_map_at(mapf, i, rest[0]), y = nw_quant_map_at(mapf + 4, i, rest[1]);
-    if (ZROW)
-      live[l] = live[l] && row_in && nw_quant_inside(x, y, 0.0f, mv.nx, mv.ny, 1);
-    else
-      live[l] =
-          live[l] && nw_quant_inside(x, y, nw_quant_map_at(mapf + 8, i, rest[2]), mv.nx, mv.ny, nz);
-    const float z = ZROW ? 0.0f : nw_quant_map_at(mapf + 8, i, rest[2]);
+    const float x = nw_quant_map_at(mapf, i, rest[0]), y = nw_quant_map_at(mapf + 4, i, rest[1]),
+                z = ZROW ? 0.0f : nw_quant_map_at(mapf + 8, i, rest[2]);
+    live[l] = live[l] && row_in && nw_quant_inside(x, y, z, mv.nx, mv.ny, nz);
     g.t[l] = nw_codes_linear_taps(nz, x, y, z);
     cx[l] = g.t[l].fx;
     cy[l] = g.t[l].fy;

@@ -57,7 +57,7 @@ static gboolean slice_in_xy_plane(const NwVolume *v)
   return fabs(a[8]) < 1e-6 && fabs(a[9]) < 1e-6;
 }
 
-/* The inputs' shapes, grids and masks; their voxels are checked by finite_check. */
+/* The inputs' shapes, grids and masks; their voxels are checked by start_finite_check. */
 static gboolean check_inputs(const NwMethodInputs *in, int *dim, GError **error)
 {
   if (in->fixed == NULL || in->moving == NULL) {
@@ -113,7 +113,7 @@ static gpointer check_finite(gpointer data)
 }
 
 /* The check started (a thread, or here where none can be had). */
-static GThread *finite_check(FiniteCheck *c)
+static GThread *start_finite_check(FiniteCheck *c)
 {
   GThread *t = g_thread_try_new("nw-check-finite", check_finite, c, NULL);
   if (t == NULL)
@@ -467,7 +467,7 @@ NwAffineJob *nw_affine_job_new(const NwAffineCostBackend *be, const NwMethodInpu
   if (!check_inputs(in, &dim, error))
     return NULL;
   FiniteCheck finite = {in->fixed, in->moving, NULL};
-  GThread *checking = finite_check(&finite);
+  GThread *checking = start_finite_check(&finite);
   const gint64 t_checked = g_get_monotonic_time();
   NwTransform base;
   NwAffineStartSpec ss;

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Run HERE (the Debian 12 machine with package access), from anywhere: downloads the Debian
 # packages the GPU host lacks into <repo>/.gpu-debs and copies the unpack script into
-# <repo>/.gpu-scripts, and the GL loaders into <repo>/.gl (all git-ignored). Then carry both to the GPU host, e.g. with the
+# <repo>/.gpu-scripts, the GL loaders into <repo>/.gl and the nibabel wheels into <repo>/.whl (all
+# git-ignored). Then carry both to the GPU host, e.g. with the
 # device tool's carry [".gpu-debs", ".gpu-scripts"], and run scripts/gpu-host/test.sh there.
 # Extra arguments are extra package names. Re-running refreshes both folders.
 set -euo pipefail
@@ -41,5 +42,9 @@ done
 # by test.sh so that NVIDIA's EGL is found (device README): carry .gl as well.
 mkdir -p "$repo/.gl"
 (cd "$repo/.gl" && apt-get download libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2 >/dev/null)
+# nibabel and what it needs beyond the GPU host's numpy, as pure-Python wheels (test.sh
+# installs .whl/*.whl): the CLI tests and the independent NIfTI reader run there too.
+rm -rf "$repo/.whl" && mkdir -p "$repo/.whl"
+python3 -m pip download -q --no-deps --only-binary=:all: -d "$repo/.whl" nibabel packaging
 echo "fetch.sh: $(ls "$repo/.gpu-debs" | wc -l) packages ($(du -sh "$repo/.gpu-debs" | cut -f1))" \
      "in .gpu-debs; unpack script in .gpu-scripts"

@@ -57,25 +57,28 @@ guint nw_beside_copy_helpers(void)
   return (guint)CLAMP((int)g_get_num_processors() / 2, 1, 8) - 1;
 }
 
-/* The helpers, made once for the process by the first run that asks for any, and kept (an
- * exclusive pool: its threads sleep until there is work instead of ending). As many as any
- * run may ask for, whatever the cores: a run asks for its own count (the live view's copies
- * for copy_beside.h's, which tests raise on small machines). */
-static GThreadPool *helpers(void)
+/* A lane's helpers, made once for the process by the first run that asks for any, and kept
+ * (an exclusive pool: its threads sleep until there is work instead of ending). The work
+ * lane has as many as any run may ask for, whatever the cores; the display lane as many as
+ * its first run asks (copy_beside.h's count, which tests raise on small machines), so that
+ * the same few threads, recently run, take every frame's copy. */
+static GThreadPool *helpers(NwBesideLane lane, guint asked)
 {
-  static GThreadPool *pool;
-  static gsize made;
-  if (g_once_init_enter(&made)) {
-    pool = g_thread_pool_new(help, NULL, MAX_HELPERS, TRUE, NULL);
-    g_once_init_leave(&made, 1);
+  static GThreadPool *pools[2];
+  static gsize made[2];
+  if (g_once_init_enter(&made[lane])) {
+    const guint n = lane == NW_BESIDE_WORK ? MAX_HELPERS : CLAMP(asked, 1, MAX_HELPERS);
+    pools[lane] = g_thread_pool_new(help, NULL, (gint)n, TRUE, NULL);
+    g_once_init_leave(&made[lane], 1);
   }
-  return pool;
+  return pools[lane];
 }
 
-void nw_beside_run(guint n_pieces, guint helpers_asked, NwBesidePiece piece, gpointer data)
+void nw_beside_run_in(NwBesideLane lane, guint n_pieces, guint helpers_asked,
+                      NwBesidePiece piece, gpointer data)
 {
-  g_return_if_fail(n_pieces <= G_MAXINT);
-  GThreadPool *pool = n_pieces > 1 && helpers_asked > 0 ? helpers() : NULL;
+  g_return_if_fail(n_pieces <= G_MAXINT && (lane == NW_BESIDE_WORK || lane == NW_BESIDE_DISPLAY));
+  GThreadPool *pool = n_pieces > 1 && helpers_asked > 0 ? helpers(lane, helpers_asked) : NULL;
   if (pool == NULL) {
     for (guint p = 0; p < n_pieces; p++)
       piece(data, p);
@@ -95,4 +98,9 @@ void nw_beside_run(guint n_pieces, guint helpers_asked, NwBesidePiece piece, gpo
     g_cond_wait(&r->all_done, &r->lock);
   g_mutex_unlock(&r->lock);
   g_atomic_rc_box_release_full(r, run_clear);
+}
+
+void nw_beside_run(guint n_pieces, guint helpers_asked, NwBesidePiece piece, gpointer data)
+{
+  nw_beside_run_in(NW_BESIDE_WORK, n_pieces, helpers_asked, piece, data);
 }

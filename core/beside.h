@@ -19,9 +19,21 @@ G_BEGIN_DECLS
 /* One piece: p in [0, n_pieces). Runs on the caller's thread or a helper's. */
 typedef void (*NwBesidePiece)(gpointer data, guint p);
 
+/* Whose helpers a run takes. Each lane has its own pool, and a pool's helpers take the runs
+ * asked of it in turn: the display's frame copies (copy_beside.h) have a lane of their own,
+ * so that they never wait behind a job's scans and staging copies, which may ask for every
+ * helper of theirs at once. */
+typedef enum {
+  NW_BESIDE_WORK,    /* the jobs' copies, scans and page touching: up to 15 helpers */
+  NW_BESIDE_DISPLAY, /* the display's copies: as many helpers as its first run asks */
+} NwBesideLane;
+
 /* Runs piece(data, p) for every p in [0, n_pieces), with at most `helpers` helper threads
- * beside the caller (at most 15; none asked, or one piece: the caller alone); returns when
- * all are done. Everything piece wrote is visible to the caller then. */
+ * of `lane` beside the caller (none asked, or one piece: the caller alone); returns when all
+ * are done. Everything piece wrote is visible to the caller then. */
+void nw_beside_run_in(NwBesideLane lane, guint n_pieces, guint helpers, NwBesidePiece piece,
+                      gpointer data);
+/* nw_beside_run_in(NW_BESIDE_WORK, ...). */
 void nw_beside_run(guint n_pieces, guint helpers, NwBesidePiece piece, gpointer data);
 
 /* Helpers for memory-bound work that a caller waits for. Waking a helper costs the caller

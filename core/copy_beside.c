@@ -50,13 +50,9 @@ static void copy_piece(gpointer data, guint p)
   copy_voxels(c->dst, c->dst_nc, c->src, c->src_nc, begin, MIN(c->n, begin + c->piece));
 }
 
-void nw_copy_voxels_beside(float *dst, int dst_nc, const float *src, int src_nc, size_t n)
-{
-  nw_copy_voxels_helped(dst, dst_nc, src, src_nc, n, (guint)nw_copy_threads_beside() - 1);
-}
-
-void nw_copy_voxels_helped(float *dst, int dst_nc, const float *src, int src_nc, size_t n,
-                           guint helpers)
+/* The copy in pieces, with at most `helpers` of `lane`'s helpers. */
+static void copy_in_lane(NwBesideLane lane, float *dst, int dst_nc, const float *src,
+                         int src_nc, size_t n, guint helpers)
 {
   g_return_if_fail(src_nc >= 1 && (dst_nc == src_nc || (src_nc == 3 && dst_nc == 4)));
   if (n == 0)
@@ -69,7 +65,19 @@ void nw_copy_voxels_helped(float *dst, int dst_nc, const float *src, int src_nc,
   }
   /* n_pieces < 2^17: n < 3 x 2^31 voxels, a piece >= 2^14 */
   Copy c = {dst, src, dst_nc, src_nc, n, piece};
-  nw_beside_run((guint)n_pieces, helpers, copy_piece, &c);
+  nw_beside_run_in(lane, (guint)n_pieces, helpers, copy_piece, &c);
+}
+
+void nw_copy_voxels_beside(float *dst, int dst_nc, const float *src, int src_nc, size_t n)
+{
+  copy_in_lane(NW_BESIDE_DISPLAY, dst, dst_nc, src, src_nc, n,
+               (guint)nw_copy_threads_beside() - 1);
+}
+
+void nw_copy_voxels_helped(float *dst, int dst_nc, const float *src, int src_nc, size_t n,
+                           guint helpers)
+{
+  copy_in_lane(NW_BESIDE_WORK, dst, dst_nc, src, src_nc, n, helpers);
 }
 
 void nw_copy_floats_beside(float *dst, const float *src, size_t n)

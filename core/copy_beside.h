@@ -18,13 +18,13 @@
 G_BEGIN_DECLS
 
 /* n voxels of src_nc floats into voxels of dst_nc floats: the same count, or 3 into 4 with
- * the 4th 0 (a field into an RGBA texture's layout). From 1 MiB on with helpers, in 256 KiB
- * pieces (written). */
+ * the 4th 0 (a field into an RGBA texture's layout). From 1 MiB on with helpers of the
+ * display's own (beside.h's NW_BESIDE_DISPLAY), in 256 KiB pieces (written). */
 void nw_copy_voxels_beside(float *dst, int dst_nc, const float *src, int src_nc, size_t n);
 /* n floats from src to dst, the same way. */
 void nw_copy_floats_beside(float *dst, const float *src, size_t n);
-/* nw_copy_voxels_beside with at most `helpers` helper threads (nw_copy_floats: a staging
- * chunk's, beside.h's nw_beside_copy_helpers). */
+/* nw_copy_voxels_beside with at most `helpers` of the jobs' helpers (NW_BESIDE_WORK;
+ * nw_copy_floats: a staging chunk's, beside.h's nw_beside_copy_helpers). */
 void nw_copy_voxels_helped(float *dst, int dst_nc, const float *src, int src_nc, size_t n,
                            guint helpers);
 /* Threads that take part in such a copy, the caller's included: a few saturate the memory,

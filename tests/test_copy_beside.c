@@ -3,9 +3,9 @@
  * run of its own, and a scan for non-finite voxels counts them all across pieces;
  * every voxel lands where it belongs, same-size and 3 into 4 with the 4th 0, at sizes around
  * the piece boundaries (one piece short of, at and past the helpers' threshold; a short last
- * piece); four threads copying at once, each its own, all exact; and a copy that ends before
+ * piece); four threads copying at once, each its own, all exact; a copy that ends before
  * a helper comes (its buffers freed at once) leaves the helper nothing to touch, which ASan
- * would report. */
+ * would report; and the display's lane has helpers while the work lane's are all held. */
 #include <math.h>
 #include <string.h>
 
@@ -125,6 +125,67 @@ static void test_each_piece_once(void)
     }
 }
 
+/* The display's lane keeps its helpers while every helper of the work lane is held: pieces
+ * of a display run still run on other threads than the caller's. Were the lanes one pool,
+ * the display's helpers would wait behind the held ones and the caller would run them all. */
+typedef struct {
+  GMutex lock;
+  GCond cond;
+  int started;       /* work pieces begun */
+  gboolean released; /* the work pieces may end */
+  GThread *caller;   /* the display run's */
+  gint elsewhere;    /* atomic: display pieces run on another thread */
+} Lanes;
+
+static void held_piece(gpointer data, guint p)
+{
+  (void)p;
+  Lanes *l = data;
+  const gint64 give_up = g_get_monotonic_time() + 20 * G_TIME_SPAN_SECOND;
+  g_mutex_lock(&l->lock);
+  l->started++;
+  g_cond_broadcast(&l->cond);
+  while (!l->released && g_cond_wait_until(&l->cond, &l->lock, give_up))
+    ;
+  g_mutex_unlock(&l->lock);
+}
+
+static gpointer hold_work_lane(gpointer data)
+{
+  nw_beside_run(16, 15, held_piece, data); /* the caller and all 15 helpers, one piece each */
+  return NULL;
+}
+
+static void display_piece(gpointer data, guint p)
+{
+  (void)p;
+  Lanes *l = data;
+  if (g_thread_self() != l->caller)
+    g_atomic_int_inc(&l->elsewhere);
+  g_usleep(2000); /* long enough that a helper comes before the caller has run them all */
+}
+
+static void test_lanes(void)
+{
+  Lanes l = {.caller = g_thread_self()};
+  g_mutex_init(&l.lock);
+  g_cond_init(&l.cond);
+  GThread *work = g_thread_new("work-lane", hold_work_lane, &l);
+  g_mutex_lock(&l.lock);
+  while (l.started < 16)
+    g_cond_wait(&l.cond, &l.lock);
+  g_mutex_unlock(&l.lock);
+  nw_beside_run_in(NW_BESIDE_DISPLAY, 64, 3, display_piece, &l);
+  g_assert_cmpint(g_atomic_int_get(&l.elsewhere), >, 0);
+  g_mutex_lock(&l.lock);
+  l.released = TRUE;
+  g_cond_broadcast(&l.cond);
+  g_mutex_unlock(&l.lock);
+  g_thread_join(work);
+  g_mutex_clear(&l.lock);
+  g_cond_clear(&l.cond);
+}
+
 /* NaN and Inf at pieces' first and last voxels (volume.c's pieces are 2^16 floats) and in
  * the short last piece: every one counted, the message exact. */
 static void test_check_finite_pieces(void)
@@ -155,5 +216,6 @@ int main(int argc, char **argv)
   g_test_add_func("/copy-beside/helpers-late", test_helpers_late);
   g_test_add_func("/beside/each-piece-once", test_each_piece_once);
   g_test_add_func("/beside/check-finite-pieces", test_check_finite_pieces);
+  g_test_add_func("/beside/lanes", test_lanes);
   return g_test_run();
 }

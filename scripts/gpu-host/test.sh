@@ -21,7 +21,8 @@
 # NW_SKIP_LIVE_BENCH=1, NW_LIVE_SIZE / NW_LIVE_SECONDS (bench_live, default 256 and 8),
 # NW_LIVE_REFRESH (the display rates bench_live runs at, default "0 60"; a rate named again
 # is another run of it),
-# NW_LIVE_VARIANTS=0 (no bench_live variants at 60 Hz), NW_LIVE_PATH (interop, host or both), NW_SKIP_GUI=1, NW_SKIP_CTEST=1,
+# NW_LIVE_VARIANTS=0 (no bench_live variants at 60 Hz), NW_LIVE_PATH (interop, host or both),
+# NW_SKIP_STALLS=1 (no bench_stalls beside bench_live), NW_SKIP_GUI=1, NW_SKIP_CTEST=1,
 # NW_BUILD_TARGETS (build only these), NW_CTEST_REGEX (ctest -R), NW_SKIP_SMOOTH_BENCH=1,
 # NW_SKIP_CLI=1 (a quick check of a few tests), NW_SKIP_DEMONS_BENCH=1, NW_SKIP_SWEEP=1, NW_BENCH_SIZES (bench_demons grid edges),
 # NW_SKIP_AFFINE_BENCH=1, NW_SKIP_NLM_BENCH=1, NW_NLM_SIZES (bench_nlm's band sizes),
@@ -435,11 +436,23 @@ if [ -x "$build/bench/bench_live" ] && [ "${NW_SKIP_LIVE_BENCH:-0}" != 1 ]; then
     [ "$hz" = 60 ] && [ "${NW_LIVE_VARIANTS:-1}" = 1 ] && variants=(--variants)
     # two paths and the job alone twice, or eleven variants at 60 Hz
     limit=$((${#variants[@]} > 0 ? 13 * live_s + 60 : 2 * live_s + 60))
+    # beside it, how often the machine itself held a thread up (bench_stalls: no GPU, one
+    # thread; NW_SKIP_STALLS=1: not): late host frames come in such moments
+    stalls_pid=
+    if [ -x "$build/bench/bench_stalls" ] && [ "${NW_SKIP_STALLS:-0}" != 1 ]; then
+      "$build/bench/bench_stalls" --seconds "$((limit - 60))" --json "$OUT/bench_stalls_$tag.json" \
+        >"$OUT/bench_stalls_$tag.log" 2>&1 &
+      stalls_pid=$!
+    fi
     timeout "$limit" "$build/bench/bench_live" --size "${NW_LIVE_SIZE:-256}" --seconds "${NW_LIVE_SECONDS:-8}" \
       --path "${NW_LIVE_PATH:-both}" \
       --refresh "$hz" "${variants[@]}" --json "$OUT/bench_live_$tag.json" >"$OUT/bench_live_$tag.log" 2>&1
     record "bench_live refresh $tag" $? "$(grep -E '^(interop|host) ' "$OUT/bench_live_$tag.log" | cut -c1-90 | tr '\n' ' ')"
     cat "$OUT/bench_live_$tag.log"
+    if [ -n "$stalls_pid" ]; then
+      wait "$stalls_pid"
+      record "bench_stalls $tag" $? "$(cut -c1-200 "$OUT/bench_stalls_$tag.log")"
+    fi
   done
 fi
 

@@ -1,0 +1,191 @@
+/* bench_stalls — how often the machine itself holds a thread up, with no GPU and nothing of
+ * neurowarp's running: one thread, paced like a 60 Hz display, does a fixed arithmetic piece
+ * (no memory traffic) and copies 10 MB each round, and every round where either took more
+ * than three times its median is reported, with the steal time the kernel counted and the
+ * thread's involuntary context switches meanwhile.
+ *
+ * Why: the live view's host-frame path (bench_live) is late by an iteration or two whenever
+ * the display or the downloader is held up for ~10 ms. On the lent H100 hosts that happens
+ * in episodes that neither steal time nor preemption records; this probe, run beside
+ * bench_live's figures, says how calm the machine was (a round's arithmetic piece is the
+ * same work every time, so a round 10x slower was a thread that did not run).
+ *
+ * Not a test: prints a summary, and with --json writes the figures (temporary name, renamed).
+ * Main thread only. */
+#define _GNU_SOURCE /* RUSAGE_THREAD */
+#include <glib.h>
+#include <json-glib/json-glib.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "json_out.h"
+
+#define ROUND_US 16667     /* a 60 Hz display frame */
+#define COPY_BYTES (10u << 20) /* about a live host frame at 256³ (1/3 per axis, image and field) */
+#define SLOW_FACTOR 3.0
+#define MAX_LISTED 200
+
+typedef struct {
+  double at_s, alu_ms, copy_ms;
+  gint64 steal_ticks, preempted;
+} Round;
+
+/* The kernel's steal time, in clock ticks, summed over the CPUs; -1 where there is none. */
+static gint64 steal_ticks(void)
+{
+  g_autofree char *stat = NULL;
+  if (!g_file_get_contents("/proc/stat", &stat, NULL, NULL))
+    return -1;
+  long long v[8];
+  if (sscanf(stat, "cpu %lld %lld %lld %lld %lld %lld %lld %lld", &v[0], &v[1], &v[2], &v[3],
+             &v[4], &v[5], &v[6], &v[7]) != 8)
+    return -1;
+  return v[7];
+}
+
+static gint64 preemptions(void)
+{
+  struct rusage u;
+  return getrusage(RUSAGE_THREAD, &u) == 0 ? (gint64)u.ru_nivcsw : -1;
+}
+
+/* A dependent chain of multiply-adds: the same instructions every call, no memory. */
+static double alu_piece(int n)
+{
+  volatile double seed = 1.0;
+  double x = seed;
+  for (int i = 0; i < n; i++)
+    x = x * 1.0000001 + 1e-9;
+  return x;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The q-quantile of n values (sorted copy). */
+static double quantile(const double *v, int n, double q)
+{
+  g_autofree double *s = g_memdup2(v, (gsize)n * sizeof *s);
+  qsort(s, (size_t)n, sizeof *s, compare_doubles);
+  return s[CLAMP((int)(q * (n - 1) + 0.5), 0, n - 1)];
+}
+
+static void member_stats(JsonBuilder *b, const char *key, const double *v, int n)
+{
+  json_builder_set_member_name(b, key);
+  json_builder_begin_object(b);
+  nw_json_member_number(b, "median", quantile(v, n, 0.5));
+  nw_json_member_number(b, "p99", quantile(v, n, 0.99));
+  nw_json_member_number(b, "max", quantile(v, n, 1.0));
+  json_builder_end_object(b);
+}
+
+int main(int argc, char **argv)
+{
+  double seconds = 30.0;
+  char *json = NULL;
+  GOptionEntry entries[] = {
+      {"seconds", 0, 0, G_OPTION_ARG_DOUBLE, &seconds, "How long to probe (default 30)", "S"},
+      {"json", 0, 0, G_OPTION_ARG_FILENAME, &json, "Write the figures as JSON here", "FILE"},
+      {NULL}};
+  g_autoptr(GOptionContext) ctx =
+      g_option_context_new("— how often the machine holds a thread up (no GPU)");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  g_autoptr(GError) error = NULL;
+  if (!g_option_context_parse(ctx, &argc, &argv, &error) || !(seconds > 0 && seconds <= 3600)) {
+    fprintf(stderr, "bench_stalls: %s\n", error ? error->message : "--seconds must be in (0, 3600]");
+    return 2;
+  }
+  /* the arithmetic piece sized to ~0.5 ms here, from the fastest of a few tries */
+  int alu_n = 100000;
+  double best = G_MAXDOUBLE, sink = 0.0;
+  for (int t = 0; t < 20; t++) {
+    const gint64 s = g_get_monotonic_time();
+    sink += alu_piece(alu_n);
+    best = MIN(best, (double)(g_get_monotonic_time() - s));
+  }
+  alu_n = (int)CLAMP(alu_n * 500.0 / MAX(best, 1.0), 1000, 1e8);
+
+  g_autofree char *src = g_malloc(COPY_BYTES), *dst = g_malloc(COPY_BYTES);
+  memset(src, 1, COPY_BYTES);
+  memset(dst, 2, COPY_BYTES);
+  const int max_rounds = (int)(seconds * 1e6 / ROUND_US) + 1;
+  g_autofree Round *r = g_new0(Round, max_rounds);
+  const gint64 t0 = g_get_monotonic_time();
+  gint64 steal = steal_ticks(), pre = preemptions();
+  int n = 0;
+  while (n < max_rounds && g_get_monotonic_time() - t0 < (gint64)(seconds * 1e6)) {
+    const gint64 a = g_get_monotonic_time();
+    sink += alu_piece(alu_n);
+    const gint64 m = g_get_monotonic_time();
+    memcpy(dst, src, COPY_BYTES);
+    const gint64 e = g_get_monotonic_time();
+    const gint64 steal_now = steal_ticks(), pre_now = preemptions();
+    r[n] = (Round){(double)(a - t0) / 1e6, (double)(m - a) / 1e3, (double)(e - m) / 1e3,
+                   steal >= 0 && steal_now >= 0 ? steal_now - steal : -1, pre_now - pre};
+    steal = steal_now;
+    pre = pre_now;
+    n++;
+    const gint64 next = t0 + (gint64)n * ROUND_US, left = next - g_get_monotonic_time();
+    if (left > 0)
+      g_usleep((gulong)left);
+  }
+  if (dst[COPY_BYTES - 1] != 1 || sink == 0.0) /* keeps both pieces from being optimised out */
+    return 1;
+
+  g_autofree double *alu = g_new(double, n), *copy = g_new(double, n);
+  for (int i = 0; i < n; i++) {
+    alu[i] = r[i].alu_ms;
+    copy[i] = r[i].copy_ms;
+  }
+  const double alu_med = quantile(alu, n, 0.5), copy_med = quantile(copy, n, 0.5);
+  int slow = 0;
+  double lost_ms = 0.0;
+  g_autoptr(JsonBuilder) b = json_builder_new();
+  json_builder_begin_object(b);
+  nw_json_member_string(b, "bench", "stalls");
+  nw_json_member_number(b, "seconds", seconds);
+  nw_json_member_number(b, "rounds", n);
+  nw_json_member_number(b, "copy_bytes", COPY_BYTES);
+  member_stats(b, "alu_ms", alu, n);
+  member_stats(b, "copy_ms", copy, n);
+  json_builder_set_member_name(b, "slow");
+  json_builder_begin_array(b);
+  for (int i = 0; i < n; i++) {
+    if (r[i].alu_ms <= SLOW_FACTOR * alu_med && r[i].copy_ms <= SLOW_FACTOR * copy_med)
+      continue;
+    slow++;
+    lost_ms += MAX(r[i].alu_ms - alu_med, 0.0) + MAX(r[i].copy_ms - copy_med, 0.0);
+    if (slow > MAX_LISTED)
+      continue;
+    json_builder_begin_object(b);
+    nw_json_member_number(b, "at_s", r[i].at_s);
+    nw_json_member_number(b, "alu_ms", r[i].alu_ms);
+    nw_json_member_number(b, "copy_ms", r[i].copy_ms);
+    nw_json_member_number(b, "steal_ticks", (double)r[i].steal_ticks);
+    nw_json_member_number(b, "preemptions", (double)r[i].preempted);
+    json_builder_end_object(b);
+  }
+  json_builder_end_array(b);
+  nw_json_member_number(b, "slow_rounds", slow);
+  nw_json_member_number(b, "slow_fraction", n > 0 ? (double)slow / n : 0.0);
+  nw_json_member_number(b, "ms_lost", lost_ms);
+  json_builder_end_object(b);
+
+  printf("stalls: %d rounds of %.0f s; arithmetic piece median %.3f ms (p99 %.3f, max %.3f), "
+         "10 MB copy median %.3f ms (p99 %.3f, max %.3f); %d rounds over %.0fx a median "
+         "(%.2f %%), %.0f ms lost\n",
+         n, seconds, alu_med, quantile(alu, n, 0.99), quantile(alu, n, 1.0), copy_med,
+         quantile(copy, n, 0.99), quantile(copy, n, 1.0), slow, SLOW_FACTOR,
+         n > 0 ? 100.0 * slow / n : 0.0, lost_ms);
+  g_autofree char *text = nw_json_to_string(b, TRUE);
+  if (json != NULL && !g_file_set_contents(json, text, -1, &error)) {
+    fprintf(stderr, "bench_stalls: %s\n", error->message);
+    return 1;
+  }
+  return 0;
+}

@@ -190,6 +190,40 @@ class AffineCli(unittest.TestCase):
             inside = np.transpose(self.r, (2, 1, 0)) < 0.8
             self.assertLess(np.abs(theirs - ours)[inside].max(), 1e-3, name)
 
+    def test_cuda_same_registration(self):
+        """Where CUDA is, the same registration on the GPU (skipped where --device cuda is a
+        runtime failure: no device, or a build without CUDA): the same files, the summary
+        naming the device, the transform SimpleITK reads within 0.1 mm of the CPU's at the
+        fixed image's corners and within the CPU test's bounds of the truth, and the warped
+        image SimpleITK's resampling of the moving image with it."""
+        prefix = os.path.join(self.dir, "gpu")
+        code, _, err = run("affine", self.fixed, self.moving, "-o", prefix, "--levels", 3,
+                           "--tolerance", 0.05, "--device", "cuda")
+        if code == 1 and ("no CUDA device" in err or "no CUDA implementation" in err):
+            self.skipTest(err.strip())
+        self.assertEqual(code, 0, err)
+        names = sorted(os.path.basename(p) for p in glob.glob(prefix + "_*"))
+        self.assertEqual(names, ["gpu_affine.mat", "gpu_affine.txt", "gpu_fsl.mat",
+                                 "gpu_summary.json", "gpu_warped.nii.gz"])
+        with open(prefix + "_summary.json") as f:
+            self.assertEqual(json.load(f)["device"], "cuda")
+        gpu = sitk.ReadTransform(prefix + "_affine.txt")
+        cpu = sitk.ReadTransform(self.prefix + "_affine.txt")
+        fixed = sitk.ReadImage(self.fixed, sitk.sitkFloat32)
+        size = fixed.GetSize()
+        for corner in np.ndindex(2, 2, 2):
+            p = fixed.TransformContinuousIndexToPhysicalPoint(
+                [float(c * (n - 1)) for c, n in zip(corner, size)])
+            gap = np.linalg.norm(np.subtract(gpu.TransformPoint(p), cpu.TransformPoint(p)))
+            self.assertLess(gap, 0.1, f"corner {corner}")
+        truth_ras = LPS @ sitk_matrix(self.truth) @ LPS
+        self.assertLess(np.abs(LPS @ sitk_matrix(gpu) @ LPS - truth_ras).max(), 0.3)
+        moving = sitk.ReadImage(self.moving, sitk.sitkFloat32)
+        theirs = sitk.GetArrayFromImage(sitk.Resample(moving, fixed, gpu, sitk.sitkLinear, 0.0))
+        ours = sitk.GetArrayFromImage(sitk.ReadImage(prefix + "_warped.nii.gz"))
+        inside = np.transpose(self.r, (2, 1, 0)) < 0.9  # sitk arrays are (k, j, i)
+        self.assertLess(np.abs(theirs - ours)[inside].max(), 1e-3)
+
     def test_errors_name_the_file_and_leave_nothing(self):
         missing = os.path.join(self.dir, "nope.nii.gz")
         prefix = os.path.join(self.dir, "bad")

@@ -46,5 +46,16 @@ mkdir -p "$repo/.gl"
 # installs .whl/*.whl): the CLI tests and the independent NIfTI reader run there too.
 rm -rf "$repo/.whl" && mkdir -p "$repo/.whl"
 python3 -m pip download -q --no-deps --only-binary=:all: -d "$repo/.whl" nibabel packaging
+# NW_FETCH_SITK=1: SimpleITK's wheel unpacked into .peers/sitk.tar.xz (28 MB), for the CLI's
+# transform-file tests there. With Open MPI's packages it passes the device tool's 64 MiB a
+# call: carry one or the other.
+if [ "${NW_FETCH_SITK:-0}" = 1 ]; then
+  tmp=$(mktemp -d)
+  python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 -d "$tmp" simpleitk
+  mkdir -p "$tmp/sitk" "$repo/.peers"
+  (cd "$tmp/sitk" && python3 -m zipfile -e "$tmp"/simpleitk-*.whl .)
+  tar -cJf "$repo/.peers/sitk.tar.xz.part" -C "$tmp/sitk" . && mv "$repo/.peers/sitk.tar.xz.part" "$repo/.peers/sitk.tar.xz"
+  rm -rf "$tmp"
+fi
 echo "fetch.sh: $(ls "$repo/.gpu-debs" | wc -l) packages ($(du -sh "$repo/.gpu-debs" | cut -f1))" \
      "in .gpu-debs; unpack script in .gpu-scripts"

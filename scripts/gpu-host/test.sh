@@ -157,6 +157,14 @@ if ls .whl/nibabel-*.whl >/dev/null 2>&1; then
     .whl/*.whl >"$OUT/pip.log" 2>&1 && export PYTHONPATH=/tmp/nwsite${PYTHONPATH:+:$PYTHONPATH}
   record nibabel $? "$(python3 -c 'import nibabel; print("nibabel", nibabel.__version__)' 2>&1)"
 fi
+# SimpleITK, where .peers/sitk.tar.xz is carried (its wheel unpacked: ../shared/peers/fireants.md,
+# or scripts/gpu-host/fetch.sh with NW_FETCH_SITK=1): affine_cli_test reads the CLI's transform
+# files with it, the CUDA run's among them; without it that test skips there
+if [ -f .peers/sitk.tar.xz ]; then
+  mkdir -p /tmp/nwsite && tar -xJf .peers/sitk.tar.xz -C /tmp/nwsite &&
+    export PYTHONPATH=/tmp/nwsite${PYTHONPATH:+:$PYTHONPATH}
+  record simpleitk $? "$(python3 -c 'import SimpleITK; print("SimpleITK", SimpleITK.Version_VersionString())' 2>&1)"
+fi
 
 # --- GPU, configure, build -------------------------------------------------------------------
 step nvidia-smi nvidia-smi

@@ -21,8 +21,8 @@
 
 #include "json_out.h"
 
-#define ROUND_US 16667     /* a 60 Hz display frame */
-#define COPY_BYTES (10u << 20) /* about a live host frame at 256³ (1/3 per axis, image and field) */
+#define ROUND_US 16667         /* a 60 Hz display frame */
+#define COPY_BYTES (10u << 20) /* about a live host frame at 256³ (1/3 a side, image and field) */
 #define SLOW_FACTOR 3.0
 #define MAX_LISTED 200
 
@@ -97,7 +97,8 @@ int main(int argc, char **argv)
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_autoptr(GError) error = NULL;
   if (!g_option_context_parse(ctx, &argc, &argv, &error) || !(seconds > 0 && seconds <= 3600)) {
-    fprintf(stderr, "bench_stalls: %s\n", error ? error->message : "--seconds must be in (0, 3600]");
+    fprintf(stderr, "bench_stalls: %s\n",
+            error ? error->message : "--seconds must be in (0, 3600]");
     return 2;
   }
   /* the arithmetic piece sized to ~0.5 ms here, from the fastest of a few tries */

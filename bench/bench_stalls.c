@@ -12,9 +12,11 @@
  *
  * Not a test: prints a summary, and with --json writes the figures (temporary name, renamed).
  * Main thread only. */
-#define _GNU_SOURCE /* RUSAGE_THREAD */
+#define _GNU_SOURCE /* RUSAGE_THREAD, sched_setaffinity */
 #include <glib.h>
 #include <json-glib/json-glib.h>
+#include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -87,9 +89,13 @@ static void member_stats(JsonBuilder *b, const char *key, const double *v, int n
 int main(int argc, char **argv)
 {
   double seconds = 30.0;
+  int cpu = -1;
   char *json = NULL;
   GOptionEntry entries[] = {
       {"seconds", 0, 0, G_OPTION_ARG_DOUBLE, &seconds, "How long to probe (default 30)", "S"},
+      {"cpu", 0, 0, G_OPTION_ARG_INT, &cpu,
+       "Run on this CPU only (default: where the scheduler puts it); one probe a CPU, run at "
+       "once, says whether the machine holds some CPUs more than others", "N"},
       {"json", 0, 0, G_OPTION_ARG_FILENAME, &json, "Write the figures as JSON here", "FILE"},
       {NULL}};
   g_autoptr(GOptionContext) ctx =
@@ -100,6 +106,15 @@ int main(int argc, char **argv)
     fprintf(stderr, "bench_stalls: %s\n",
             error ? error->message : "--seconds must be in (0, 3600]");
     return 2;
+  }
+  if (cpu >= 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (cpu >= CPU_SETSIZE || sched_setaffinity(0, sizeof set, &set) != 0) {
+      fprintf(stderr, "bench_stalls: --cpu %d: cannot run there: %s\n", cpu, g_strerror(errno));
+      return 2;
+    }
   }
   /* the arithmetic piece sized to ~0.5 ms here, from the fastest of a few tries */
   int alu_n = 100000;
@@ -150,6 +165,9 @@ int main(int argc, char **argv)
   json_builder_begin_object(b);
   nw_json_member_string(b, "bench", "stalls");
   nw_json_member_number(b, "seconds", seconds);
+  nw_json_member_number(b, "cpu", cpu);
+  /* the first round's start on the monotonic clock (µs), to line up probes run at once */
+  nw_json_member_number(b, "t0_monotonic_us", (double)t0);
   nw_json_member_number(b, "rounds", n);
   nw_json_member_number(b, "copy_bytes", COPY_BYTES);
   member_stats(b, "alu_ms", alu, n);

@@ -2,7 +2,8 @@
  * context on the GPU's own driver, GL textures (R32F, RGBA32F) and a vertex buffer
  * registered with CUDA, filled from a live front that a worker thread published into, and
  * read back through GL: the voxels exactly, the field exactly, the iso-surface equal to the
- * CPU's marching cubes. Then the same through render/gl_live.h, including a grid change.
+ * CPU's marching cubes. Then the same through render/gl_live.h, including a grid change;
+ * and whether a host frame could reach a texture by DMA alone (test_client_storage_dma).
  * Skips (77) without a CUDA device or when the GL context is not on a CUDA device. */
 #include <GL/glew.h>
 #include <cuda_runtime_api.h>
@@ -365,6 +366,76 @@ static void test_gl_live_awaits_fresh(NwLiveFront *front)
   nw_gl_live_free(l);
 }
 
+/* The host-frame path without a CPU copy, as a capability of the machine (docs/PERFORMANCE.md,
+ * issue 8: a host path moved by DMA only): GL's upload buffer in client storage, mapped for
+ * good, registered with CUDA, filled by a device-to-host copy and handed to an RGBA32F
+ * texture, which then holds every voxel exactly. Where GL has no buffer storage or CUDA
+ * refuses to register GL's memory, the case says why and is left out. It also prints the
+ * copy's rate into that memory beside the rate into CUDA's own pinned memory. */
+static double d2h_gbps(void *dst, const void *src, size_t bytes)
+{
+  CUDA_OK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost)); /* warm */
+  const int rounds = 10;
+  const gint64 t0 = g_get_monotonic_time();
+  for (int r = 0; r < rounds; r++)
+    CUDA_OK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
+  return (double)bytes * rounds / (double)(g_get_monotonic_time() - t0) / 1e3;
+}
+
+static void test_client_storage_dma(void)
+{
+  if (!(GLEW_VERSION_4_4 || GLEW_ARB_buffer_storage)) {
+    printf("client storage: no GL buffer storage here; left out\n");
+    return;
+  }
+  const NwVolume like = {.nx = 85, .ny = 85, .nz = 85, .nc = 4}; /* a 256³ job's host frame */
+  const size_t n = nw_volume_n_voxels(&like), bytes = n * 4 * sizeof(float);
+  GLuint pbo;
+  glGetError();
+  glGenBuffers(1, &pbo);
+  glBindBuffer(GL_PIXEL_UNPACK_BUFFER, pbo);
+  glBufferStorage(GL_PIXEL_UNPACK_BUFFER, (GLsizeiptr)bytes, NULL,
+                  GL_MAP_WRITE_BIT | GL_MAP_PERSISTENT_BIT | GL_CLIENT_STORAGE_BIT);
+  float *slot = glMapBufferRange(GL_PIXEL_UNPACK_BUFFER, 0, (GLsizeiptr)bytes,
+                                 GL_MAP_WRITE_BIT | GL_MAP_PERSISTENT_BIT |
+                                     GL_MAP_FLUSH_EXPLICIT_BIT);
+  g_assert_cmpint(glGetError(), ==, GL_NO_ERROR);
+  g_assert_nonnull(slot);
+  const cudaError_t registered = cudaHostRegister(slot, bytes, cudaHostRegisterDefault);
+  printf("client storage: cudaHostRegister of GL's mapped upload buffer (%zu bytes): %s\n",
+         bytes, cudaGetErrorString(registered));
+  if (registered == cudaSuccess) {
+    float *want = g_new(float, 4 * n), *d = NULL, *pinned = NULL;
+    for (size_t i = 0; i < 4 * n; i++)
+      want[i] = (float)(i % 9973) * 0.25f - 7.0f;
+    CUDA_OK(cudaMalloc((void **)&d, bytes));
+    CUDA_OK(cudaHostAlloc((void **)&pinned, bytes, cudaHostAllocDefault));
+    CUDA_OK(cudaMemcpy(d, want, bytes, cudaMemcpyHostToDevice));
+    const double into_gl = d2h_gbps(slot, d, bytes), into_pinned = d2h_gbps(pinned, d, bytes);
+    printf("client storage: device-to-host %.1f GB/s into GL's buffer, %.1f GB/s into "
+           "cudaHostAlloc memory\n", into_gl, into_pinned);
+    glFlushMappedBufferRange(GL_PIXEL_UNPACK_BUFFER, 0, (GLsizeiptr)bytes);
+    const GLuint tex = texture3d(GL_RGBA32F, GL_RGBA, &like);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+    glTexSubImage3D(GL_TEXTURE_3D, 0, 0, 0, 0, like.nx, like.ny, like.nz, GL_RGBA, GL_FLOAT,
+                    NULL);
+    g_assert_cmpint(glGetError(), ==, GL_NO_ERROR);
+    glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+    check_texture(tex, GL_RGBA, 4, want, n);
+    glDeleteTextures(1, &tex);
+    CUDA_OK(cudaHostUnregister(slot));
+    CUDA_OK(cudaFreeHost(pinned));
+    CUDA_OK(cudaFree(d));
+    g_free(want);
+  } else {
+    cudaGetLastError(); /* the refusal is this case's answer, not the next call's error */
+  }
+  glBindBuffer(GL_PIXEL_UNPACK_BUFFER, pbo);
+  glUnmapBuffer(GL_PIXEL_UNPACK_BUFFER);
+  glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+  glDeleteBuffers(1, &pbo);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -386,6 +457,7 @@ int main(int argc, char **argv)
   test_raw_reduced(front);
   test_gl_live(front);
   test_gl_live_awaits_fresh(front);
+  test_client_storage_dma();
   nw_live_front_free(front);
   nw_gl_target_clear(&target);
   return 0;

@@ -22,6 +22,7 @@
 #include "affine_method.h"
 #include "affine_resample.h"
 #include "json_out.h"
+#include "machine_counts.h"
 #include "nw_error.h"
 #include "ras_affine.h"
 
@@ -204,12 +205,6 @@ typedef struct {
   double median, min, max;
 } Spread;
 
-static int cmp_double(const void *a, const void *b)
-{
-  const double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* Figure q of n >= 1 runs as "key": median, "key_min", "key_max" and "key_runs" (each run's,
  * in run order) members of b's object. */
 static Spread add_spread(JsonBuilder *b, const Run *runs, int n, int q)
@@ -217,7 +212,7 @@ static Spread add_spread(JsonBuilder *b, const Run *runs, int n, int q)
   double *v = g_new(double, n), *sorted = g_new(double, n);
   for (int r = 0; r < n; r++)
     v[r] = sorted[r] = runs[r].v[q];
-  qsort(sorted, n, sizeof *sorted, cmp_double);
+  qsort(sorted, n, sizeof *sorted, nw_bench_cmp_double);
   const Spread s = {n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]), sorted[0],
                     sorted[n - 1]};
   g_autofree char *k_min = g_strconcat(run_keys[q], "_min", NULL);

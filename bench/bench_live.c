@@ -39,20 +39,19 @@
  * without a CUDA device or when the GL context is not on a CUDA device. Main thread draws;
  * the job's worker thread drives CUDA; host frames are downloaded by the source's thread. */
 #define _GNU_SOURCE /* RUSAGE_THREAD */
-#include <fcntl.h>
 #include <glib.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "field_renderer.h"
 #include "gl_live.h"
 #include "job.h"
 #include "json_out.h"
 #include "live_source.h"
+#include "machine_counts.h"
 #include "mesh_renderer.h"
 #include "method_table.h"
 #include "nw_cuda.h"
@@ -160,49 +159,6 @@ static double job_alone_ms(const NwMethodInputs *in, double seconds)
 
 /* ---- measurements -------------------------------------------------------------------------- */
 
-/* Minor page faults so far of `who`: RUSAGE_SELF (every thread) or RUSAGE_THREAD (the
- * caller's). */
-static long minor_faults(int who)
-{
-  struct rusage ru;
-  return getrusage(who, &ru) == 0 ? ru.ru_minflt : 0;
-}
-
-/* CPU time the calling thread has run so far, in ms (CLOCK_THREAD_CPUTIME_ID). */
-static double thread_cpu_ms(void)
-{
-  struct timespec t;
-  return clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0 ? t.tv_sec * 1e3 + t.tv_nsec / 1e6 : 0.0;
-}
-
-/* Times the kernel took the CPU from the threads of who while they could run (involuntary
- * context switches): another thread, of this process or not, was given their core. */
-static long preemptions(int who)
-{
-  struct rusage ru;
-  return getrusage(who, &ru) == 0 ? ru.ru_nivcsw : 0;
-}
-
-/* CPU time the hypervisor has stolen from the machine so far, summed over its CPUs, in ms:
- * the 8th number of /proc/stat's "cpu" line, in clock ticks. -1 where there is none. */
-static double steal_ms_now(void)
-{
-  char text[512];
-  const int fd = open("/proc/stat", O_RDONLY);
-  if (fd < 0)
-    return -1;
-  const ssize_t got = read(fd, text, sizeof text - 1);
-  close(fd);
-  if (got <= 0)
-    return -1;
-  text[got] = '\0';
-  unsigned long long t[8];
-  if (sscanf(text, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &t[0], &t[1], &t[2], &t[3], &t[4],
-             &t[5], &t[6], &t[7]) != 8)
-    return -1;
-  return 1000.0 * (double)t[7] / (double)sysconf(_SC_CLK_TCK);
-}
-
 /* What the machine has done so far, read before a display frame and after a late one. */
 typedef struct {
   long faults, display_faults; /* minor page faults: the process's, the display thread's */
@@ -213,8 +169,9 @@ typedef struct {
 
 static MachineCounts machine_counts(void)
 {
-  return (MachineCounts){minor_faults(RUSAGE_SELF), minor_faults(RUSAGE_THREAD), steal_ms_now(),
-                         preemptions(RUSAGE_SELF), preemptions(RUSAGE_THREAD), thread_cpu_ms()};
+  return (MachineCounts){nw_bench_minor_faults(RUSAGE_SELF), nw_bench_minor_faults(RUSAGE_THREAD),
+                         nw_bench_steal_ms(),                 nw_bench_preemptions(RUSAGE_SELF),
+                         nw_bench_preemptions(RUSAGE_THREAD), nw_bench_thread_cpu_ms()};
 }
 
 /* What happened between two readings (steal -1 when either is not known). */
@@ -353,12 +310,6 @@ static void note_faults_per_take(const HostTextures *h, PathResult *res)
   const double takes = h->all_takes > 1 ? h->all_takes - 1 : NAN;
   res->faults_per_take = (double)since.faults / takes;
   res->display_faults_per_take = (double)since.display_faults / takes;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
 }
 
 /* The application's 2x2: three slices of the warped image, the deformation grid on the
@@ -558,7 +509,7 @@ static void run_variant(const NwMethodInputs *in, NwRenderer *r, const Variant *
                                            (double)(last_fresh - first_fresh)
                                      : 0.0;
   res->worker_ms_per_iteration = 1000.0 * res->seconds / MAX(res->worker_iterations, 1);
-  g_array_sort(ms, cmp_double);
+  g_array_sort(ms, nw_bench_cmp_double);
   if (ms->len > 0) {
     res->ms_p50 = g_array_index(ms, double, ms->len / 2);
     res->ms_p95 = g_array_index(ms, double, (guint)(0.95 * (ms->len - 1)));

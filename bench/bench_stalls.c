@@ -22,6 +22,7 @@
 #include <sys/resource.h>
 
 #include "json_out.h"
+#include "machine_counts.h"
 
 #define ROUND_US 16667         /* a 60 Hz display frame */
 #define COPY_BYTES (10u << 20) /* about a live host frame at 256³ (1/3 a side, image and field) */
@@ -30,27 +31,9 @@
 
 typedef struct {
   double at_s, alu_ms, copy_ms;
-  gint64 steal_ticks, preempted;
+  double steal_ms; /* -1: not known */
+  long preempted;
 } Round;
-
-/* The kernel's steal time, in clock ticks, summed over the CPUs; -1 where there is none. */
-static gint64 steal_ticks(void)
-{
-  g_autofree char *stat = NULL;
-  if (!g_file_get_contents("/proc/stat", &stat, NULL, NULL))
-    return -1;
-  long long v[8];
-  if (sscanf(stat, "cpu %lld %lld %lld %lld %lld %lld %lld %lld", &v[0], &v[1], &v[2], &v[3],
-             &v[4], &v[5], &v[6], &v[7]) != 8)
-    return -1;
-  return v[7];
-}
-
-static gint64 preemptions(void)
-{
-  struct rusage u;
-  return getrusage(RUSAGE_THREAD, &u) == 0 ? (gint64)u.ru_nivcsw : -1;
-}
 
 /* A dependent chain of multiply-adds: the same instructions every call, no memory. */
 static double alu_piece(int n)
@@ -62,27 +45,25 @@ static double alu_piece(int n)
   return x;
 }
 
-static int compare_doubles(const void *a, const void *b)
-{
-  const double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
+/* A figure's median, 99th percentile and largest over the rounds, from its values sorted once. */
+typedef struct {
+  double median, p99, max;
+} Spread;
 
-/* The q-quantile of n values (sorted copy). */
-static double quantile(const double *v, int n, double q)
+static Spread spread(const double *v, int n)
 {
   g_autofree double *s = g_memdup2(v, (gsize)n * sizeof *s);
-  qsort(s, (size_t)n, sizeof *s, compare_doubles);
-  return s[CLAMP((int)(q * (n - 1) + 0.5), 0, n - 1)];
+  qsort(s, (size_t)n, sizeof *s, nw_bench_cmp_double);
+  return (Spread){s[n / 2], s[CLAMP((int)(0.99 * (n - 1) + 0.5), 0, n - 1)], s[n - 1]};
 }
 
-static void member_stats(JsonBuilder *b, const char *key, const double *v, int n)
+static void member_spread(JsonBuilder *b, const char *key, Spread s)
 {
   json_builder_set_member_name(b, key);
   json_builder_begin_object(b);
-  nw_json_member_number(b, "median", quantile(v, n, 0.5));
-  nw_json_member_number(b, "p99", quantile(v, n, 0.99));
-  nw_json_member_number(b, "max", quantile(v, n, 1.0));
+  nw_json_member_number(b, "median", s.median);
+  nw_json_member_number(b, "p99", s.p99);
+  nw_json_member_number(b, "max", s.max);
   json_builder_end_object(b);
 }
 
@@ -132,7 +113,8 @@ int main(int argc, char **argv)
   const int max_rounds = (int)(seconds * 1e6 / ROUND_US) + 1;
   g_autofree Round *r = g_new0(Round, max_rounds);
   const gint64 t0 = g_get_monotonic_time();
-  gint64 steal = steal_ticks(), pre = preemptions();
+  double steal = nw_bench_steal_ms();
+  long pre = nw_bench_preemptions(RUSAGE_THREAD);
   int n = 0;
   while (n < max_rounds && g_get_monotonic_time() - t0 < (gint64)(seconds * 1e6)) {
     const gint64 a = g_get_monotonic_time();
@@ -140,7 +122,8 @@ int main(int argc, char **argv)
     const gint64 m = g_get_monotonic_time();
     memcpy(dst, src, COPY_BYTES);
     const gint64 e = g_get_monotonic_time();
-    const gint64 steal_now = steal_ticks(), pre_now = preemptions();
+    const double steal_now = nw_bench_steal_ms();
+    const long pre_now = nw_bench_preemptions(RUSAGE_THREAD);
     r[n] = (Round){(double)(a - t0) / 1e6, (double)(m - a) / 1e3, (double)(e - m) / 1e3,
                    steal >= 0 && steal_now >= 0 ? steal_now - steal : -1, pre_now - pre};
     steal = steal_now;
@@ -158,7 +141,8 @@ int main(int argc, char **argv)
     alu[i] = r[i].alu_ms;
     copy[i] = r[i].copy_ms;
   }
-  const double alu_med = quantile(alu, n, 0.5), copy_med = quantile(copy, n, 0.5);
+  const Spread alu_s = spread(alu, n), copy_s = spread(copy, n);
+  const double alu_med = alu_s.median, copy_med = copy_s.median;
   int slow = 0;
   double lost_ms = 0.0;
   g_autoptr(JsonBuilder) b = json_builder_new();
@@ -170,8 +154,8 @@ int main(int argc, char **argv)
   nw_json_member_number(b, "t0_monotonic_us", (double)t0);
   nw_json_member_number(b, "rounds", n);
   nw_json_member_number(b, "copy_bytes", COPY_BYTES);
-  member_stats(b, "alu_ms", alu, n);
-  member_stats(b, "copy_ms", copy, n);
+  member_spread(b, "alu_ms", alu_s);
+  member_spread(b, "copy_ms", copy_s);
   json_builder_set_member_name(b, "slow");
   json_builder_begin_array(b);
   for (int i = 0; i < n; i++) {
@@ -185,7 +169,7 @@ int main(int argc, char **argv)
     nw_json_member_number(b, "at_s", r[i].at_s);
     nw_json_member_number(b, "alu_ms", r[i].alu_ms);
     nw_json_member_number(b, "copy_ms", r[i].copy_ms);
-    nw_json_member_number(b, "steal_ticks", (double)r[i].steal_ticks);
+    nw_json_member_number(b, "steal_ms", r[i].steal_ms);
     nw_json_member_number(b, "preemptions", (double)r[i].preempted);
     json_builder_end_object(b);
   }
@@ -198,8 +182,8 @@ int main(int argc, char **argv)
   printf("stalls: %d rounds of %.0f s; arithmetic piece median %.3f ms (p99 %.3f, max %.3f), "
          "10 MB copy median %.3f ms (p99 %.3f, max %.3f); %d rounds over %.0fx a median "
          "(%.2f %%), %.0f ms lost\n",
-         n, seconds, alu_med, quantile(alu, n, 0.99), quantile(alu, n, 1.0), copy_med,
-         quantile(copy, n, 0.99), quantile(copy, n, 1.0), slow, SLOW_FACTOR,
+         n, seconds, alu_med, alu_s.p99, alu_s.max, copy_med, copy_s.p99, copy_s.max, slow,
+         SLOW_FACTOR,
          n > 0 ? 100.0 * slow / n : 0.0, lost_ms);
   g_autofree char *text = nw_json_to_string(b, TRUE);
   if (json != NULL && !g_file_set_contents(json, text, -1, &error)) {

@@ -100,12 +100,28 @@ class AffineCli(unittest.TestCase):
     def tearDownClass(cls):
         shutil.rmtree(cls.dir, ignore_errors=True)
 
+    def assert_outputs(self, prefix):
+        """The five files a registration writes, and no others."""
+        base = os.path.basename(prefix)
+        names = sorted(os.path.basename(p) for p in glob.glob(prefix + "_*"))
+        self.assertEqual(names, [base + s for s in ("_affine.mat", "_affine.txt", "_fsl.mat",
+                                                    "_summary.json", "_warped.nii.gz")])
+
+    def assert_warped_is_resampled(self, prefix):
+        """PREFIX_warped equals SimpleITK's resampling of the moving image with PREFIX's
+        transform, inside the phantom."""
+        tx = sitk.ReadTransform(prefix + "_affine.txt")
+        fixed = sitk.ReadImage(self.fixed, sitk.sitkFloat32)
+        moving = sitk.ReadImage(self.moving, sitk.sitkFloat32)
+        theirs = sitk.GetArrayFromImage(sitk.Resample(moving, fixed, tx, sitk.sitkLinear, 0.0))
+        ours = sitk.GetArrayFromImage(sitk.ReadImage(prefix + "_warped.nii.gz"))
+        inside = np.transpose(self.r, (2, 1, 0)) < 0.9  # sitk arrays are (k, j, i)
+        self.assertLess(np.abs(theirs - ours)[inside].max(), 1e-3)
+
     def test_outputs_and_summary(self):
         code, out, err = self.reg
         self.assertEqual(code, 0, err)
-        names = sorted(os.path.basename(p) for p in glob.glob(self.prefix + "_*"))
-        self.assertEqual(names, ["reg_affine.mat", "reg_affine.txt", "reg_fsl.mat",
-                                 "reg_summary.json", "reg_warped.nii.gz"])
+        self.assert_outputs(self.prefix)
         with open(self.prefix + "_summary.json") as f:
             s = json.load(f)
         self.assertEqual(s["transform"]["kind"], "rigid")
@@ -146,13 +162,7 @@ class AffineCli(unittest.TestCase):
         self.assertLess(np.abs(txt - mat).max(), 1e-9)
 
     def test_warped_equals_simpleitk_resample(self):
-        tx = sitk.ReadTransform(self.prefix + "_affine.txt")
-        fixed = sitk.ReadImage(self.fixed, sitk.sitkFloat32)
-        moving = sitk.ReadImage(self.moving, sitk.sitkFloat32)
-        theirs = sitk.GetArrayFromImage(sitk.Resample(moving, fixed, tx, sitk.sitkLinear, 0.0))
-        ours = sitk.GetArrayFromImage(sitk.ReadImage(self.prefix + "_warped.nii.gz"))
-        inside = np.transpose(self.r, (2, 1, 0)) < 0.9  # sitk arrays are (k, j, i)
-        self.assertLess(np.abs(theirs - ours)[inside].max(), 1e-3)
+        self.assert_warped_is_resampled(self.prefix)
 
     def test_fsl_matrix_from_nibabel(self):
         fixed, moving = nib.load(self.fixed), nib.load(self.moving)
@@ -202,9 +212,7 @@ class AffineCli(unittest.TestCase):
         if code == 1 and ("no CUDA device" in err or "no CUDA implementation" in err):
             self.skipTest(err.strip())
         self.assertEqual(code, 0, err)
-        names = sorted(os.path.basename(p) for p in glob.glob(prefix + "_*"))
-        self.assertEqual(names, ["gpu_affine.mat", "gpu_affine.txt", "gpu_fsl.mat",
-                                 "gpu_summary.json", "gpu_warped.nii.gz"])
+        self.assert_outputs(prefix)
         with open(prefix + "_summary.json") as f:
             self.assertEqual(json.load(f)["device"], "cuda")
         gpu = sitk.ReadTransform(prefix + "_affine.txt")
@@ -218,11 +226,7 @@ class AffineCli(unittest.TestCase):
             self.assertLess(gap, 0.1, f"corner {corner}")
         truth_ras = LPS @ sitk_matrix(self.truth) @ LPS
         self.assertLess(np.abs(LPS @ sitk_matrix(gpu) @ LPS - truth_ras).max(), 0.3)
-        moving = sitk.ReadImage(self.moving, sitk.sitkFloat32)
-        theirs = sitk.GetArrayFromImage(sitk.Resample(moving, fixed, gpu, sitk.sitkLinear, 0.0))
-        ours = sitk.GetArrayFromImage(sitk.ReadImage(prefix + "_warped.nii.gz"))
-        inside = np.transpose(self.r, (2, 1, 0)) < 0.9  # sitk arrays are (k, j, i)
-        self.assertLess(np.abs(theirs - ours)[inside].max(), 1e-3)
+        self.assert_warped_is_resampled(prefix)
 
     def test_errors_name_the_file_and_leave_nothing(self):
         missing = os.path.join(self.dir, "nope.nii.gz")

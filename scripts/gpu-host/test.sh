@@ -161,9 +161,10 @@ fi
 # or scripts/gpu-host/fetch.sh with NW_FETCH_SITK=1): affine_cli_test reads the CLI's transform
 # files with it, the CUDA run's among them; without it that test skips there
 if [ -f .peers/sitk.tar.xz ]; then
-  mkdir -p /tmp/nwsite && tar -xJf .peers/sitk.tar.xz -C /tmp/nwsite &&
-    export PYTHONPATH=/tmp/nwsite${PYTHONPATH:+:$PYTHONPATH}
-  record simpleitk $? "$(python3 -c 'import SimpleITK; print("SimpleITK", SimpleITK.Version_VersionString())' 2>&1)"
+  mkdir -p /tmp/nwsite && tar -xJf .peers/sitk.tar.xz -C /tmp/nwsite
+  case ":${PYTHONPATH:-}:" in *:/tmp/nwsite:*) ;; *) export PYTHONPATH=/tmp/nwsite${PYTHONPATH:+:$PYTHONPATH} ;; esac
+  sitk_version=$(python3 -c 'import SimpleITK; print("SimpleITK", SimpleITK.Version_VersionString())' 2>&1)
+  record simpleitk $? "$sitk_version"
 fi
 
 # --- GPU, configure, build -------------------------------------------------------------------

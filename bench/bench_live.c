@@ -212,6 +212,9 @@ typedef struct {
   int worker_iterations;
   double worker_ms_per_iteration, arrival_ms;
   double upload_ms, copy_ms; /* host frames: mean per take, the upload and its copies */
+  /* host frames: texture updates whose copy the GPU's copy engines made (the frames are in
+   * pinned memory: render/gl_volume.c) and those the display thread made */
+  guint64 gpu_copies, cpu_copies;
   /* host frames: minor page faults per take after the first, the process's and the display
    * thread's (NaN without such takes) */
   double faults_per_take, display_faults_per_take;
@@ -275,7 +278,7 @@ static double upload(NwGlVolume **tex, const NwVolume *v)
   if (*tex == NULL) {
     if ((*tex = nw_gl_volume_new(v, FALSE, &error)) == NULL)
       g_error("host frame texture: %s", error->message);
-    nw_gl_volume_prepare_updates(*tex); /* refilled every frame, as the application's */
+    nw_gl_volume_prepare_updates(*tex, v); /* refilled every frame, as the application's */
   }
   nw_gl_volume_update(*tex, v);
   return (*tex)->copy_ms;
@@ -517,6 +520,11 @@ static void run_variant(const NwMethodInputs *in, NwRenderer *r, const Variant *
   }
   g_array_free(ms, TRUE);
   nw_gl_live_free(live);
+  for (int t = 0; t < 2; t++) {
+    const NwGlVolume *tex = t == 0 ? host.img : host.field;
+    res->gpu_copies += tex != NULL ? tex->dma_updates : 0;
+    res->cpu_copies += tex != NULL ? tex->cpu_updates : 0;
+  }
   nw_gl_volume_free(host.img);
   nw_gl_volume_free(host.field);
   nw_live_source_free(src);
@@ -546,6 +554,11 @@ static void json_path(JsonBuilder *b, const PathResult *r, double alone_ms)
   json_builder_begin_object(b);
   nw_json_member_number(b, "upload", r->upload_ms);
   nw_json_member_number(b, "copy", r->copy_ms);
+  json_builder_end_object(b);
+  json_builder_set_member_name(b, "texture_copies");
+  json_builder_begin_object(b);
+  nw_json_member_number(b, "gpu", (double)r->gpu_copies);
+  nw_json_member_number(b, "cpu", (double)r->cpu_copies);
   json_builder_end_object(b);
   json_builder_set_member_name(b, "minor_faults_per_take");
   json_builder_begin_object(b);
@@ -702,13 +715,15 @@ int main(int argc, char **argv)
             "draw %.2f)  lag max %d (0:%d 1:%d 2:%d >2:%d; drawn: max %d, >1: %d)  frames made "
             "%" G_GUINT64_FORMAT
             "  host bytes %" G_GUINT64_FORMAT " (1/%d per axis, %.2f ms to arrive)  job %.3f "
-            "ms/iteration = %.3fx alone; a take's upload %.2f ms (copy %.2f), minor faults %.0f "
+            "ms/iteration = %.3fx alone; a take's upload %.2f ms (copy %.2f; texture copies by "
+            "the GPU %" G_GUINT64_FORMAT ", the CPU %" G_GUINT64_FORMAT "), minor faults %.0f "
             "(display thread %.0f)\n",
             p->path, p->fps, p->display_frames, p->ms_p50, p->ms_p95, p->begin_ms, p->fill_ms,
             p->draw_ms, p->lag_max, p->lag_hist[0], p->lag_hist[1], p->lag_hist[2], p->lag_hist[3],
             p->drawn_lag_max, p->drawn_lag_hist[2] + p->drawn_lag_hist[3],
             p->frames_made, p->host_bytes, p->reduce, p->arrival_ms, p->worker_ms_per_iteration,
-            p->worker_ms_per_iteration / alone_ms, p->upload_ms, p->copy_ms, p->faults_per_take,
+            p->worker_ms_per_iteration / alone_ms, p->upload_ms, p->copy_ms, p->gpu_copies,
+            p->cpu_copies, p->faults_per_take,
             p->display_faults_per_take);
     json_path(jb, p, alone_ms);
   }

@@ -28,10 +28,13 @@ G_BEGIN_DECLS
 
 /* Where a volume's voxels come from when not from GLib: memory a GPU copies into without a
  * CPU copy (pinned host memory, the live view's host frames: cuda/live_front.cu). alloc
- * returns `bytes` bytes or NULL; free takes what alloc returned. Both any thread. */
+ * returns `bytes` bytes or NULL; free takes what alloc returned. Both any thread. pinned:
+ * the memory is page-locked and known to CUDA, so a GPU's copy engines can read it too (a
+ * texture is then filled from it without a CPU copy: render/gl_volume.c). */
 typedef struct {
   void *(*alloc)(size_t bytes);
   void (*free)(void *memory);
+  gboolean pinned;
 } NwVoxelAllocator;
 
 typedef struct {

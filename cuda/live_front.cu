@@ -62,7 +62,7 @@ static void pinned_free(void *memory)
   cudaFreeHost(memory);
 }
 
-static const NwVoxelAllocator kPinnedVoxels = {pinned_alloc, pinned_free};
+static const NwVoxelAllocator kPinnedVoxels = {pinned_alloc, pinned_free, TRUE};
 
 extern "C" NwLiveFront *nw_live_front_new(GError **error)
 {

@@ -7,6 +7,7 @@
 #include "copy_beside.h"
 #include "nw_error.h"
 #include "nw_mat4.h"
+#include "nw_texel_dma.h"
 
 static void set_geometry(NwGlVolume *g, const NwVolume *v)
 {
@@ -131,6 +132,48 @@ static int ring_take_slot(NwGlVolume *g)
   return s;
 }
 
+/* The ring registered for the copy engines (nw_texel_dma.h), made at the first call after the
+ * ring (tried once); FALSE where it cannot be, or NW_GL_TEXEL_DMA=0 asks for the CPU's copy
+ * (benchmarks: both). */
+static gboolean dma_ready(NwGlVolume *g)
+{
+  if (g->dma != NULL || g->dma_tried || g->ring == NULL)
+    return g->dma != NULL;
+  g->dma_tried = TRUE;
+  const char *env = g_getenv("NW_GL_TEXEL_DMA");
+  if (env != NULL && strcmp(env, "0") == 0)
+    return FALSE;
+  g_autoptr(GError) error = NULL;
+  g->dma = nw_texel_dma_new(g->ring, g->slot_bytes * NW_GL_UPLOAD_SLOTS, g->slot_bytes, &error);
+  if (g->dma == NULL)
+    g_debug("texture updates copied by the CPU: %s", error->message);
+  return g->dma != NULL;
+}
+
+/* v's voxels into the ring's slot dst in the texture's layout: by the GPU's copy engines when
+ * v is in pinned memory and the ring is registered (a CPU copy of a live frame took 4-5 ms
+ * instead of 0.8 whenever the H100 host slowed all its CPUs at once, and its frame came late:
+ * issue 8), else by this thread. A failed GPU copy is said once, and the CPU copies from then
+ * on. */
+static void fill_slot(NwGlVolume *g, float *dst, const NwVolume *v)
+{
+  const gint64 t0 = g_get_monotonic_time();
+  if (v->allocator != NULL && v->allocator->pinned && g->dma != NULL) {
+    g_autoptr(GError) error = NULL;
+    if (nw_texel_dma_copy(g->dma, dst, v->data, nw_volume_n_voxels(v), v->nc,
+                          (int)texel_floats(v->nc), &error)) {
+      g->dma_updates++;
+      g->copy_ms = (double)(g_get_monotonic_time() - t0) / 1000.0;
+      return;
+    }
+    g_warning("texture update: %s; the CPU copies from now on", error->message);
+    g_clear_pointer(&g->dma, nw_texel_dma_free);
+  }
+  pack_texels(dst, v);
+  g->cpu_updates++;
+  g->copy_ms = (double)(g_get_monotonic_time() - t0) / 1000.0;
+}
+
 /* Fill the texture from v through the volume's pixel-unpack buffer: the copy into the
  * buffer is the only work on this thread; the transfer into the texture runs on the GPU
  * after the call returns (a glTexSubImage3D from client memory would wait for it). Into a
@@ -146,9 +189,7 @@ static void upload_texels(NwGlVolume *g, const NwVolume *v)
     slot = ring_take_slot(g);
     offset = (size_t)slot * g->slot_bytes;
     dst = (float *)(g->ring + offset);
-    const gint64 t0 = g_get_monotonic_time();
-    pack_texels(dst, v);
-    g->copy_ms = (double)(g_get_monotonic_time() - t0) / 1000.0;
+    fill_slot(g, dst, v);
     glBindBuffer(GL_PIXEL_UNPACK_BUFFER, g->pbo);
     glFlushMappedBufferRange(GL_PIXEL_UNPACK_BUFFER, (GLintptr)offset, (GLsizeiptr)bytes);
   } else {
@@ -265,12 +306,14 @@ static gboolean spare_ready(NwGlVolume *g)
   return g->spare != 0;
 }
 
-void nw_gl_volume_prepare_updates(NwGlVolume *g)
+void nw_gl_volume_prepare_updates(NwGlVolume *g, const NwVolume *like)
 {
   spare_ready(g);
   const size_t bytes = (size_t)g->nx * g->ny * g->nz * texel_floats(g->nc) * sizeof(float);
   if (ring_ready(g, bytes)) /* its pages touched now, not by the first frame's copy */
     memset(g->ring, 0, g->slot_bytes * NW_GL_UPLOAD_SLOTS);
+  if (like != NULL && like->allocator != NULL && like->allocator->pinned)
+    dma_ready(g); /* CUDA runs in this process already: its frames come from there */
   glFlush();
 }
 
@@ -310,6 +353,7 @@ void nw_gl_volume_free(NwGlVolume *g)
   for (int s = 0; s < NW_GL_UPLOAD_SLOTS; s++)
     if (g->slot_read[s] != NULL)
       glDeleteSync(g->slot_read[s]);
+  nw_texel_dma_free(g->dma); /* unregistered before GL lets go of the memory */
   if (g->pbo != 0) /* unmaps the ring too */
     glDeleteBuffers(1, &g->pbo);
   g_free(g);

@@ -35,6 +35,12 @@ typedef struct {
   GLsync slot_read[NW_GL_UPLOAD_SLOTS]; /* signalled once the transfer from a slot ran */
   double copy_ms; /* the last update's copy into the unpack buffer (what benchmarks see of
                      an update's time on the calling thread besides GL's own calls) */
+  /* The ring registered with CUDA (nw_texel_dma.h), made by nw_gl_volume_prepare_updates for
+   * volumes in pinned memory: their updates are then copied by the GPU's copy engines, not by
+   * this thread. NULL where that cannot be (no CUDA, memory it refuses, NW_GL_TEXEL_DMA=0). */
+  struct NwTexelDma *dma;
+  gboolean dma_tried;
+  guint64 dma_updates, cpu_updates; /* updates through the ring, by whom copied */
   GLuint spare;      /* nw_gl_volume_update's other texture: it fills one while the other is
                         drawn, then swaps them (tex is always the one to draw); 0 until then */
   gboolean nearest;  /* GL_NEAREST sampling */
@@ -54,10 +60,13 @@ NwGlVolume *nw_gl_volume_new(const NwVolume *v, gboolean nearest, GError **error
  * every draw. */
 void nw_gl_volume_update(NwGlVolume *g, const NwVolume *v);
 /* Make now what the first nw_gl_volume_update would make (the second texture, the upload
- * ring, its pages touched), for a texture that a live view will refill every frame: that
- * first update is then a copy like the others, not 25-33 ms of set-up inside the frame it
- * shows (host frames on an H100: the first frame of a run came two iterations late). */
-void nw_gl_volume_prepare_updates(NwGlVolume *g);
+ * ring, its pages touched), for a texture that a live view will refill every frame from
+ * volumes like `like`: that first update is then a copy like the others, not 25-33 ms of
+ * set-up inside the frame it shows (host frames on an H100: the first frame of a run came two
+ * iterations late). When like's memory is pinned (its allocator says so: a CUDA job's host
+ * frames), the ring is also registered with CUDA, and the updates from such volumes are
+ * copied by the GPU's copy engines rather than by this thread (nw_texel_dma.h). */
+void nw_gl_volume_prepare_updates(NwGlVolume *g, const NwVolume *like);
 /* A texture of nx x ny x nz voxels with nc components (1: GL_R32F, 4: GL_RGBA32F, a field
  * whose xyz is u in voxels), contents undefined, on the grid vox_to_ras: what CUDA interop
  * fills (gl_live.h). Trilinear sampling. NULL with an error as nw_gl_volume_new. */

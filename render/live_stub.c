@@ -1,10 +1,11 @@
-/* live_stub.c — the live-front and CUDA–GL interop API (cuda/interop/nw_live.h,
- * cuda/interop/nw_cuda_gl.h) in a build without CUDA: every call fails cleanly, so the application
- * takes the host-frame path. Any thread. */
+/* live_stub.c — the live-front, CUDA–GL interop and texel-copy API (cuda/interop/nw_live.h,
+ * nw_cuda_gl.h, nw_texel_dma.h) in a build without CUDA: every call fails cleanly, so the
+ * application takes the host-frame path and fills textures with the CPU. Any thread. */
 #include <stdio.h>
 
 #include "nw_cuda_gl.h"
 #include "nw_error.h"
+#include "nw_texel_dma.h"
 
 static const char no_cuda[] = "built without CUDA";
 
@@ -87,5 +88,25 @@ gboolean nw_cuda_gl_fill_from_front(NwLiveFront *f, NwCudaGlTargets *t, int *ite
                                     GError **error)
 {
   g_set_error(error, NW_ERROR, NW_ERROR_UNSUPPORTED, "CUDA-GL interop: %s", no_cuda);
+  return FALSE;
+}
+
+NwTexelDma *nw_texel_dma_new(void *host, size_t bytes, size_t max_copy_bytes, GError **error)
+{
+  g_set_error(error, NW_ERROR, NW_ERROR_UNSUPPORTED, "GL's upload memory for the GPU's copies: %s",
+              no_cuda);
+  return NULL;
+}
+
+void nw_texel_dma_free(NwTexelDma *d)
+{
+  g_return_if_fail(d == NULL);
+}
+
+gboolean nw_texel_dma_copy(NwTexelDma *d, float *dst, const float *src, size_t n, int src_nc,
+                           int dst_nc, GError **error)
+{
+  g_set_error(error, NW_ERROR, NW_ERROR_UNSUPPORTED, "GL's upload memory for the GPU's copies: %s",
+              no_cuda);
   return FALSE;
 }

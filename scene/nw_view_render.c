@@ -250,7 +250,7 @@ static GpuEntry *entry_for(NwViewGpu *gpu, NwLayer *l)
       NwLiveSource *live = nw_layer_get_live(l);
       if (e->vol != NULL && regrid && live != NULL &&
           nw_live_source_path(live) == NW_LIVE_PATH_HOST)
-        nw_gl_volume_prepare_updates(e->vol);
+        nw_gl_volume_prepare_updates(e->vol, v);
     } else if (surf != NULL && surf->n_triangles > 0)
       e->mesh = nw_gl_mesh_new(surf, &error);
     if (error != NULL)

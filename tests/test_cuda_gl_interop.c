@@ -3,7 +3,8 @@
  * registered with CUDA, filled from a live front that a worker thread published into, and
  * read back through GL: the voxels exactly, the field exactly, the iso-surface equal to the
  * CPU's marching cubes. Then the same through render/gl_live.h, including a grid change;
- * and whether a host frame could reach a texture by DMA alone (test_client_storage_dma).
+ * whether a host frame could reach a texture by DMA alone (test_client_storage_dma); and
+ * textures filled from pinned host frames by the copy engines (test_texel_dma).
  * Skips (77) without a CUDA device or when the GL context is not on a CUDA device. */
 #include <GL/glew.h>
 #include <cuda_runtime_api.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "gl_live.h"
+#include "gl_volume.h"
 #include "live_reduce.h"
 #include "marching_cubes.h"
 #include "nw_cuda_gl.h"
@@ -436,6 +438,66 @@ static void test_client_storage_dma(void)
   glDeleteBuffers(1, &pbo);
 }
 
+/* Pinned host memory, as a CUDA job's host frames have (cuda/live_front.cu). */
+static void *pinned_alloc(size_t bytes)
+{
+  void *p = NULL;
+  return cudaHostAlloc(&p, bytes, cudaHostAllocPortable) == cudaSuccess ? p : NULL;
+}
+
+static void pinned_free(void *p)
+{
+  cudaFreeHost(p);
+}
+
+static const NwVoxelAllocator pinned_voxels = {pinned_alloc, pinned_free, TRUE};
+
+/* Host frames in pinned memory fill a texture prepared for them (render/gl_volume.h) through
+ * the GPU's copy engines (nw_texel_dma.h), voxel for voxel: an image (R32F) and a field
+ * (xyz padded to RGBA with w 0), over more updates than the ring has slots, on a grid whose
+ * voxel count splits unevenly into the copy's four pieces (85 x 83 x 81). A volume of GLib's
+ * memory on the same texture is copied by the CPU, as before. */
+static void test_texel_dma(void)
+{
+  if (!(GLEW_VERSION_4_4 || GLEW_ARB_buffer_storage)) {
+    printf("texel copies: no GL buffer storage here; left out\n");
+    return;
+  }
+  for (int nc = 1; nc <= 3; nc += 2) {
+    g_autoptr(GError) error = NULL;
+    g_autoptr(NwVolume) v = nw_volume_new_from(&pinned_voxels, 85, 83, 81, nc, &error);
+    g_assert_no_error(error);
+    const size_t n = nw_volume_n_voxels(v), comps = nc == 1 ? 1 : 4;
+    float *want = g_new(float, n * comps);
+    NwGlVolume *g = nw_gl_volume_new(v, FALSE, &error); /* contents: whatever v held */
+    g_assert_no_error(error);
+    nw_gl_volume_prepare_updates(g, v);
+    g_assert_nonnull(g->dma);
+    const int rounds = NW_GL_UPLOAD_SLOTS + 2;
+    for (int round = 0; round <= rounds; round++) {
+      /* the last round from GLib's memory: the CPU's copy */
+      NwVolume *from = round < rounds ? v : nw_volume_new(85, 83, 81, nc, NULL);
+      for (size_t i = 0; i < n; i++)
+        for (size_t c = 0; c < comps; c++) {
+          const float x = (float)((i * 7 + c * 131 + (size_t)round * 977) % 65521) - 30000.5f;
+          want[i * comps + c] = (int)c < nc ? x : 0.0f;
+          if ((int)c < nc)
+            from->data[i * nc + c] = x;
+        }
+      nw_gl_volume_update(g, from);
+      check_texture(g->tex, nc == 1 ? GL_RED : GL_RGBA, (int)comps, want, n);
+      if (from != v)
+        nw_volume_free(from);
+    }
+    g_assert_cmpuint(g->dma_updates, ==, rounds);
+    g_assert_cmpuint(g->cpu_updates, ==, 1);
+    printf("texel copies, %d component(s): %d by the copy engines (the last %.3f ms), 1 by the "
+           "CPU\n", nc, rounds, g->copy_ms);
+    nw_gl_volume_free(g);
+    g_free(want);
+  }
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -458,6 +520,7 @@ int main(int argc, char **argv)
   test_gl_live(front);
   test_gl_live_awaits_fresh(front);
   test_client_storage_dma();
+  test_texel_dma();
   nw_live_front_free(front);
   nw_gl_target_clear(&target);
   return 0;

@@ -196,13 +196,16 @@ static void test_prepared_updates(void)
   NwGlVolume *g = nw_gl_volume_new(v, FALSE, &error);
   g_assert_no_error(error);
   g_assert_cmpuint(g->spare, ==, 0);
-  nw_gl_volume_prepare_updates(g);
+  nw_gl_volume_prepare_updates(g, v);
   g_assert_cmpuint(g->spare, !=, 0);
   g_assert_true((g->ring != NULL) == (GLEW_VERSION_4_4 || GLEW_ARB_buffer_storage));
   for (size_t i = 0; i < nw_volume_n_floats(v); i++)
     v->data[i] = 0.5f * (float)i - 3.0f;
+  g_assert_null(g->dma); /* GLib's memory: nothing for the copy engines */
   nw_gl_volume_update(g, v);
   assert_texels(g, v);
+  g_assert_cmpuint(g->dma_updates, ==, 0);
+  g_assert_cmpuint(g->cpu_updates, ==, g->ring != NULL ? 1 : 0);
   g_assert_cmpint(glGetError(), ==, GL_NO_ERROR);
   nw_gl_volume_free(g);
 }

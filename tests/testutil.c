@@ -155,7 +155,7 @@ static void counted_free(void *memory)
   g_free(p);
 }
 
-const NwVoxelAllocator nw_test_counting_allocator = {counted_alloc, counted_free};
+const NwVoxelAllocator nw_test_counting_allocator = {counted_alloc, counted_free, FALSE};
 
 int nw_test_counted_blocks(void)
 {

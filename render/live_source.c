@@ -400,12 +400,14 @@ gboolean nw_live_source_begin_frame(NwLiveSource *s, guint64 frame_counter, gint
   const gboolean fresh = take_newest_locked(s, &host);
   update_fps(s, g_get_monotonic_time());
   g_mutex_unlock(&s->lock);
-  if (host == NULL)
-    return fresh;
+  if (!fresh)
+    return FALSE;
   hand_over(s, g_steal_pointer(&host));
-  /* Taking it may have been slow (the display made textures for a new grid: the first
-   * frame, a new level), and a fast job moved on meanwhile: the frame would be drawn
-   * stale. Ask for another and take it instead, once per display frame. */
+  /* Taking it may have been slow, and a fast job moved on meanwhile: the frame would be
+   * drawn stale. Ask for another and take it instead, once per display frame. Host frames:
+   * the display made textures for a new grid (the first frame, a new level). Both paths: the
+   * machine held this thread after the frame had come (on an H100 host an interop frame
+   * was taken 6-8 ms after it arrived, and drawn three iterations old). */
   g_mutex_lock(&s->lock);
   if (s->enabled && !s->outstanding && s->job != NULL && would_wait_locked(s, wait_us) &&
       nw_job_get_iteration(s->job) - s->st.shown > 1) {

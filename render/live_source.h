@@ -16,8 +16,9 @@
  * NW_LIVE_HOST_FPS), and when frames have been arriving within wait_us of being asked for (a
  * fast job) it waits up to wait_us for that frame, so the frame drawn is at most an
  * iteration old. A frame that arrived too late for its display frame and is stale by the
- * next is replaced by asking again, cap or not; so is a host frame that went stale while the
- * take callback made room for it (new textures at a new grid). A slow job's frame arrives later and
+ * next is replaced by asking again, cap or not; so is a frame that went stale while it was
+ * being taken (a host frame's take callback made room for it at a new grid, or the machine
+ * held the display's thread). A slow job's frame arrives later and
  * the notify callback asks for a redraw then. Host frames are handed to the take callback (the
  * owner moves them into its layers); interop frames are read from nw_live_source_front by the GL
  * side. A host frame's volumes go back to the source once the display is done with them
@@ -114,7 +115,8 @@ typedef struct {
   double fps;             /* frames taken per second, over about the last second */
   double arrival_ms;      /* typical time from asking to arrival (median of the latest) */
   double last_arrival_ms; /* ... of the latest answer */
-  guint64 retaken;        /* host frames replaced because taking them was slow (new grid) */
+  guint64 retaken;        /* frames replaced because taking them was slow (a new grid, a held
+                           * display thread): the job moved on meanwhile */
 } NwLiveStats;
 void nw_live_source_stats(NwLiveSource *s, NwLiveStats *out);
 

@@ -7,7 +7,9 @@
  * the median and range of the runs.
  *
  * An evaluation is timed as the optimiser sees it: nw_affine_cost_eval_matrix, from the
- * host's map to the metric on the host (two launches, one copy back, one synchronisation).
+ * host's map to the metric on the host (one launch, the wait for its ticket). Beside it, the
+ * same evaluations 2n + 1 to a launch (nw_affine_cost_eval_batch), as a gradient step sends
+ * its centre and probes: 9 in 2D (a similarity), 25 in 3D (an affine).
  * Effective bandwidth = the fewest bytes an evaluation must move (each fixed voxel read once
  * and one moving value per voxel: 8 bytes a voxel at precision single, 4 at u16) / its time.
  * Each case runs at every precision of --precision (affine_cost.h: u16 stores the level
@@ -101,6 +103,32 @@ static double time_evals(NwAffineCost *cost, int n, GError **error)
   return (now_us() - t0) / n;
 }
 
+/* Microseconds per evaluation when the evaluations go k at a time (nw_affine_cost_eval_batch:
+ * one launch on CUDA), about n of them (after one untimed batch); -1 on error. k = 2n + 1 is
+ * a gradient step's centre and probes (9 for a 2D similarity, 25 for a 3D affine). */
+static double time_batches(NwAffineCost *cost, int n, int k, GError **error)
+{
+  double (*m)[16] = g_malloc_n((gsize)k, sizeof *m);
+  NwAffineCostValue *v = g_new(NwAffineCostValue, k);
+  const int batches = MAX(n / k, 1);
+  double us = -1.0;
+  for (int b = -1; b < batches; b++) { /* b = -1: untimed */
+    if (b == 0)
+      us = now_us();
+    for (int q = 0; q < k; q++)
+      eval_matrix(b * k + q + 3 * k, m[q]);
+    if (!nw_affine_cost_eval_batch(cost, (const double(*)[16])m, k, v, error)) {
+      us = -1.0;
+      break;
+    }
+  }
+  if (us >= 0.0)
+    us = (now_us() - us) / ((double)batches * k);
+  g_free(m);
+  g_free(v);
+  return us;
+}
+
 /* One case: validate, time CUDA (and the CPU when cpu_evals > 0), add its JSON object.
  * FALSE when it failed or CUDA and CPU disagree. */
 static gboolean run_case(JsonBuilder *b, const Case *c, NwAffineMetric metric, int evals,
@@ -146,12 +174,15 @@ static gboolean run_case(JsonBuilder *b, const Case *c, NwAffineMetric metric, i
   const guint per_thread =
       c->precision == NW_AFFINE_PRECISION_U16 && ok ? nw_affine_cost_cuda_voxels_per_thread() : 1;
   nw_json_member_number(b, "voxels_per_thread", per_thread);
-  double us = -1.0, cpu_us = -1.0;
+  double us = -1.0, cpu_us = -1.0, batched_us = -1.0;
+  const int batch = lv.dim == 3 ? 25 : 9;
   if (ok) {
     nw_json_member_number(b, "cost_cpu", vc.cost);
     nw_json_member_number(b, "cost_cuda", vg.cost);
     nw_json_member_number(b, "rel_diff", rel);
     us = time_evals(gpu, evals, &error);
+    if (us > 0.0)
+      batched_us = time_batches(gpu, evals, batch, &error);
     if (us > 0.0 && cpu_evals > 0)
       cpu_us = time_evals(cpu, cpu_evals, &error);
   }
@@ -159,6 +190,10 @@ static gboolean run_case(JsonBuilder *b, const Case *c, NwAffineMetric metric, i
     nw_json_member_number(b, "cuda_us_per_eval", us);
     nw_json_member_number(b, "cuda_evals_per_s", 1e6 / us);
     nw_json_member_number(b, "cuda_effective_gb_per_s", bytes * n / (us * 1e-6) / 1e9);
+  }
+  if (batched_us > 0.0) {
+    nw_json_member_number(b, "batch", batch);
+    nw_json_member_number(b, "cuda_us_per_eval_batched", batched_us);
   }
   if (cpu_us > 0.0) {
     nw_json_member_number(b, "cpu_ms_per_eval", cpu_us / 1e3);
@@ -171,11 +206,11 @@ static gboolean run_case(JsonBuilder *b, const Case *c, NwAffineMetric metric, i
     nw_json_member_string(b, "error", "CUDA and CPU costs differ beyond 1e-4 relative");
   json_builder_end_object(b);
   fprintf(stderr,
-          "%dx%dx%d %-7s %-6s %-7s x%u cuda %9.1f us/eval %8.1f GB/s   cpu %9.2f ms/eval   rel "
-          "%.1e%s\n",
+          "%dx%dx%d %-7s %-6s %-7s x%u cuda %9.1f us/eval %8.1f GB/s (%d a launch: %.1f us/eval)"
+          "   cpu %9.2f ms/eval   rel %.1e%s\n",
           c->nx, c->ny, c->nz, nw_sampler_name(c->sampler),
           nw_affine_precision_name(c->precision), reads, per_thread, us,
-          bytes * n / (us * 1e-6) / 1e9,
+          bytes * n / (us * 1e-6) / 1e9, batch, batched_us,
           cpu_us / 1e3, rel, error ? "  ERROR" : (parity ? "" : "  MISMATCH"));
   if (error != NULL)
     fprintf(stderr, "bench_affine: %s\n", error->message);

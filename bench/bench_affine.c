@@ -26,7 +26,8 @@
  * same transform; the benchmark exits 1 when one does not, after writing its JSON.
  *
  *   bench_affine [--sizes 512,1024,2048,3072] [--evals 200] [--cpu-evals 2] [--metric mse]
- *                [--precision u16,single] [--no-brain] [--no-end-to-end] [--e2e-repeats 5]
+ *                [--precision u16,single,u16-filter] [--no-brain] [--no-end-to-end]
+ *                [--e2e-repeats 5]
  *                [--json FILE]
  * CPU figures use however many OpenMP threads OMP_NUM_THREADS allows. Main thread. */
 #include <math.h>
@@ -143,7 +144,7 @@ static gboolean run_case(JsonBuilder *b, const Case *c, NwAffineMetric metric, i
   const NwAffineLevel lv = {
       .dim = c->nz > 1 ? 3 : 2, .fixed = f, .moving = m, .precision = c->precision};
   const double n = (double)c->nx * c->ny * c->nz;
-  const double bytes = c->precision == NW_AFFINE_PRECISION_U16 ? 4.0 : 8.0; /* a voxel */
+  const double bytes = nw_affine_precision_codes(c->precision) ? 4.0 : 8.0; /* a voxel */
   json_builder_begin_object(b);
   nw_json_member_number(b, "dim", lv.dim);
   nw_json_member_number(b, "nx", c->nx);
@@ -166,13 +167,13 @@ static gboolean run_case(JsonBuilder *b, const Case *c, NwAffineMetric metric, i
        nw_affine_cost_eval_matrix(gpu, mat, &vg, &error);
   const double rel = fabs(vc.cost - vg.cost) / fmax(fabs(vc.cost), 1e-12);
   /* how the kernel read the moving image (cuda/affine_texture_cuda.cuh) */
-  const char *reads = c->precision != NW_AFFINE_PRECISION_U16                 ? "floats"
+  const char *reads = !nw_affine_precision_codes(c->precision)                ? "floats"
                       : nw_affine_cost_cuda_texture_levels() > texture_levels ? "texture"
                                                                                : "loads";
   nw_json_member_string(b, "moving_reads", reads);
   /* fixed voxels a thread of the kernel timed (cuda/affine_cost_rows_cuda.cuh) */
   const guint per_thread =
-      c->precision == NW_AFFINE_PRECISION_U16 && ok ? nw_affine_cost_cuda_voxels_per_thread() : 1;
+      nw_affine_precision_codes(c->precision) && ok ? nw_affine_cost_cuda_voxels_per_thread() : 1;
   nw_json_member_number(b, "voxels_per_thread", per_thread);
   double us = -1.0, cpu_us = -1.0, batched_us = -1.0;
   const int batch = lv.dim == 3 ? 25 : 9;
@@ -263,16 +264,19 @@ int main(int argc, char **argv)
     fprintf(stderr, "bench_affine: no CUDA device (%s)\n", device);
     return 77;
   }
-  NwAffinePrecision precisions[2];
+  NwAffinePrecision precisions[3];
   int n_prec = 0;
   g_auto(GStrv) prec_names = g_strsplit(precision_text, ",", -1);
-  for (int i = 0; prec_names[i] != NULL && n_prec < 2; i++) {
+  for (int i = 0; prec_names[i] != NULL && n_prec < 3; i++) {
     if (strcmp(prec_names[i], "u16") == 0)
       precisions[n_prec++] = NW_AFFINE_PRECISION_U16;
+    else if (strcmp(prec_names[i], "u16-filter") == 0)
+      precisions[n_prec++] = NW_AFFINE_PRECISION_U16_FILTER;
     else if (strcmp(prec_names[i], "single") == 0)
       precisions[n_prec++] = NW_AFFINE_PRECISION_SINGLE;
     else {
-      fprintf(stderr, "bench_affine: unknown precision '%s': expected u16 or single\n",
+      fprintf(stderr,
+              "bench_affine: unknown precision '%s': expected u16, u16-filter or single\n",
               prec_names[i]);
       return 2;
     }

@@ -25,7 +25,9 @@ const char *nw_affine_metric_name(NwAffineMetric m)
 
 const char *nw_affine_precision_name(NwAffinePrecision p)
 {
-  return p == NW_AFFINE_PRECISION_U16 ? "u16" : "single";
+  return p == NW_AFFINE_PRECISION_U16          ? "u16"
+         : p == NW_AFFINE_PRECISION_U16_FILTER ? "u16-filter"
+                                               : "single";
 }
 
 int nw_affine_bin(double v, double lo, double hi, int bins)
@@ -336,7 +338,7 @@ gboolean nw_affine_cost_set_level(NwAffineCost *c, const NwAffineLevel *level, G
   c->level = *level;
   NwAffineLevel *l = &c->level;
   NwAffineStats f, m;
-  const gboolean u16 = l->precision == NW_AFFINE_PRECISION_U16;
+  const gboolean u16 = nw_affine_precision_codes(l->precision);
   if (c->be->level_stats != NULL) {
     NwQuant q[2] = {l->fixed_quant, l->moving_quant};
     if (!c->be->level_stats(c->impl, l, &f, &m, u16 ? q : NULL, error))

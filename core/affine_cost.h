@@ -42,17 +42,28 @@ typedef enum {
 const char *nw_affine_metric_name(NwAffineMetric m); /* "mse", "ncc", "mi" */
 
 /* How a back end keeps the level images it samples (affine_quant.h):
- *   single  float32, positions and weights in double (sampler.h): the reference
- *   u16     normalised unsigned 16 bits per image and level (exact for 8- and 16-bit inputs,
- *           1/65535 of the range otherwise), positions and weights in float: half the
- *           memory traffic of single. The masks stay float.
+ *   single      float32, positions and weights in double (sampler.h): the reference
+ *   u16         normalised unsigned 16 bits per image and level (exact for 8- and 16-bit
+ *               inputs, 1/65535 of the range otherwise), positions and weights in float: half
+ *               the memory traffic of single. The masks stay float.
+ *   u16-filter  u16's codes, and on CUDA the linear sampler's blend made by the texture unit,
+ *               whose weights have 8 fractional bits, where the rows kernels run (linear, mse
+ *               or ncc, no masks: cuda/affine_cost_rows_cuda.cuh); u16's blend elsewhere. A
+ *               sample is within 1/512 of its taps' spread of u16's, a cost within ~1e-6
+ *               relative (docs/PERFORMANCE.md), not bit for bit. The CPU computes u16's.
  * The value 0 is single, so that a spec that does not say keeps the reference. */
 typedef enum {
   NW_AFFINE_PRECISION_SINGLE,
   NW_AFFINE_PRECISION_U16,
+  NW_AFFINE_PRECISION_U16_FILTER,
 } NwAffinePrecision;
 
-const char *nw_affine_precision_name(NwAffinePrecision p); /* "single", "u16" */
+const char *nw_affine_precision_name(NwAffinePrecision p); /* "single", "u16", "u16-filter" */
+/* p keeps the images as 16-bit codes (u16, u16-filter). */
+static inline gboolean nw_affine_precision_codes(NwAffinePrecision p)
+{
+  return p != NW_AFFINE_PRECISION_SINGLE;
+}
 
 #define NW_AFFINE_MIN_OVERLAP 0.1
 #define NW_AFFINE_NO_OVERLAP_COST 1e30

@@ -78,11 +78,13 @@ constexpr int kMaxBatch = NW_AFFINE_MAX_BATCH;
  * plain loads, or u16 codes with the moving image's taps gathered from a texture (linear and
  * cubic; the same samples, affine_texture_cuda.cuh); the last also with K voxels of a row a
  * thread (rows_kernel: linear without mi or masks), in four forms (NwRowsForm): 3D or 2D,
- * with a short group at each row's end or every group whole. Also the index of CudaCost's
+ * with a short group at each row's end or every group whole, each blending its taps itself or
+ * (precision u16-filter) taking the texture unit's blend. Also the index of CudaCost's
  * variants. */
-enum Storage { kSingle = 0, kCodes = 1, kTexture = 2, kRows = 3, kStorages = kRows + 4 };
-constexpr int kRows2D = 1;    /* added to kRows where NwRowsForm.flat */
-constexpr int kRowsWhole = 2; /* added to kRows where NwRowsForm.whole */
+enum Storage { kSingle = 0, kCodes = 1, kTexture = 2, kRows = 3, kStorages = kRows + 8 };
+constexpr int kRows2D = 1;     /* added to kRows where NwRowsForm.flat */
+constexpr int kRowsWhole = 2;  /* added to kRows where NwRowsForm.whole */
+constexpr int kRowsFilter = 4; /* added to kRows at precision u16-filter */
 /* Blocks of 256 an SM the u16 variants are compiled for (sm_90, ptxas -v): linear through the
  * texture 6 (40 registers, no spills: 75 % occupancy, for an evaluation that waits on its
  * gathers: 16 cycles between a warp's instructions at 5 blocks, ncu on an H100); nearest and
@@ -119,6 +121,7 @@ struct EvalArgs {
   /* precision u16: the level's images as codes, and what the codes stand for */
   const uint16_t *__restrict__ qF, *__restrict__ qM;
   cudaTextureObject_t qtexM; /* qM as a texture (affine_texture_cuda.cuh), storage kTexture */
+  cudaTextureObject_t qtexMf; /* the same with the texture unit's linear filter (u16-filter) */
   NwQuant quant_f, quant_m;
   int fnx, fny, fnz, mnx, mny, mnz;
   unsigned int n; /* fixed voxels (<= NW_MAX_VOXELS < 2^31) */
@@ -528,7 +531,7 @@ __global__ void __launch_bounds__(kBlock, min_blocks(S, MI, (Storage)P))
  * at a row's end has masked lanes, unless WHOLE: K divides the rows), the group's K (2K in
  * 3D) gathers in flight together (affine_cost_rows_cuda.cuh). FLAT: a 2D level. The same
  * voxels and samples as kTexture's; the sums taken on the codes (nw_rows_values). */
-template <int K, bool FLAT, bool WHOLE, bool BATCH>
+template <int K, bool FLAT, bool WHOLE, bool BATCH, bool FILTER>
 __global__ void __launch_bounds__(kBlock, nw_rows_min_blocks(K, FLAT, BATCH))
     rows_kernel(EvalArgs a)
 {
@@ -538,33 +541,37 @@ __global__ void __launch_bounds__(kBlock, nw_rows_min_blocks(K, FLAT, BATCH))
       batch_mapf[threadIdx.x] = a.mapsf[12 * blockIdx.y + threadIdx.x];
     __syncthreads();
   }
-  const NwRowsLevel lv = {a.qtexM, a.qF, a.quant_f, a.quant_m, a.fixed_shift, a.moving_shift,
+  const NwRowsLevel lv = {FILTER ? a.qtexMf : a.qtexM, a.qF, a.quant_f, a.quant_m,
+                          a.fixed_shift, a.moving_shift,
                           (unsigned int)a.fnx, (unsigned int)a.fny, a.n, a.mnx, a.mny, a.mnz,
                           a.rows};
   double s[kSums];
   const float *mapf = BATCH ? batch_mapf : a.mapf;
   const unsigned int t = blockIdx.x * blockDim.x + threadIdx.x;
   if (FLAT && mapf[8] == 0.0f) /* the z of a 2D level's rows is the row's (nw_rows_gather) */
-    nw_rows_sums<K, FLAT, WHOLE, FLAT>(lv, mapf, t, s);
+    nw_rows_sums<K, FLAT, WHOLE, FLAT, FILTER>(lv, mapf, t, s);
   else
-    nw_rows_sums<K, FLAT, WHOLE, false>(lv, mapf, t, s);
+    nw_rows_sums<K, FLAT, WHOLE, false, FILTER>(lv, mapf, t, s);
   block_done(s, eval_out<false>(a, BATCH ? blockIdx.y : 0, 0), 0);
 }
 
 using CostKernel = void (*)(EvalArgs);
 
 /* The variant for a sampler, metric and storage, one evaluation or a batch; the rows ones with
- * k voxels a thread (kTexture's where they do not exist: never chosen, variant). Nearest reads
- * one tap a sample: it has no texture variant (kTexture gives kCodes's). */
+ * k voxels a thread (kTexture's where they do not exist: never chosen, variant), in the order
+ * of their kRows2D, kRowsWhole and kRowsFilter bits. Nearest reads one tap a sample: it has
+ * no texture variant (kTexture gives kCodes's). */
 CostKernel cost_kernel_for(NwSampler sampler, bool mi, bool batch, Storage p, int k)
 {
   if (p >= kRows && nw_rows_exist(sampler, mi, k)) {
-#define NW_ROWS_BATCH(K, F, W) {rows_kernel<K, F, W, false>, rows_kernel<K, F, W, true>}
-#define NW_ROWS_FORMS(K)                                                                         \
-  {NW_ROWS_BATCH(K, false, false), NW_ROWS_BATCH(K, true, false), NW_ROWS_BATCH(K, false, true), \
-   NW_ROWS_BATCH(K, true, true)}
-    static const CostKernel rows[2][4][2] = {NW_ROWS_FORMS(2), NW_ROWS_FORMS(4)};
+#define NW_ROWS_BATCH(K, F, W, X) {rows_kernel<K, F, W, false, X>, rows_kernel<K, F, W, true, X>}
+#define NW_ROWS_BLENDS(K, X)                                                                     \
+  NW_ROWS_BATCH(K, false, false, X), NW_ROWS_BATCH(K, true, false, X),                          \
+      NW_ROWS_BATCH(K, false, true, X), NW_ROWS_BATCH(K, true, true, X)
+#define NW_ROWS_FORMS(K) {NW_ROWS_BLENDS(K, false), NW_ROWS_BLENDS(K, true)}
+    static const CostKernel rows[2][8][2] = {NW_ROWS_FORMS(2), NW_ROWS_FORMS(4)};
 #undef NW_ROWS_FORMS
+#undef NW_ROWS_BLENDS
 #undef NW_ROWS_BATCH
     return rows[k == 4][p - kRows][batch ? 1 : 0];
   }
@@ -839,9 +846,12 @@ gboolean resident_blocks(const CostKernel kernel[kStorages], size_t shared_bytes
 /* The variant of the current level. */
 Storage variant(const CudaCost *c)
 {
-  return c->level.precision != NW_AFFINE_PRECISION_U16 ? kSingle
+  return !nw_affine_precision_codes(c->level.precision) ? kSingle
          : c->level_rows ? (Storage)(kRows + (c->rows.flat ? kRows2D : 0) +
-                                     (c->rows.whole ? kRowsWhole : 0))
+                                     (c->rows.whole ? kRowsWhole : 0) +
+                                     (c->level.precision == NW_AFFINE_PRECISION_U16_FILTER
+                                          ? kRowsFilter
+                                          : 0))
          : c->level_tex  ? kTexture
                          : kCodes;
 }
@@ -1035,10 +1045,10 @@ gboolean bind_level(CudaCost *c, const NwAffineLevel *level, GError **error)
   for (int i = 0; i < 4; i++)
     if (v[i] != nullptr && kept_level(c, v[i]) == nullptr)
       bytes += nw_volume_n_voxels(v[i]) * sizeof(float);
-  if (level->precision == NW_AFFINE_PRECISION_U16 && codes_bytes(level) > c->prep.work_bytes)
+  if (nw_affine_precision_codes(level->precision) && codes_bytes(level) > c->prep.work_bytes)
     bytes += codes_bytes(level);
   const NwVolume *m = level->moving;
-  if (level->precision == NW_AFFINE_PRECISION_U16 && texture_wanted(c, level) &&
+  if (nw_affine_precision_codes(level->precision) && texture_wanted(c, level) &&
       (c->qtex.nx != m->nx || c->qtex.ny != m->ny || c->qtex.nz != m->nz))
     bytes += nw_volume_n_voxels(m) * sizeof(uint16_t); /* the codes' texture (codes_texture) */
   if (!nw_cuda_check_fits(bytes, "affine: the images", "use --device cpu or smaller images",
@@ -1112,7 +1122,7 @@ gboolean cuda_set_level(void *impl, const NwAffineLevel *level, GError **error)
     return FALSE;
   c->prep.bound = false; /* a later set_level without level_stats binds again */
   c->level = *level;     /* with the statistics now */
-  if (level->precision == NW_AFFINE_PRECISION_U16) {
+  if (nw_affine_precision_codes(level->precision)) {
     c->quant_f = level->fixed_quant;
     c->quant_m = level->moving_quant;
     if (!work_ready(c, codes_bytes(level), error))
@@ -1158,6 +1168,7 @@ gboolean eval_args(const CudaCost *c, const double map[12], EvalArgs *out, GErro
   a.qF = c->qF;
   a.qM = c->qM;
   a.qtexM = c->qtex.tex;
+  a.qtexMf = c->qtex.filtered;
   a.quant_f = c->quant_f;
   a.quant_m = c->quant_m;
   a.fmask = c->fmask;

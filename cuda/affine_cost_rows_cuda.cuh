@@ -227,8 +227,9 @@ template <int K> struct NwRowsTaps {
  * not change along a row (m8 = 0: 0 i + rest is rest, so the row's z is rest[2] exactly), and
  * its domain test is the group's, not each voxel's.
  * A gather's corner is floor(x) itself: held until its gather issues, while u waits for the
- * blend. */
-template <int K, bool FLAT, bool ZROW>
+ * blend. FILTER (precision u16-filter; mv.tex the filtered texture): each layer's sample is
+ * the texture unit's blend (nw_codes_filtered), in q0[l][0] and q1[l][0]. */
+template <int K, bool FLAT, bool ZROW, bool FILTER>
 __device__ inline void nw_rows_gather(const NwRowsMoving &mv, const float *mapf, float i0,
                                       const float rest[3], bool live[K], NwRowsTaps<K> &g)
 {
@@ -244,18 +245,28 @@ __device__ inline void nw_rows_gather(const NwRowsMoving &mv, const float *mapf,
                 z = ZROW ? 0.0f : nw_quant_map_at(mapf + 8, i, rest[2]);
     live[l] = live[l] && row_in && nw_quant_inside(x, y, z, mv.nx, mv.ny, nz);
     g.t[l] = nw_codes_linear_taps(nz, x, y, z);
-    cx[l] = g.t[l].fx;
-    cy[l] = g.t[l].fy;
+    cx[l] = FILTER ? x : g.t[l].fx;
+    cy[l] = FILTER ? y : g.t[l].fy;
   }
   /* every voxel's taps, counted or not (clamp addressing takes any position): a blend never
    * reads a quad that was not gathered, and no branch splits the group */
+  if constexpr (FILTER) {
 #pragma unroll
-  for (int l = 0; l < K; l++)
-    nw_codes_quad(mv.tex, g.t[l].z0, cx[l], cy[l], g.q0[l]);
+    for (int l = 0; l < K; l++)
+      g.q0[l][0] = nw_codes_filtered(mv.tex, g.t[l].z0, cx[l], cy[l]);
 #pragma unroll
-  for (int l = 0; l < K; l++)
-    if (!FLAT && g.t[l].tz != 0.0f)
-      nw_codes_quad(mv.tex, g.t[l].z1, cx[l], cy[l], g.q1[l]);
+    for (int l = 0; l < K; l++)
+      if (!FLAT && g.t[l].tz != 0.0f)
+        g.q1[l][0] = nw_codes_filtered(mv.tex, g.t[l].z1, cx[l], cy[l]);
+  } else {
+#pragma unroll
+    for (int l = 0; l < K; l++)
+      nw_codes_quad(mv.tex, g.t[l].z0, cx[l], cy[l], g.q0[l]);
+#pragma unroll
+    for (int l = 0; l < K; l++)
+      if (!FLAT && g.t[l].tz != 0.0f)
+        nw_codes_quad(mv.tex, g.t[l].z1, cx[l], cy[l], g.q1[l]);
+  }
 }
 
 /* ---- a thread's sums ------------------------------------------------------------------- */
@@ -332,10 +343,21 @@ __device__ inline void nw_rows_values(const NwRowsLevel &lv, const NwRowsCodeSum
   s[5] = bf * bm * sde + bf * am * sd + af * bm * se + n * af * am;
 }
 
+/* A voxel's moving sample from its taps in flight: the blend of its gathered quads, or
+ * (FILTER) of its layers' filtered samples along z. */
+template <bool FILTER>
+__device__ inline float nw_rows_sample(const NwLinearTaps &t, const float q0[4], const float q1[4])
+{
+  if constexpr (FILTER)
+    return t.tz == 0.0f ? q0[0] : nw_quant_lerp(q0[0], q1[0], t.tz);
+  else
+    return nw_codes_linear_blend(t, q0, q1);
+}
+
 /* Thread t's sums over its groups (grid-stride) under the map mapf: s[0] the voxels counted,
  * s[1..5] as cost_kernel's (the shifted values, their squares and product), from the codes'
- * sums (nw_rows_values). ZROW: nw_rows_gather's. */
-template <int K, bool FLAT, bool WHOLE, bool ZROW>
+ * sums (nw_rows_values). ZROW and FILTER: nw_rows_gather's. */
+template <int K, bool FLAT, bool WHOLE, bool ZROW, bool FILTER>
 __device__ inline void nw_rows_sums(const NwRowsLevel &lv, const float *mapf, unsigned int t,
                                     double s[6])
 {
@@ -353,10 +375,10 @@ __device__ inline void nw_rows_sums(const NwRowsLevel &lv, const float *mapf, un
     const float rest[3] = {nw_quant_map_rest(mapf, j, k), nw_quant_map_rest(mapf + 4, j, k),
                            nw_quant_map_rest(mapf + 8, j, k)};
     NwRowsTaps<K> g;
-    nw_rows_gather<K, FLAT, ZROW>(mv, mapf, (float)(v.gi * K), rest, live, g);
+    nw_rows_gather<K, FLAT, ZROW, FILTER>(mv, mapf, (float)(v.gi * K), rest, live, g);
 #pragma unroll
     for (int l = 0; l < K; l++)
-      nw_rows_add(a, live[l], fixed.code(l), nw_codes_linear_blend(g.t[l], g.q0[l], g.q1[l]));
+      nw_rows_add(a, live[l], fixed.code(l), nw_rows_sample<FILTER>(g.t[l], g.q0[l], g.q1[l]));
   }
   nw_rows_values(lv, a, s);
 }

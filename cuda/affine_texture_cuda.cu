@@ -19,6 +19,8 @@ void nw_codes_texture_free(NwCodesTexture *t)
 {
   if (t->tex != 0)
     cudaDestroyTextureObject(t->tex);
+  if (t->filtered != 0)
+    cudaDestroyTextureObject(t->filtered);
   if (t->array != nullptr)
     cudaFreeArray(t->array);
   *t = NwCodesTexture{};
@@ -44,6 +46,12 @@ static cudaError_t make(NwCodesTexture *t, int nx, int ny, int nz)
   desc.normalizedCoords = 0;
   if ((e = cudaCreateTextureObject(&t->tex, &res, &desc, nullptr)) != cudaSuccess) {
     t->tex = 0;
+    return e;
+  }
+  desc.filterMode = cudaFilterModeLinear; /* the unit's blend (nw_codes_filtered) */
+  desc.readMode = cudaReadModeNormalizedFloat;
+  if ((e = cudaCreateTextureObject(&t->filtered, &res, &desc, nullptr)) != cudaSuccess) {
+    t->filtered = 0;
     return e;
   }
   t->nx = nx, t->ny = ny, t->nz = nz;

@@ -28,7 +28,9 @@
 /* The codes of one image as a texture; zero-initialised = none. */
 struct NwCodesTexture {
   cudaArray_t array;
-  cudaTextureObject_t tex; /* 0: none */
+  cudaTextureObject_t tex;      /* 0: none */
+  cudaTextureObject_t filtered; /* the same array with the unit's linear filter, read as
+                                 * normalised floats (precision u16-filter) */
   int nx, ny, nz;
 };
 
@@ -56,6 +58,16 @@ __device__ inline void nw_codes_quad(cudaTextureObject_t t, int k, float x0, flo
   q[1] = (float)c;
   q[2] = (float)a;
   q[3] = (float)b;
+}
+
+/* The texture unit's bilinear blend of layer k's codes at (x, y) (voxel indices), in codes:
+ * its weights have 8 fractional bits (the CUDA programming guide, "Linear Filtering"), so a
+ * sample is within 1/512 of its taps' spread of nw_quant_linear's, not bit for bit. t: a
+ * filtered texture (NwCodesTexture.filtered). Clamp addressing clamps the taps as
+ * nw_quant_clampi does. */
+__device__ inline float nw_codes_filtered(cudaTextureObject_t t, int k, float x, float y)
+{
+  return tex2DLayered<float>(t, x + 0.5f, y + 0.5f, k) * 65535.0f;
 }
 
 /* A linear sample's footprint at (x, y, z): the corner (fx, fy) of its 2 x 2 taps in each of

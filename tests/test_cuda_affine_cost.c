@@ -544,6 +544,76 @@ static void test_rows(void)
   check_rows_pair(3, f5, m5);
 }
 
+/* Precision u16-filter: the rows variants take the texture unit's bilinear blend
+ * (affine_texture_cuda.cuh's nw_codes_filtered), whose weights have 8 fractional bits. On
+ * each pair and map: the same voxels counted as u16's (overlap equal), the cost within 1e-5
+ * relative of the CPU's (which computes u16's) and of the GPU's at u16, and, for the maps
+ * that sample between voxels, not equal to u16's: the filter ran. A batch gives the single
+ * evaluations' costs. 2D (K = 4), 3D (K = 2, two filtered layers blended along z). */
+static void check_filter_pair(int dim, const NwVolume *f, const NwVolume *m)
+{
+  static const NwAffineMetric metrics[] = {NW_METRIC_MSE, NW_METRIC_NCC};
+  Xform xf[8];
+  int n_xf = transforms(dim, xf);
+  rotation_about(10.0, 0.5 * (f->nx - 1) * f->spacing_mm[0], 0.5 * (f->ny - 1) * f->spacing_mm[1],
+                 xf[n_xf].m);
+  xf[n_xf++].name = "rotated-10";
+  const NwAffineLevel exact = {
+      .dim = dim, .fixed = f, .moving = m, .precision = NW_AFFINE_PRECISION_U16};
+  NwAffineLevel filter = exact;
+  filter.precision = NW_AFFINE_PRECISION_U16_FILTER;
+  for (gsize mc = 0; mc < G_N_ELEMENTS(metrics); mc++) {
+    const NwAffineCostSpec spec = {metrics[mc], NW_SAMPLER_LINEAR, 32, FALSE, NULL};
+    g_autoptr(GError) err = NULL;
+    NwAffineCost *cpu = nw_affine_cost_new(&nw_affine_cost_cpu, &spec, &err);
+    g_assert_true(nw_affine_cost_set_level(cpu, &filter, &err));
+    guint took;
+    NwAffineCost *u16 = rows_cost(&spec, &exact, 0, &took);
+    NwAffineCost *gpu = rows_cost(&spec, &filter, 0, &took);
+    g_assert_cmpuint(took, ==, f->nz == 1 && m->nz == 1 ? 4 : 2); /* a rows variant */
+    int differ = 0;
+    double batch_m[8][16];
+    NwAffineCostValue got[8], batch_v[8];
+    for (int t = 0; t < n_xf; t++) {
+      NwAffineCostValue c, e;
+      g_assert_true(nw_affine_cost_eval_matrix(cpu, xf[t].m, &c, &err));
+      g_assert_true(nw_affine_cost_eval_matrix(u16, xf[t].m, &e, &err));
+      g_assert_true(nw_affine_cost_eval_matrix(gpu, xf[t].m, &got[t], &err));
+      g_assert_no_error(err);
+      char where[160];
+      g_snprintf(where, sizeof where, "u16-filter %dD %dx%dx%d %s %s", dim, f->nx, f->ny, f->nz,
+                 nw_affine_metric_name(metrics[mc]), xf[t].name);
+      if (g_test_verbose())
+        g_printerr("%s: cpu %.17g u16 %.17g filter %.17g\n", where, c.cost, e.cost, got[t].cost);
+      g_assert_cmpfloat(got[t].overlap, ==, e.overlap);
+      if (!(fabs(got[t].cost - c.cost) <= 1e-5 * fabs(c.cost) + 1e-12))
+        g_error("%s: cost %.17g, the CPU's (u16) %.17g", where, got[t].cost, c.cost);
+      differ += got[t].cost != e.cost;
+      memcpy(batch_m[t], xf[t].m, sizeof batch_m[t]);
+    }
+    g_assert_cmpint(differ, >=, 2); /* the shifted and rotated maps at least */
+    g_assert_true(nw_affine_cost_eval_batch(gpu, (const double(*)[16])batch_m, n_xf, batch_v, &err));
+    g_assert_no_error(err);
+    for (int t = 0; t < n_xf; t++)
+      if (!(fabs(batch_v[t].cost - got[t].cost) <= 1e-10 * fabs(got[t].cost) + 1e-12))
+        g_error("u16-filter %dD %s: batch %.17g, alone %.17g", dim, xf[t].name, batch_v[t].cost,
+                got[t].cost);
+    nw_affine_cost_free(gpu);
+    nw_affine_cost_free(u16);
+    nw_affine_cost_free(cpu);
+  }
+}
+
+static void test_rows_filter(void)
+{
+  g_autoptr(NwVolume) f = image(1023, 517, 1, 1.0, 81);
+  g_autoptr(NwVolume) m = image(1030, 522, 1, 1.05, 82);
+  check_filter_pair(2, f, m);
+  g_autoptr(NwVolume) f3 = image(91, 109, 91, 2.0, 83);
+  g_autoptr(NwVolume) m3 = image(93, 105, 89, 2.1, 84);
+  check_filter_pair(3, f3, m3);
+}
+
 /* Where the rows variants do not apply, the one-voxel kernel takes the level: mi, cubic, a
  * fixed or moving mask, plain loads (NW_AFFINE_TEXTURE=0); and NW_AFFINE_VOXELS_PER_THREAD
  * asks for K = 2 or 4 in 2D and 3D alike. */
@@ -901,6 +971,13 @@ static void test_register_2d(void)
   /* the reference storage, float images and double positions (the default is u16) */
   static const char *const single[] = {"metric=mse", "levels=2", "precision=single", NULL};
   compare_runs(&in, single, NULL, 0.03, 1e-3);
+  /* the texture unit's blend on the GPU (the CPU computes u16's): the gradient search, whose
+   * probes go as batches, and the simplex */
+  static const char *const filter[] = {"metric=mse", "levels=2", "precision=u16-filter", NULL};
+  compare_runs(&in, filter, NULL, 0.03, 1e-3);
+  static const char *const filter_g[] = {"metric=mse", "levels=2", "precision=u16-filter",
+                                         "optimizer=gradient", NULL};
+  compare_runs(&in, filter_g, NULL, 0.03, 1e-3);
 }
 
 /* 3D: a smooth volume and its copies under a known rigid motion (8°, 3 mm; ncc) and a known
@@ -1142,6 +1219,7 @@ int main(int argc, char **argv)
   g_test_add_func("/cuda/affine-cost/texture-too-wide", test_texture_too_wide);
   g_test_add_func("/cuda/affine-cost/rows", test_rows);
   g_test_add_func("/cuda/affine-cost/rows-choice", test_rows_choice);
+  g_test_add_func("/cuda/affine-cost/rows-filter", test_rows_filter);
   g_test_add_func("/cuda/affine-cost/levels", test_levels);
   g_test_add_func("/cuda/affine-cost/pyramid", test_pyramid);
   g_test_add_func("/cuda/affine-cost/level-stats", test_level_stats);

@@ -81,7 +81,7 @@ static gboolean cpu_set_level(void *impl, const NwAffineLevel *level, GError **e
 {
   CpuCost *c = impl;
   c->level = *level;
-  if (c->level.precision != NW_AFFINE_PRECISION_U16)
+  if (!nw_affine_precision_codes(c->level.precision)) /* u16-filter: u16's, exactly */
     return TRUE;
   c->quant_f = level->fixed_quant;
   c->quant_m = level->moving_quant;
@@ -247,7 +247,7 @@ static G_ALWAYS_INLINE inline void rows_sums(const EvalIn *in, gboolean u16, siz
 static void rows_chunk(double *a, size_t begin, size_t end, const void *user)
 {
   const EvalIn *in = user;
-  if (in->c->level.precision == NW_AFFINE_PRECISION_U16)
+  if (nw_affine_precision_codes(in->c->level.precision))
     rows_sums(in, TRUE, begin, end, a);
   else
     rows_sums(in, FALSE, begin, end, a);

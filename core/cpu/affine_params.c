@@ -7,7 +7,7 @@ const char *const nw_affine_metric_choices[] = {"ncc", "mse", "mi", NULL};
 static const char *const interp_choices[] = {"linear", "nearest", "cubic", NULL};
 const char *const nw_affine_init_choices[] = {"mass", "geometry", "moments", NULL};
 static const char *const optimizer_choices[] = {"simplex", "gradient", NULL};
-static const char *const precision_choices[] = {"u16", "single", NULL};
+static const char *const precision_choices[] = {"u16", "single", "u16-filter", NULL};
 
 const NwParamSpec nw_affine_param_specs[NW_AFFINE_N_PARAMS] = {
     NW_AFFINE_ROW_TRANSFORM("transform", 0),
@@ -42,12 +42,14 @@ const NwParamSpec nw_affine_param_specs[NW_AFFINE_N_PARAMS] = {
      "Search of each level: simplex (Nelder-Mead, no gradient) or gradient (BFGS on central "
      "differences of the cost, two evaluations per parameter for each gradient)",
      FALSE, optimizer_choices},
-    {"precision", NW_PARAM_ENUM, 0, 0, 1, "",
+    {"precision", NW_PARAM_ENUM, 0, 0, 2, "",
      "Storage of the images the cost samples: u16 (16 bits a voxel, normalised to each "
      "pyramid level's range: exact for 8- and 16-bit images at full resolution, within "
      "1/131070 of the range otherwise; positions in single precision; half the memory "
-     "traffic) or single (32-bit floats, positions in double: the reference; --distributed "
-     "always evaluates at single)",
+     "traffic), single (32-bit floats, positions in double: the reference; --distributed "
+     "always evaluates at single) or u16-filter (u16, and on CUDA the linear blend made by "
+     "the GPU's texture unit, whose weights have 8 fractional bits: faster, costs within "
+     "~1e-6 of u16's; the CPU computes u16's)",
      FALSE, precision_choices},
 };
 

@@ -546,9 +546,10 @@ static void test_rows(void)
 
 /* Precision u16-filter: the rows variants take the texture unit's bilinear blend
  * (affine_texture_cuda.cuh's nw_codes_filtered), whose weights have 8 fractional bits. On
- * each pair and map: the same voxels counted as u16's (overlap equal), the cost within 1e-5
- * relative of the CPU's (which computes u16's) and of the GPU's at u16, and, for the maps
- * that sample between voxels, not equal to u16's: the filter ran. A batch gives the single
+ * each pair and map: the same voxels counted as u16's (overlap equal), the cost within the
+ * issue's 1e-4 relative of the CPU's (which computes u16's; an H100 gave up to 2.2e-5 on
+ * these textured images), and, for at least two maps, not equal to the GPU's at u16: the
+ * filter ran. A batch gives the single
  * evaluations' costs. 2D (K = 4), 3D (K = 2, two filtered layers blended along z). */
 static void check_filter_pair(int dim, const NwVolume *f, const NwVolume *m)
 {
@@ -586,7 +587,7 @@ static void check_filter_pair(int dim, const NwVolume *f, const NwVolume *m)
       if (g_test_verbose())
         g_printerr("%s: cpu %.17g u16 %.17g filter %.17g\n", where, c.cost, e.cost, got[t].cost);
       g_assert_cmpfloat(got[t].overlap, ==, e.overlap);
-      if (!(fabs(got[t].cost - c.cost) <= 1e-5 * fabs(c.cost) + 1e-12))
+      if (!(fabs(got[t].cost - c.cost) <= 1e-4 * fabs(c.cost) + 1e-12))
         g_error("%s: cost %.17g, the CPU's (u16) %.17g", where, got[t].cost, c.cost);
       differ += got[t].cost != e.cost;
       memcpy(batch_m[t], xf[t].m, sizeof batch_m[t]);
@@ -971,13 +972,14 @@ static void test_register_2d(void)
   /* the reference storage, float images and double positions (the default is u16) */
   static const char *const single[] = {"metric=mse", "levels=2", "precision=single", NULL};
   compare_runs(&in, single, NULL, 0.03, 1e-3);
-  /* the texture unit's blend on the GPU (the CPU computes u16's): the gradient search, whose
-   * probes go as batches, and the simplex */
+  /* the texture unit's blend on the GPU (the CPU computes u16's): the simplex, and the
+   * gradient search, whose probes go as batches. Its costs are u16's to ~1e-5, not to the
+   * last bits, and step 1/256 of a voxel apart: the runs end within a tenth of a voxel */
   static const char *const filter[] = {"metric=mse", "levels=2", "precision=u16-filter", NULL};
-  compare_runs(&in, filter, NULL, 0.03, 1e-3);
+  compare_runs(&in, filter, NULL, 0.1, 3e-3);
   static const char *const filter_g[] = {"metric=mse", "levels=2", "precision=u16-filter",
                                          "optimizer=gradient", NULL};
-  compare_runs(&in, filter_g, NULL, 0.03, 1e-3);
+  compare_runs(&in, filter_g, NULL, 0.1, 3e-3);
 }
 
 /* 3D: a smooth volume and its copies under a known rigid motion (8°, 3 mm; ncc) and a known

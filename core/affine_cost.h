@@ -49,7 +49,7 @@ const char *nw_affine_metric_name(NwAffineMetric m); /* "mse", "ncc", "mi" */
  *   u16-filter  u16's codes, and on CUDA the linear sampler's blend made by the texture unit,
  *               whose weights have 8 fractional bits, where the rows kernels run (linear, mse
  *               or ncc, no masks: cuda/affine_cost_rows_cuda.cuh); u16's blend elsewhere. A
- *               sample is within 1/512 of its taps' spread of u16's, a cost within ~1e-6
+ *               sample is within ~1/256 of its taps' spread of u16's, a cost within ~1e-5
  *               relative (docs/PERFORMANCE.md), not bit for bit. The CPU computes u16's.
  * The value 0 is single, so that a spec that does not say keeps the reference. */
 typedef enum {

@@ -62,7 +62,7 @@ __device__ inline void nw_codes_quad(cudaTextureObject_t t, int k, float x0, flo
 
 /* The texture unit's bilinear blend of layer k's codes at (x, y) (voxel indices), in codes:
  * its weights have 8 fractional bits (the CUDA programming guide, "Linear Filtering"), so a
- * sample is within 1/512 of its taps' spread of nw_quant_linear's, not bit for bit. t: a
+ * sample is within ~1/256 of its taps' spread of nw_quant_linear's, not bit for bit. t: a
  * filtered texture (NwCodesTexture.filtered). Clamp addressing clamps the taps as
  * nw_quant_clampi does. */
 __device__ inline float nw_codes_filtered(cudaTextureObject_t t, int k, float x, float y)

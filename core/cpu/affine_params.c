@@ -49,7 +49,7 @@ const NwParamSpec nw_affine_param_specs[NW_AFFINE_N_PARAMS] = {
      "traffic), single (32-bit floats, positions in double: the reference; --distributed "
      "always evaluates at single) or u16-filter (u16, and on CUDA the linear blend made by "
      "the GPU's texture unit, whose weights have 8 fractional bits: faster, costs within "
-     "~1e-6 of u16's; the CPU computes u16's)",
+     "~1e-5 of u16's; the CPU computes u16's)",
      FALSE, precision_choices},
 };
 

@@ -20,6 +20,8 @@
  * (affine_texture_cuda.cuh): the same voxels count, with the same samples, bit for bit. The
  * sums differ: a thread sums the codes and turns its sums into the shifted values' once
  * (nw_rows_values), in a fixed order (deterministic), within 1e-12 of the one-voxel kernel's.
+ * Not so at precision u16-filter (FILTER): there the samples are the texture unit's blend,
+ * 8-bit weights, within ~1e-5 of the exact cost (affine_texture_cuda.cuh's nw_codes_filtered).
  *
  * The second version (sm_90 SASS, the 2D loop with K = 4): 212 instructions a group, 53 a
  * voxel, against 297 before it: the row's part of the map once a group, the codes summed (6

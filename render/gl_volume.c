@@ -132,9 +132,9 @@ static int ring_take_slot(NwGlVolume *g)
   return s;
 }
 
-/* The ring registered for the copy engines (nw_texel_dma.h), made at the first call after the
- * ring (tried once); FALSE where it cannot be, or NW_GL_TEXEL_DMA=0 asks for the CPU's copy
- * (benchmarks: both). */
+/* The ring registered for the copy engines (nw_texel_dma.h), once the ring exists (tried
+ * once); FALSE where it cannot be, or NW_GL_TEXEL_DMA=0 asks for the CPU's copy (benchmarks:
+ * both). */
 static gboolean dma_ready(NwGlVolume *g)
 {
   if (g->dma != NULL || g->dma_tried || g->ring == NULL)
@@ -166,7 +166,8 @@ static void fill_slot(NwGlVolume *g, float *dst, const NwVolume *v)
       g->copy_ms = (double)(g_get_monotonic_time() - t0) / 1000.0;
       return;
     }
-    g_warning("texture update: %s; the CPU copies from now on", error->message);
+    g_warning("texture update: %s; the CPU copies from now on",
+              error != NULL ? error->message : "the GPU's copy was refused");
     g_clear_pointer(&g->dma, nw_texel_dma_free);
   }
   pack_texels(dst, v);

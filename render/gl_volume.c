@@ -77,6 +77,14 @@ static void upload_client(NwGlVolume *g, const NwVolume *v)
   g_free(texels);
 }
 
+/* The environment variable `name` is "0": a way of updating textures turned off, so that
+ * tests and benchmarks can compare it with the one that takes its place. */
+static gboolean turned_off(const char *name)
+{
+  const char *env = g_getenv(name);
+  return env != NULL && strcmp(env, "0") == 0;
+}
+
 /* The volume's ring of upload slots (see gl_volume.h), made at its first update; FALSE where
  * GL has no buffer storage or refuses it, or NW_GL_UPLOAD_RING=0 asks for the orphaning path
  * (tests: both paths), and then never tried again for this volume (pbo is the orphaned one).
@@ -87,8 +95,7 @@ static gboolean ring_ready(NwGlVolume *g, size_t bytes)
 {
   if (g->ring != NULL)
     return TRUE;
-  const char *env = g_getenv("NW_GL_UPLOAD_RING");
-  if (g->pbo != 0 || (env != NULL && strcmp(env, "0") == 0) ||
+  if (g->pbo != 0 || turned_off("NW_GL_UPLOAD_RING") ||
       !(GLEW_VERSION_4_4 || GLEW_ARB_buffer_storage))
     return FALSE;
   /* Client storage: the slots in host memory, where this thread's copy runs at memory speed
@@ -140,8 +147,7 @@ static gboolean dma_ready(NwGlVolume *g)
   if (g->dma != NULL || g->dma_tried || g->ring == NULL)
     return g->dma != NULL;
   g->dma_tried = TRUE;
-  const char *env = g_getenv("NW_GL_TEXEL_DMA");
-  if (env != NULL && strcmp(env, "0") == 0)
+  if (turned_off("NW_GL_TEXEL_DMA"))
     return FALSE;
   g_autoptr(GError) error = NULL;
   g->dma = nw_texel_dma_new(g->ring, g->slot_bytes * NW_GL_UPLOAD_SLOTS, g->slot_bytes, &error);

@@ -145,8 +145,15 @@ cudaError_t nw_field_upload(float4 *d_field, void *d_staging, const float *h_xyz
                                   cudaMemcpyHostToDevice, stream);
   if (e != cudaSuccess)
     return e;
-  expand_kernel<<<nw_blocks_for(g.n(), THREADS), THREADS, 0, stream>>>(
-      d_field, (const float *)d_staging, g.n());
+  return nw_field_expand_cuda(d_field, (const float *)d_staging, (size_t)g.n(), stream);
+}
+
+cudaError_t nw_field_expand_cuda(float4 *out, const float *xyz, size_t n, cudaStream_t stream)
+{
+  if (n == 0)
+    return cudaSuccess;
+  expand_kernel<<<nw_blocks_for((long long)n, THREADS), THREADS, 0, stream>>>(out, xyz,
+                                                                            (long long)n);
   return nw_cuda_launched(stream);
 }
 

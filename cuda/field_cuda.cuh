@@ -45,6 +45,10 @@ cudaError_t nw_jacobian_cuda(float *out, const float4 *u, const NwGrid &g, cudaS
  * buffer of at least 12·n bytes (it may alias nothing else in flight). */
 cudaError_t nw_field_upload(float4 *d_field, void *d_staging, const float *h_xyz, const NwGrid &g,
                             cudaStream_t stream);
+/* n float3-packed vectors (xyz, on the device) as float4 with w = 0 into out (not xyz):
+ * nw_field_upload's second half, and a field's RGBA texels for the live view
+ * (texel_dma.cu). */
+cudaError_t nw_field_expand_cuda(float4 *out, const float *xyz, size_t n, cudaStream_t stream);
 /* The downloads go through stage, a job's pinned pair (staging_cuda.cuh; NULL: one made for
  * the call). */
 cudaError_t nw_field_download(float *h_xyz, void *d_staging, const float4 *d_field, const NwGrid &g,

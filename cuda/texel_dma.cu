@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include "cuda_check.h"
+#include "field_cuda.cuh"
 #include "nw_error.h"
 #include "nw_texel_dma.h"
 
@@ -78,14 +79,6 @@ extern "C" NwTexelDma *nw_texel_dma_new(void *host, size_t bytes, size_t max_cop
   return d;
 }
 
-/* One thread per voxel: xyz -> xyzw with w = 0 (a field's RGBA texels). */
-__global__ void pad_field_kernel(float4 *__restrict__ out, const float *__restrict__ in, size_t n)
-{
-  const size_t v = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (v < n)
-    out[v] = make_float4(in[3 * v], in[3 * v + 1], in[3 * v + 2], 0.0f);
-}
-
 /* The pieces' copies and padding queued on the two streams. */
 static cudaError_t queue_pieces(NwTexelDma *d, float *dst, const float *src, size_t n, int src_nc,
                                 int dst_nc)
@@ -106,9 +99,7 @@ static cudaError_t queue_pieces(NwTexelDma *d, float *dst, const float *src, siz
       e = cudaStreamWaitEvent(d->out, d->piece_in[p], 0);
     const float *texels = staged;
     if (e == cudaSuccess && src_nc != dst_nc) {
-      pad_field_kernel<<<(unsigned int)((m + 255) / 256), 256, 0, d->out>>>(
-          (float4 *)padded + v0, staged + v0 * 3, m);
-      e = nw_cuda_launched(d->out);
+      e = nw_field_expand_cuda((float4 *)padded + v0, staged + v0 * 3, m, d->out);
       texels = padded;
     }
     if (e == cudaSuccess)

@@ -106,6 +106,7 @@ struct NwAffineCost {
   double *joint;       /* bins² (mi) */
   double *joint_batch; /* NW_AFFINE_MAX_BATCH x bins² (mi), made by the first batch */
   guint64 count;
+  guint64 requests;     /* calls that evaluated: one launch each on the GPU */
   GThread *warp_pages;  /* nw_affine_cost_prepare_warp's thread: it returns the volume */
   NwVolume *warp_ready; /* its volume, once joined, until a warp on its grid takes it */
 };
@@ -277,11 +278,17 @@ static gboolean all_integers(const NwVolume *v)
   return fractional == 0;
 }
 
-NwVolume **nw_affine_cost_pyramid(NwAffineCost *c, const NwVolume *v, int n_levels, GError **error)
+NwVolume **nw_affine_cost_pyramid(NwAffineCost *c, const NwVolume *v, int n_levels,
+                                  size_t *non_finite, GError **error)
 {
+  size_t counted = NW_AFFINE_NOT_COUNTED;
+  if (non_finite != NULL)
+    *non_finite = NW_AFFINE_NOT_COUNTED;
   if (c->be->pyramid != NULL) {
     GError *why = NULL;
-    NwVolume **levels = c->be->pyramid(c->impl, v, n_levels, &why);
+    NwVolume **levels = c->be->pyramid(c->impl, v, n_levels, &counted, &why);
+    if (levels != NULL && non_finite != NULL)
+      *non_finite = counted;
     if (levels != NULL || why != NULL) {
       if (why != NULL)
         g_propagate_error(error, why);
@@ -391,6 +398,7 @@ gboolean nw_affine_cost_eval_matrix(NwAffineCost *c, const double t_ras[16], NwA
   if (!c->be->evaluate(c->impl, map, &sums, error))
     return FALSE;
   c->count++;
+  c->requests++;
   nw_affine_cost_from_sums(&c->spec, &c->level, &sums, out);
   return TRUE;
 }
@@ -420,6 +428,7 @@ gboolean nw_affine_cost_eval_batch(NwAffineCost *c, const double (*t_ras)[16], i
   if (!c->be->evaluate_batch(c->impl, (const double(*)[12])maps, k, sums, error))
     return FALSE;
   c->count += (guint64)k;
+  c->requests++;
   for (int q = 0; q < k; q++)
     nw_affine_cost_from_sums(&c->spec, &c->level, &sums[q], &out[q]);
   return TRUE;
@@ -436,4 +445,9 @@ gboolean nw_affine_cost_eval(NwAffineCost *c, const NwTransform *t, NwAffineCost
 guint64 nw_affine_cost_count(const NwAffineCost *c)
 {
   return c->count;
+}
+
+guint64 nw_affine_cost_requests(const NwAffineCost *c)
+{
+  return c->requests;
 }

@@ -59,7 +59,7 @@
 #include "interp_weights.h"
 #include "nw_affine_cost_cuda.h"
 #include "nw_error.h"
-#include "pinned_kept_cuda.cuh"
+#include "kept_blocks_cuda.cuh"
 #include "pyramid.h"
 #include "pyramid_cuda.cuh"
 #include "resample.h"
@@ -699,7 +699,7 @@ size_t out_bytes(const CudaCost *c, int evals)
   return (size_t)evals * out_stride(c) * sizeof(double);
 }
 
-/* A launch's ticket: unique in the process, so that a kept pinned block (pinned_kept_cuda.cuh)
+/* A launch's ticket: unique in the process, so that a kept pinned block (kept_blocks_cuda.cuh)
  * never holds one that a later launch waits for. */
 unsigned long long next_ticket(void)
 {
@@ -771,7 +771,7 @@ void free_level(CudaCost *c)
   float **slot[4] = {&c->F, &c->M, &c->fmask, &c->mmask};
   for (int i = 0; i < 4; i++) {
     if (c->owned[i])
-      cudaFree(*slot[i]);
+      nw_device_give(*slot[i]);
     *slot[i] = nullptr;
     c->owned[i] = false;
   }
@@ -790,22 +790,22 @@ void cuda_destroy(void *impl)
   const gint64 t1 = g_get_monotonic_time();
   free_level(c);
   for (int i = 0; i < c->prep.n_arenas; i++)
-    cudaFree(c->prep.arena[i]);
-  cudaFree(c->prep.work);
-  cudaFree(c->prep.stats);
+    nw_device_give(c->prep.arena[i]);
+  nw_device_give(c->prep.work);
+  nw_device_give(c->prep.stats);
   nw_codes_texture_free(&c->qtex);
-  cudaFree(c->warped);
+  nw_device_give(c->warped);
   nw_stage_free(c->stage);
-  cudaFree(c->partials);
-  cudaFree(c->hist);
-  cudaFree(c->done);
+  nw_device_give(c->partials);
+  nw_device_give(c->hist);
+  nw_device_give(c->done);
   nw_pinned_give(c->h_out, out_bytes(c, 1), cudaHostAllocMapped);
-  cudaFree(c->batch.partials);
-  cudaFree(c->batch.hist);
-  cudaFree(c->batch.done);
+  nw_device_give(c->batch.partials);
+  nw_device_give(c->batch.hist);
+  nw_device_give(c->batch.done);
   nw_pinned_give(c->batch.h_out, out_bytes(c, kMaxBatch), cudaHostAllocMapped);
   nw_pinned_give(c->batch.h_maps, kMapsBytes, cudaHostAllocDefault);
-  cudaFree(c->batch.d_maps);
+  nw_device_give(c->batch.d_maps);
   if (c->have_stream)
     cudaStreamDestroy(c->stream);
   g_free(c);
@@ -910,12 +910,14 @@ void *cuda_create(const NwAffineCostSpec *spec, GError **error)
   const size_t n_partials = (size_t)most_blocks(c->max_blocks);
   /* the last block writes the result straight into pinned host memory: no copy to launch */
   ok = ok &&
-       NW_CUDA_CHECK(cudaMalloc(&c->partials, n_partials * kSums * sizeof(double)), error) &&
-       NW_CUDA_CHECK(cudaMalloc(&c->done, sizeof *c->done), error) &&
+       NW_CUDA_CHECK(nw_device_take((void **)&c->partials, n_partials * kSums * sizeof(double)),
+                     error) &&
+       NW_CUDA_CHECK(nw_device_take((void **)&c->done, sizeof *c->done), error) &&
        NW_CUDA_CHECK(nw_pinned_take((void **)&c->h_out, out_bytes(c, 1), cudaHostAllocMapped),
                      error) &&
        NW_CUDA_CHECK(cudaHostGetDevicePointer(&c->d_out, c->h_out, 0), error) &&
-       (!mi || NW_CUDA_CHECK(cudaMalloc(&c->hist, hist_bytes), error)) && zero_state(c, error);
+       (!mi || NW_CUDA_CHECK(nw_device_take((void **)&c->hist, hist_bytes), error)) &&
+       zero_state(c, error);
   if (!ok) {
     cuda_destroy(c);
     return nullptr;
@@ -949,7 +951,7 @@ gboolean upload(CudaCost *c, float **dst, bool *owned, const NwVolume *v, GError
   }
   const size_t n = nw_volume_n_voxels(v);
   *owned = true;
-  return NW_CUDA_CHECK(cudaMalloc(dst, n * sizeof(float)), error) &&
+  return NW_CUDA_CHECK(nw_device_take((void **)dst, n * sizeof(float)), error) &&
          NW_CUDA_CHECK(nw_upload_floats(*dst, v->data, n, nw_stage_for(&c->stage, n), c->stream), error);
 }
 
@@ -983,10 +985,13 @@ gboolean work_ready(CudaCost *c, size_t bytes, GError **error)
 {
   if (bytes <= c->prep.work_bytes)
     return TRUE;
-  cudaFree(c->prep.work); /* waits for the device: nothing still uses it */
+  /* nothing in flight may still use it: the next taker may have it at once */
+  if (!NW_CUDA_CHECK(cudaStreamSynchronize(c->stream), error))
+    return FALSE;
+  nw_device_give(c->prep.work);
   c->prep.work = nullptr;
   c->prep.work_bytes = 0;
-  if (!NW_CUDA_CHECK(cudaMalloc(&c->prep.work, bytes), error))
+  if (!NW_CUDA_CHECK(nw_device_take(&c->prep.work, bytes), error))
     return FALSE;
   c->prep.work_bytes = bytes;
   return TRUE;
@@ -1078,7 +1083,8 @@ gboolean cuda_level_stats(void *impl, const NwAffineLevel *level, NwAffineStats 
     return FALSE;
   c->prep.bound = false; /* until the statistics are in */
   if (c->prep.stats == nullptr &&
-      !NW_CUDA_CHECK(cudaMalloc(&c->prep.stats, stats_len * sizeof(NwImageStatsCuda)), error))
+      !NW_CUDA_CHECK(nw_device_take((void **)&c->prep.stats, stats_len * sizeof(NwImageStatsCuda)),
+                     error))
     return FALSE;
   const float *const image[2] = {c->F, c->M}, *const mask[2] = {c->fmask, c->mmask};
   const unsigned int n[2] = {(unsigned int)nw_volume_n_voxels(level->fixed),
@@ -1217,13 +1223,15 @@ gboolean batch_ready(CudaCost *c, GError **error)
   const size_t n_partials =
       (size_t)most_blocks(c->batch.max_blocks) + kMaxBatch;
   const gboolean ok =
-      NW_CUDA_CHECK(cudaMalloc(&c->batch.partials, n_partials * kSums * sizeof(double)), error) &&
-      NW_CUDA_CHECK(cudaMalloc(&c->batch.done, kMaxBatch * sizeof(unsigned int)), error) &&
+      NW_CUDA_CHECK(nw_device_take((void **)&c->batch.partials, n_partials * kSums * sizeof(double)),
+                    error) &&
+      NW_CUDA_CHECK(nw_device_take((void **)&c->batch.done, kMaxBatch * sizeof(unsigned int)),
+                    error) &&
       NW_CUDA_CHECK(cudaMemsetAsync(c->batch.done, 0, kMaxBatch * sizeof(unsigned int), c->stream),
                     error) &&
       (c->hist_len == 0 ||
-       (NW_CUDA_CHECK(cudaMalloc(&c->batch.hist, (size_t)kMaxBatch * c->hist_len *
-                                                     sizeof(unsigned long long)),
+       (NW_CUDA_CHECK(nw_device_take((void **)&c->batch.hist,
+                                     (size_t)kMaxBatch * c->hist_len * sizeof(unsigned long long)),
                       error) &&
         NW_CUDA_CHECK(cudaMemsetAsync(c->batch.hist, 0,
                                       (size_t)kMaxBatch * c->hist_len * sizeof(unsigned long long),
@@ -1235,7 +1243,7 @@ gboolean batch_ready(CudaCost *c, GError **error)
       NW_CUDA_CHECK(cudaHostGetDevicePointer(&c->batch.d_out, c->batch.h_out, 0), error) &&
       NW_CUDA_CHECK(nw_pinned_take((void **)&c->batch.h_maps, kMapsBytes, cudaHostAllocDefault),
                     error) &&
-      NW_CUDA_CHECK(cudaMalloc(&c->batch.d_maps, kMapsBytes), error) &&
+      NW_CUDA_CHECK(nw_device_take((void **)&c->batch.d_maps, kMapsBytes), error) &&
       NW_CUDA_CHECK(cudaStreamSynchronize(c->stream), error);
   if (ok) { /* else the buffers made are freed with the cost */
     memcpy(c->batch.kernel, kernel, sizeof kernel);
@@ -1294,10 +1302,13 @@ gboolean cuda_warp(void *impl, const double map[12], NwSampler sampler, float ba
     return FALSE;
   const size_t bytes = (size_t)a.n * sizeof(float);
   if (bytes > c->warped_bytes) {
-    cudaFree(c->warped);
+    /* nothing in flight may still use it: the next taker may have it at once */
+    if (!NW_CUDA_CHECK(cudaStreamSynchronize(c->stream), error))
+      return FALSE;
+    nw_device_give(c->warped);
     c->warped = nullptr;
     c->warped_bytes = 0;
-    if (!NW_CUDA_CHECK(cudaMalloc(&c->warped, bytes), error))
+    if (!NW_CUDA_CHECK(nw_device_take((void **)&c->warped, bytes), error))
       return FALSE;
     c->warped_bytes = bytes;
   }
@@ -1356,7 +1367,7 @@ NwVolume **host_levels(const NwVolume *v, int n, GError **error)
  * set_level uploads. (It used to copy the image on the host too, and bring every level down
  * into fresh pageable memory with an allocation each: most of the 21.6 ms of "pyramids" in a
  * 3072² job's creation on the H100, issue 11.) */
-NwVolume **cuda_pyramid(void *impl, const NwVolume *v, int n, GError **error)
+NwVolume **cuda_pyramid(void *impl, const NwVolume *v, int n, size_t *non_finite, GError **error)
 {
   CudaCost *c = (CudaCost *)impl;
   const gint64 t0 = g_get_monotonic_time();
@@ -1376,15 +1387,19 @@ NwVolume **cuda_pyramid(void *impl, const NwVolume *v, int n, GError **error)
   const size_t scratch_bytes = n > 1 ? 2 * full : 0;
   const size_t more = own_scratch || c->prep.work_bytes < scratch_bytes ? scratch_bytes : 0;
   size_t free_b = 0, total_b = 0;
-  if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess ||
-      free_b < total * sizeof(float) + more + full / 2) {
+  const size_t need = total * sizeof(float) + more + full / 2;
+  if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess && free_b < need) {
+    nw_device_kept_release(); /* earlier jobs' blocks, where they are in the way */
+    cudaMemGetInfo(&free_b, &total_b);
+  }
+  if (free_b < need) {
     nw_pyramid_free(levels, n);
     return nullptr;
   }
   float *arena = nullptr, *scratch = nullptr;
-  gboolean ok = NW_CUDA_CHECK(cudaMalloc(&arena, total * sizeof(float)), error) &&
+  gboolean ok = NW_CUDA_CHECK(nw_device_take((void **)&arena, total * sizeof(float)), error) &&
                 (scratch_bytes == 0 ||
-                 (own_scratch ? NW_CUDA_CHECK(cudaMalloc(&scratch, scratch_bytes), error)
+                 (own_scratch ? NW_CUDA_CHECK(nw_device_take((void **)&scratch, scratch_bytes), error)
                               : work_ready(c, scratch_bytes, error)));
   float *dev[8];
   for (int l = 0; l < n; l++)
@@ -1395,7 +1410,11 @@ NwVolume **cuda_pyramid(void *impl, const NwVolume *v, int n, GError **error)
    * so that the times below tell it from the upload */
   float *const stage = nw_stage_for(&c->stage, nv);
   const gint64 t1 = g_get_monotonic_time();
-  ok = ok && NW_CUDA_CHECK(nw_upload_floats(dev[n - 1], v->data, nv, stage, c->stream), error);
+  /* the input's check rides on the staging copy, which reads every voxel anyway: a scan of
+   * its own beside the upload slowed the upload (contention for the memory) */
+  ok = ok && NW_CUDA_CHECK(nw_upload_floats_counting(dev[n - 1], v->data, nv, stage, c->stream,
+                                                     non_finite),
+                           error);
   const gint64 t2 = g_get_monotonic_time();
   for (int l = n - 2; ok && l >= 0; l--) {
     const NwVolume *fine = levels[l + 1];
@@ -1410,10 +1429,9 @@ NwVolume **cuda_pyramid(void *impl, const NwVolume *v, int n, GError **error)
                        error);
   ok = ok && NW_CUDA_CHECK(cudaStreamSynchronize(c->stream), error);
   cudaStreamSynchronize(c->stream); /* nothing in flight uses the buffers freed below */
-  if (scratch != nullptr)
-    cudaFree(scratch);
+  nw_device_give(scratch);
   if (!ok) {
-    cudaFree(arena);
+    nw_device_give(arena);
     nw_pyramid_free(levels, n);
     return nullptr;
   }

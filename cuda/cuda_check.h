@@ -26,6 +26,7 @@
 #include <glib.h>
 #include <string.h>
 
+#include "kept_blocks_cuda.cuh"
 #include "nw_error.h"
 
 static inline const char *nw_cuda_basename(const char *path)
@@ -45,9 +46,10 @@ static inline gboolean nw_cuda_check_impl(cudaError_t status, const char *call, 
   return FALSE;
 }
 
-/* Before a job allocates: TRUE when need bytes are free on the current device; else one
- * message (NW_ERROR_NOMEM) "<what> needs <need> of GPU memory, but only <free> of <total>
- * are free; <advice>", what a GPU method says when its data does not fit. */
+/* Before a job allocates: TRUE when need bytes are free on the current device, once the
+ * device blocks kept from earlier jobs (kept_blocks_cuda.cuh) are freed where they would be in
+ * the way; else one message (NW_ERROR_NOMEM) "<what> needs <need> of GPU memory, but only
+ * <free> of <total> are free; <advice>", what a GPU method says when its data does not fit. */
 static inline gboolean nw_cuda_check_fits(size_t need, const char *what, const char *advice,
                                           GError **error)
 {
@@ -56,6 +58,9 @@ static inline gboolean nw_cuda_check_fits(size_t need, const char *what, const c
                           __LINE__, error))
     return FALSE;
   if (need <= free_b)
+    return TRUE;
+  nw_device_kept_release();
+  if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess && need <= free_b)
     return TRUE;
   char *need_s = g_format_size(need), *free_s = g_format_size(free_b),
        *total_s = g_format_size(total_b);

@@ -1,7 +1,8 @@
 /* staging_cuda.cu — see staging_cuda.cuh. */
 #include "staging_cuda.cuh"
 
-#include "pinned_kept_cuda.cuh"
+#include "kept_blocks_cuda.cuh"
+#include "non_finite.h"
 #include "volume.h"
 
 /* The events of a stage ("the GPU is done with chunk b"), in its pinned block after the two
@@ -19,7 +20,7 @@ static StageEvents *events_of(float *stage)
   return (StageEvents *)(stage + 2 * kNwStageChunk); /* 16 MiB in: aligned for pointers */
 }
 
-/* The block comes from the pinned blocks kept from one job to the next (pinned_kept_cuda.cuh):
+/* The block comes from the pinned blocks kept from one job to the next (kept_blocks_cuda.cuh):
  * pinning 16 MiB took 8.6 ms on the H100 host (bench_affine, 2026-11-26), most of an affine
  * job's set-up at 3072^2, and the jobs of one process follow one another. */
 cudaError_t nw_stage_alloc(float **stage)
@@ -94,8 +95,18 @@ static void stage_close(Stage *s, cudaStream_t stream, cudaError_t e)
 
 cudaError_t nw_upload_floats(float *d, const float *h, size_t n, float *stage, cudaStream_t stream)
 {
+  return nw_upload_floats_counting(d, h, n, stage, stream, nullptr);
+}
+
+cudaError_t nw_upload_floats_counting(float *d, const float *h, size_t n, float *stage,
+                                      cudaStream_t stream, size_t *non_finite)
+{
+  if (non_finite != nullptr)
+    *non_finite = 0;
   if (n <= kNwStageChunk) {
     cudaError_t e = cudaMemcpyAsync(d, h, n * sizeof(float), cudaMemcpyHostToDevice, stream);
+    if (e == cudaSuccess && non_finite != nullptr) /* while the copy runs */
+      *non_finite = nw_count_non_finite(h, n);
     return e != cudaSuccess ? e : cudaStreamSynchronize(stream);
   }
   Stage s;
@@ -110,7 +121,10 @@ cudaError_t nw_upload_floats(float *d, const float *h, size_t n, float *stage, c
       e = cudaEventSynchronize(s.done[c % 2]);
     if (e != cudaSuccess)
       break;
-    nw_copy_floats(half, h + c * kNwStageChunk, len);
+    if (non_finite != nullptr)
+      *non_finite += nw_copy_floats_counting(half, h + c * kNwStageChunk, len);
+    else
+      nw_copy_floats(half, h + c * kNwStageChunk, len);
     e = cudaMemcpyAsync(d + c * kNwStageChunk, half, len * sizeof(float), cudaMemcpyHostToDevice,
                         stream);
     if (e == cudaSuccess)

@@ -2,7 +2,7 @@
  * (CUDA back end; the caller's thread and stream). A plain cudaMemcpy from or into pageable
  * memory runs on one thread through the driver's small staging buffer, and every fresh page
  * faults in on that thread (37 MB: ~22 ms on the H100 host, 2026-11-26). Here the GPU copies
- * one pinned chunk while the cores (nw_copy_floats, 1 MiB a thread) fill or empty the other.
+ * one pinned chunk while the cores (nw_copy_floats, 256 KiB pieces) fill or empty the other.
  * Copies of at most one chunk go straight. */
 #ifndef NW_STAGING_CUDA_CUH
 #define NW_STAGING_CUDA_CUH
@@ -30,6 +30,10 @@ float *nw_stage_for(float **slot, size_t n);
  * stage: nw_stage_alloc's (a job's, kept for its copies: allocating 16 MiB of pinned memory costs
  * milliseconds), or NULL for one allocated for the call. */
 cudaError_t nw_upload_floats(float *d, const float *h, size_t n, float *stage, cudaStream_t stream);
+/* The same, also counting h's NaN and Inf floats into *non_finite as the cores stage them
+ * (nw_copy_floats_counting): an input's check without a read of its own. */
+cudaError_t nw_upload_floats_counting(float *d, const float *h, size_t n, float *stage,
+                                      cudaStream_t stream, size_t *non_finite);
 
 /* n floats from device d into host h (pageable, fresh or not); returns once they are there. */
 cudaError_t nw_download_floats(float *h, const float *d, size_t n, float *stage,

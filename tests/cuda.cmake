@@ -26,10 +26,10 @@ if(NW_HAVE_CUDA)
               LIBS nw_affine_testutil nw_cuda CUDA LABELS affine)
   target_compile_definitions(test_cuda_affine_cost PRIVATE NW_HAVE_CUDA=1)
 endif()
-# Pinned blocks kept from one job to the next (cuda/pinned_kept_cuda.cuh); skipped without a
-# CUDA device.
+# Pinned host blocks and device blocks kept from one job to the next
+# (cuda/kept_blocks_cuda.cuh); skipped without a CUDA device.
 if(NW_HAVE_CUDA)
-  nw_add_test(test_cuda_pinned_kept SOURCES test_cuda_pinned_kept.cu LIBS nw_cuda CUDA
+  nw_add_test(test_cuda_kept_blocks SOURCES test_cuda_kept_blocks.cu LIBS nw_cuda CUDA
               LABELS unit)
 endif()
 # The host half of the affine cost's rows variants (cuda/affine_cost_rows_cuda.cuh): the walk

@@ -426,6 +426,17 @@ static void check_same_sums(double one, double rows, const char *where)
     g_error("%s: cost one voxel a thread %.17g, rows %.17g", where, one, rows);
 }
 
+/* transforms(), and a 10° rotation about the fixed image's centre: the maps both rows checks
+ * start from (room for 8 in xf). */
+static int rows_maps(int dim, const NwVolume *f, Xform xf[8])
+{
+  int n = transforms(dim, xf);
+  rotation_about(10.0, 0.5 * (f->nx - 1) * f->spacing_mm[0], 0.5 * (f->ny - 1) * f->spacing_mm[1],
+                 xf[n].m);
+  xf[n++].name = "rotated-10";
+  return n;
+}
+
 /* The rows variants (K voxels of a row a thread, cuda/affine_cost_rows_cuda.cuh) against the
  * one-voxel kernel (NW_AFFINE_VOXELS_PER_THREAD=1) and the CPU: linear, mse and ncc, u16
  * through the texture, K = 2 and 4, and the default (4 for flat images, else 2). The same
@@ -443,10 +454,7 @@ static void check_rows_pair(int dim, const NwVolume *f, const NwVolume *m)
                                        {NW_METRIC_NCC, 32, FALSE, "ncc"}};
   static const int ks[] = {2, 4, 0};
   Xform xf[8];
-  int n_xf = transforms(dim, xf);
-  rotation_about(10.0, 0.5 * (f->nx - 1) * f->spacing_mm[0], 0.5 * (f->ny - 1) * f->spacing_mm[1],
-                 xf[n_xf].m);
-  xf[n_xf++].name = "rotated-10";
+  int n_xf = rows_maps(dim, f, xf);
   rotation_z(3.0, 0.35 * m->nx, -0.2 * m->ny, dim == 3 ? 0.3 * m->nz : 0.0, xf[n_xf].m);
   xf[n_xf++].name = "edges";
   if (f->nz == 1) {
@@ -555,10 +563,7 @@ static void check_filter_pair(int dim, const NwVolume *f, const NwVolume *m)
 {
   static const NwAffineMetric metrics[] = {NW_METRIC_MSE, NW_METRIC_NCC};
   Xform xf[8];
-  int n_xf = transforms(dim, xf);
-  rotation_about(10.0, 0.5 * (f->nx - 1) * f->spacing_mm[0], 0.5 * (f->ny - 1) * f->spacing_mm[1],
-                 xf[n_xf].m);
-  xf[n_xf++].name = "rotated-10";
+  const int n_xf = rows_maps(dim, f, xf);
   const NwAffineLevel exact = {
       .dim = dim, .fixed = f, .moving = m, .precision = NW_AFFINE_PRECISION_U16};
   NwAffineLevel filter = exact;
@@ -699,7 +704,7 @@ static void test_pyramid(void)
     NwAffineCost *gpu = nw_affine_cost_new(&nw_affine_cost_cuda, &spec, &err);
     NwAffineCost *upl = nw_affine_cost_new(&nw_affine_cost_cuda, &spec, &err);
     g_assert_no_error(err);
-    NwVolume **dev = nw_affine_cost_pyramid(gpu, v, n, &err);
+    NwVolume **dev = nw_affine_cost_pyramid(gpu, v, n, NULL, &err);
     g_assert_no_error(err);
     g_assert_nonnull(dev[0]->data); /* the starts read the coarsest level on the host */
     int n_ref = 0;
@@ -810,7 +815,7 @@ static void test_pyramid_after_level(void)
   NwAffineCost *gpu = nw_affine_cost_new(&nw_affine_cost_cuda, &spec, &err);
   g_assert_no_error(err);
   const int n = nw_pyramid_levels(f, 3);
-  NwVolume **first = nw_affine_cost_pyramid(gpu, f, n, &err);
+  NwVolume **first = nw_affine_cost_pyramid(gpu, f, n, NULL, &err);
   g_assert_no_error(err);
   const NwAffineLevel lv = {.dim = 2,
                             .fixed = first[n - 1],
@@ -822,7 +827,7 @@ static void test_pyramid_after_level(void)
   NwAffineCostValue before, after;
   g_assert_true(nw_affine_cost_eval_matrix(gpu, xf[2].m, &before, &err));
   const int nv = nw_pyramid_levels(v, 3);
-  NwVolume **second = nw_affine_cost_pyramid(gpu, v, nv, &err);
+  NwVolume **second = nw_affine_cost_pyramid(gpu, v, nv, NULL, &err);
   g_assert_no_error(err);
   g_assert_true(nw_affine_cost_eval_matrix(gpu, xf[2].m, &after, &err));
   g_assert_cmpfloat(before.cost, ==, after.cost);
@@ -1182,29 +1187,48 @@ static void test_wait_modes(void)
   }
 }
 
-/* A voxel that is not finite: the method refuses the pair with the input check's message,
- * which now runs beside the pyramids' upload to the device (core/cpu/affine_job.c), and the
- * job made so far is freed (memcheck's leak check). Each image, and both. */
+/* Voxels that are not finite: the method refuses the pair with the input check's message,
+ * whose count the upload to the device makes as it stages the images (core/cpu/affine_job.c,
+ * cuda/staging_cuda.cuh), and the job made so far is freed (memcheck's leak check). Each
+ * image, and both (the fixed image's is the message); 48³ goes up in one copy (counted on the
+ * host beside it), 2048 x 1100 in two staged chunks, with bad voxels in both. */
 static void test_refuses_non_finite(void)
 {
   g_autoptr(NwParams) p = nw_test_affine_params(NULL);
-  const int n = 48;
-  for (int which = 0; which < 3; which++) {
-    g_autoptr(NwVolume) f = image(n, n, n, 1.0, 1);
-    g_autoptr(NwVolume) m = image(n, n, n, 1.0, 2);
-    if (which != 1)
-      f->data[n * n * n - 1] = INFINITY;
-    if (which != 0)
-      m->data[7] = NAN;
-    const NwMethodInputs in = {.fixed = f, .moving = m};
-    g_autoptr(GError) err = NULL;
-    g_assert_null(nw_affine_cuda_ops.create(&in, p, &err));
-    g_assert_error(err, NW_ERROR, NW_ERROR_INVALID);
-    g_autofree char *want =
-        g_strdup_printf("%s image: 1 of %d voxels are NaN or Inf; mask or fill them before "
-                        "registering",
-                        which == 1 ? "moving" : "fixed", n * n * n);
-    g_assert_cmpstr(err->message, ==, want);
+  const int sizes[2][3] = {{48, 48, 48}, {2048, 1100, 1}};
+  for (int s = 0; s < 2; s++) {
+    const int nx = sizes[s][0], ny = sizes[s][1], nz = sizes[s][2];
+    const size_t n = (size_t)nx * ny * nz;
+    for (int which = 0; which < 3; which++) {
+      g_autoptr(NwVolume) f = image(nx, ny, nz, 1.0, 1);
+      g_autoptr(NwVolume) m = image(nx, ny, nz, 1.0, 2);
+      int bad_f = 0, bad_m = 0;
+      if (which != 1) {
+        f->data[n - 1] = INFINITY;
+        bad_f++;
+        if (s == 1) { /* the first chunk's too */
+          f->data[5] = NAN;
+          bad_f++;
+        }
+      }
+      if (which != 0) {
+        m->data[7] = NAN;
+        bad_m++;
+        if (s == 1) {
+          m->data[(size_t)1 << 21] = -INFINITY; /* the second chunk's first float */
+          m->data[((size_t)1 << 21) - 1] = NAN; /* the first's last */
+          bad_m += 2;
+        }
+      }
+      const NwMethodInputs in = {.fixed = f, .moving = m};
+      g_autoptr(GError) err = NULL;
+      g_assert_null(nw_affine_cuda_ops.create(&in, p, &err));
+      g_assert_error(err, NW_ERROR, NW_ERROR_INVALID);
+      g_autofree char *want = g_strdup_printf(
+          "%s image: %d of %zu voxels are NaN or Inf; mask or fill them before registering",
+          which == 1 ? "moving" : "fixed", which == 1 ? bad_m : bad_f, n);
+      g_assert_cmpstr(err->message, ==, want);
+    }
   }
 }
 

@@ -278,17 +278,11 @@ static gboolean all_integers(const NwVolume *v)
   return fractional == 0;
 }
 
-NwVolume **nw_affine_cost_pyramid(NwAffineCost *c, const NwVolume *v, int n_levels,
-                                  size_t *non_finite, GError **error)
+NwVolume **nw_affine_cost_pyramid(NwAffineCost *c, const NwVolume *v, int n_levels, GError **error)
 {
-  size_t counted = NW_AFFINE_NOT_COUNTED;
-  if (non_finite != NULL)
-    *non_finite = NW_AFFINE_NOT_COUNTED;
   if (c->be->pyramid != NULL) {
     GError *why = NULL;
-    NwVolume **levels = c->be->pyramid(c->impl, v, n_levels, &counted, &why);
-    if (levels != NULL && non_finite != NULL)
-      *non_finite = counted;
+    NwVolume **levels = c->be->pyramid(c->impl, v, n_levels, &why);
     if (levels != NULL || why != NULL) {
       if (why != NULL)
         g_propagate_error(error, why);

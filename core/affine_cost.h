@@ -137,10 +137,8 @@ typedef struct {
    * reads them, and copying them there cost most of a job's creation), whose voxels
    * level_voxels gives and whose statistics level_stats computes. NULL without an error: the
    * back end declines (too little device memory, a full table), and the host makes the
-   * pyramid. non_finite (when not NULL, and a pyramid was made): v's NaN and Inf floats,
-   * counted as the back end read v anyway, or NW_AFFINE_NOT_COUNTED. */
-  NwVolume **(*pyramid)(void *impl, const NwVolume *v, int n_levels, size_t *non_finite,
-                        GError **error);
+   * pyramid. */
+  NwVolume **(*pyramid)(void *impl, const NwVolume *v, int n_levels, GError **error);
   /* Optional (NULL: nw_affine_resample on the host): the current level's moving image
    * sampled with sampler at map (as evaluate's) for every fixed voxel, background outside,
    * into out (the fixed level's voxel count). */
@@ -215,12 +213,8 @@ gboolean nw_affine_cost_eval_matrix(NwAffineCost *c, const double t_ras[16], NwA
 /* v's pyramid of n_levels levels (pyramid.h: 0 = coarsest), made by the back end where it
  * can (images resident on the device for the cost's life; the levels above 0 may then be
  * headers without voxels: the backend's pyramid above), else by nw_pyramid_new; free with
- * nw_pyramid_free after the cost. non_finite (may be NULL): v's NaN and Inf floats where the
- * back end counted them on the way (its upload), else NW_AFFINE_NOT_COUNTED: the caller
- * checks v itself (nw_volume_check_finite). */
-NwVolume **nw_affine_cost_pyramid(NwAffineCost *c, const NwVolume *v, int n_levels,
-                                  size_t *non_finite, GError **error);
-#define NW_AFFINE_NOT_COUNTED ((size_t)-1)
+ * nw_pyramid_free after the cost. */
+NwVolume **nw_affine_cost_pyramid(NwAffineCost *c, const NwVolume *v, int n_levels, GError **error);
 /* A new host volume with the voxels of a level of nw_affine_cost_pyramid's: a copy of its
  * own, or, for a header, the back end's (level_voxels). */
 NwVolume *nw_affine_cost_level_copy(NwAffineCost *c, const NwVolume *level, GError **error);

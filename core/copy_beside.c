@@ -5,20 +5,16 @@
 #include <string.h>
 
 #include "beside.h"
-#include "non_finite.h"
 
 #define PIECE_BYTES ((size_t)1 << 18) /* written a piece: 256 KiB */
 #define MIN_PIECES 4                  /* below that (1 MiB) the caller copies alone */
 
-/* One copy: what to copy, and the voxels of a piece; counting: also the NaN and Inf floats
- * copied, into bad (atomic: a count, exact in any order). */
+/* One copy: what to copy, and the voxels of a piece. */
 typedef struct {
   float *dst;
   const float *src;
   int dst_nc, src_nc;
   size_t n, piece;
-  gboolean counting;
-  gsize bad;
 } Copy;
 
 int nw_copy_threads_beside(void)
@@ -49,53 +45,39 @@ static void copy_voxels(float *dst, int dst_nc, const float *src, int src_nc, si
 
 static void copy_piece(gpointer data, guint p)
 {
-  Copy *c = data;
-  const size_t begin = (size_t)p * c->piece, end = MIN(c->n, begin + c->piece);
-  copy_voxels(c->dst, c->dst_nc, c->src, c->src_nc, begin, end);
-  if (c->counting) { /* the piece just written, still in the core's cache */
-    const gsize bad = nw_count_non_finite(c->dst + begin, end - begin);
-    if (bad > 0)
-      g_atomic_pointer_add(&c->bad, (gssize)bad);
-  }
+  const Copy *c = data;
+  const size_t begin = (size_t)p * c->piece;
+  copy_voxels(c->dst, c->dst_nc, c->src, c->src_nc, begin, MIN(c->n, begin + c->piece));
 }
 
-/* The copy in pieces, with at most `helpers` of `lane`'s helpers; the NaN and Inf floats
- * copied when counting (same nc only), else 0. */
-static size_t copy_in_lane(NwBesideLane lane, float *dst, int dst_nc, const float *src,
-                           int src_nc, size_t n, guint helpers, gboolean counting)
+/* The copy in pieces, with at most `helpers` of `lane`'s helpers. */
+static void copy_in_lane(NwBesideLane lane, float *dst, int dst_nc, const float *src,
+                         int src_nc, size_t n, guint helpers)
 {
-  g_return_val_if_fail(src_nc >= 1 && (dst_nc == src_nc || (src_nc == 3 && dst_nc == 4)), 0);
-  g_return_val_if_fail(!counting || dst_nc == src_nc, 0);
+  g_return_if_fail(src_nc >= 1 && (dst_nc == src_nc || (src_nc == 3 && dst_nc == 4)));
   if (n == 0)
-    return 0;
+    return;
   const size_t piece = PIECE_BYTES / sizeof(float) / (size_t)dst_nc;
   const size_t n_pieces = (n + piece - 1) / piece;
-  /* n_pieces < 2^17: n < 3 x 2^31 voxels, a piece >= 2^14 */
-  Copy c = {dst, src, dst_nc, src_nc, n, piece, counting, 0};
   if (n_pieces < MIN_PIECES) {
-    c.piece = n;
-    copy_piece(&c, 0);
-  } else {
-    nw_beside_run_in(lane, (guint)n_pieces, helpers, copy_piece, &c);
+    copy_voxels(dst, dst_nc, src, src_nc, 0, n);
+    return;
   }
-  return (size_t)g_atomic_pointer_get(&c.bad);
+  /* n_pieces < 2^17: n < 3 x 2^31 voxels, a piece >= 2^14 */
+  Copy c = {dst, src, dst_nc, src_nc, n, piece};
+  nw_beside_run_in(lane, (guint)n_pieces, helpers, copy_piece, &c);
 }
 
 void nw_copy_voxels_beside(float *dst, int dst_nc, const float *src, int src_nc, size_t n)
 {
   copy_in_lane(NW_BESIDE_DISPLAY, dst, dst_nc, src, src_nc, n,
-               (guint)nw_copy_threads_beside() - 1, FALSE);
+               (guint)nw_copy_threads_beside() - 1);
 }
 
 void nw_copy_voxels_helped(float *dst, int dst_nc, const float *src, int src_nc, size_t n,
                            guint helpers)
 {
-  copy_in_lane(NW_BESIDE_WORK, dst, dst_nc, src, src_nc, n, helpers, FALSE);
-}
-
-size_t nw_copy_floats_helped_counting(float *dst, const float *src, size_t n, guint helpers)
-{
-  return copy_in_lane(NW_BESIDE_WORK, dst, 1, src, 1, n, helpers, TRUE);
+  copy_in_lane(NW_BESIDE_WORK, dst, dst_nc, src, src_nc, n, helpers);
 }
 
 void nw_copy_floats_beside(float *dst, const float *src, size_t n)

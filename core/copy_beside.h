@@ -27,9 +27,6 @@ void nw_copy_floats_beside(float *dst, const float *src, size_t n);
  * nw_copy_floats: a staging chunk's, beside.h's nw_beside_copy_helpers). */
 void nw_copy_voxels_helped(float *dst, int dst_nc, const float *src, int src_nc, size_t n,
                            guint helpers);
-/* n floats the same way, also counting src's NaN and Inf floats (returned): each piece is
- * counted where it was written, while it is in the copying core's cache. */
-size_t nw_copy_floats_helped_counting(float *dst, const float *src, size_t n, guint helpers);
 /* Threads that take part in such a copy, the caller's included: a few saturate the memory,
  * more only take cores from the others (the job's worker, the display): half the machine's
  * cores, 1 to 4; NW_COPY_THREADS=N (1 to 16) sets it, read until the first large copy made

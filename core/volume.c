@@ -11,7 +11,6 @@
 
 #include "beside.h"
 #include "copy_beside.h"
-#include "non_finite.h"
 #include "nw_error.h"
 
 /* The voxel count of a volume of these sizes, 0 (and an error) when they are not valid. */
@@ -118,11 +117,6 @@ NwVolume *nw_volume_new_like(const NwVolume *like, int nc, GError **error)
 void nw_copy_floats(float *dst, const float *src, size_t n)
 {
   nw_copy_voxels_helped(dst, 1, src, 1, n, nw_beside_copy_helpers());
-}
-
-size_t nw_copy_floats_counting(float *dst, const float *src, size_t n)
-{
-  return nw_copy_floats_helped_counting(dst, src, n, nw_beside_copy_helpers());
 }
 
 void nw_volume_copy_header(NwVolume *dst, const NwVolume *like)
@@ -309,11 +303,30 @@ typedef struct {
   gsize bad; /* atomic (g_atomic_pointer_add): a count, exact in any order */
 } FiniteScan;
 
+/* NaN and Inf have every exponent bit set. Blocks of 16 with a fixed trip count, which the
+ * compiler turns into vector compares at -O2 (a float at a time took 2.2 ms for two 3072²
+ * inputs on 8 of the H100 host's cores). */
+static size_t count_non_finite(const float *v, size_t n)
+{
+  size_t bad = 0, e = 0;
+  for (; e + 16 <= n; e += 16) {
+    uint32_t b[16];
+    memcpy(b, v + e, sizeof b);
+    unsigned int k = 0;
+    for (int l = 0; l < 16; l++)
+      k += (b[l] & 0x7f800000u) == 0x7f800000u;
+    bad += k;
+  }
+  for (; e < n; e++)
+    bad += !isfinite(v[e]);
+  return bad;
+}
+
 static void scan_piece(gpointer data, guint p)
 {
   FiniteScan *s = data;
   const size_t e0 = (size_t)p * PIECE_FLOATS;
-  const gsize bad = nw_count_non_finite(s->v + e0, MIN(PIECE_FLOATS, s->n - e0));
+  const gsize bad = count_non_finite(s->v + e0, MIN(PIECE_FLOATS, s->n - e0));
   if (bad > 0)
     g_atomic_pointer_add(&s->bad, (gssize)bad);
 }
@@ -327,7 +340,9 @@ gboolean nw_volume_check_finite(const NwVolume *v, const char *name, GError **er
   const size_t bad = (size_t)g_atomic_pointer_get(&s.bad);
   if (bad == 0)
     return TRUE;
-  nw_set_non_finite_error(error, name, bad, s.n);
+  g_set_error(error, NW_ERROR, NW_ERROR_INVALID,
+              "%s: %zu of %zu voxels are NaN or Inf; mask or fill them before registering",
+              name, bad, s.n);
   return FALSE;
 }
 

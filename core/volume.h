@@ -59,9 +59,6 @@ NwVolume *nw_volume_new_like(const NwVolume *like, int nc, GError **error);
 /* n floats from src to dst, the caller and a staging chunk's helpers taking 256 KiB pieces
  * from 1 MiB on (copy_beside.h). */
 void nw_copy_floats(float *dst, const float *src, size_t n);
-/* The same, also counting src's NaN and Inf floats (returned): an input checked while it is
- * copied anyway (an affine job's upload to the GPU, staging_cuda.cuh), not read twice. */
-size_t nw_copy_floats_counting(float *dst, const float *src, size_t n);
 /* (A copy beside other work, waited for: copy_beside.h.) */
 /* dst takes like's grid: sizes, components, spacing and affine; not its voxels, nor how they
  * are freed (dst's own data and allocator stay). */

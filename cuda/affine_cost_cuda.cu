@@ -1367,7 +1367,7 @@ NwVolume **host_levels(const NwVolume *v, int n, GError **error)
  * set_level uploads. (It used to copy the image on the host too, and bring every level down
  * into fresh pageable memory with an allocation each: most of the 21.6 ms of "pyramids" in a
  * 3072² job's creation on the H100, issue 11.) */
-NwVolume **cuda_pyramid(void *impl, const NwVolume *v, int n, size_t *non_finite, GError **error)
+NwVolume **cuda_pyramid(void *impl, const NwVolume *v, int n, GError **error)
 {
   CudaCost *c = (CudaCost *)impl;
   const gint64 t0 = g_get_monotonic_time();
@@ -1410,11 +1410,7 @@ NwVolume **cuda_pyramid(void *impl, const NwVolume *v, int n, size_t *non_finite
    * so that the times below tell it from the upload */
   float *const stage = nw_stage_for(&c->stage, nv);
   const gint64 t1 = g_get_monotonic_time();
-  /* the input's check rides on the staging copy, which reads every voxel anyway: a scan of
-   * its own beside the upload slowed the upload (contention for the memory) */
-  ok = ok && NW_CUDA_CHECK(nw_upload_floats_counting(dev[n - 1], v->data, nv, stage, c->stream,
-                                                     non_finite),
-                           error);
+  ok = ok && NW_CUDA_CHECK(nw_upload_floats(dev[n - 1], v->data, nv, stage, c->stream), error);
   const gint64 t2 = g_get_monotonic_time();
   for (int l = n - 2; ok && l >= 0; l--) {
     const NwVolume *fine = levels[l + 1];

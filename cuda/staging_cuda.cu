@@ -2,7 +2,6 @@
 #include "staging_cuda.cuh"
 
 #include "kept_blocks_cuda.cuh"
-#include "non_finite.h"
 #include "volume.h"
 
 /* The events of a stage ("the GPU is done with chunk b"), in its pinned block after the two
@@ -95,18 +94,8 @@ static void stage_close(Stage *s, cudaStream_t stream, cudaError_t e)
 
 cudaError_t nw_upload_floats(float *d, const float *h, size_t n, float *stage, cudaStream_t stream)
 {
-  return nw_upload_floats_counting(d, h, n, stage, stream, nullptr);
-}
-
-cudaError_t nw_upload_floats_counting(float *d, const float *h, size_t n, float *stage,
-                                      cudaStream_t stream, size_t *non_finite)
-{
-  if (non_finite != nullptr)
-    *non_finite = 0;
   if (n <= kNwStageChunk) {
     cudaError_t e = cudaMemcpyAsync(d, h, n * sizeof(float), cudaMemcpyHostToDevice, stream);
-    if (e == cudaSuccess && non_finite != nullptr) /* while the copy runs */
-      *non_finite = nw_count_non_finite(h, n);
     return e != cudaSuccess ? e : cudaStreamSynchronize(stream);
   }
   Stage s;
@@ -121,10 +110,7 @@ cudaError_t nw_upload_floats_counting(float *d, const float *h, size_t n, float 
       e = cudaEventSynchronize(s.done[c % 2]);
     if (e != cudaSuccess)
       break;
-    if (non_finite != nullptr)
-      *non_finite += nw_copy_floats_counting(half, h + c * kNwStageChunk, len);
-    else
-      nw_copy_floats(half, h + c * kNwStageChunk, len);
+    nw_copy_floats(half, h + c * kNwStageChunk, len);
     e = cudaMemcpyAsync(d + c * kNwStageChunk, half, len * sizeof(float), cudaMemcpyHostToDevice,
                         stream);
     if (e == cudaSuccess)

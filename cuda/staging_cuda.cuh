@@ -30,10 +30,6 @@ float *nw_stage_for(float **slot, size_t n);
  * stage: nw_stage_alloc's (a job's, kept for its copies: allocating 16 MiB of pinned memory costs
  * milliseconds), or NULL for one allocated for the call. */
 cudaError_t nw_upload_floats(float *d, const float *h, size_t n, float *stage, cudaStream_t stream);
-/* The same, also counting h's NaN and Inf floats into *non_finite as the cores stage them
- * (nw_copy_floats_counting): an input's check without a read of its own. */
-cudaError_t nw_upload_floats_counting(float *d, const float *h, size_t n, float *stage,
-                                      cudaStream_t stream, size_t *non_finite);
 
 /* n floats from device d into host h (pageable, fresh or not); returns once they are there. */
 cudaError_t nw_download_floats(float *h, const float *d, size_t n, float *stage,

@@ -1,7 +1,6 @@
 /* test_copy_beside.c — work shared with helper threads (core/beside.h) and the copy made of
  * it (core/copy_beside.h), no GPU: every piece runs once, also when a piece runs a shared
- * run of its own, and a scan for non-finite voxels counts them all across pieces, as does a
- * copy that counts them on the way;
+ * run of its own, and a scan for non-finite voxels counts them all across pieces;
  * every voxel lands where it belongs, same-size and 3 into 4 with the 4th 0, at sizes around
  * the piece boundaries (one piece short of, at and past the helpers' threshold; a short last
  * piece); four threads copying at once, each its own, all exact; a copy that ends before
@@ -214,36 +213,6 @@ static void test_check_finite_pieces(void)
   g_assert_cmpstr(error->message, ==, want);
 }
 
-/* nw_copy_floats_counting (an affine job's upload, staging_cuda.cuh): the copy exact and
- * every NaN and Inf counted, at a piece's first and last floats (copy_beside.c's pieces are
- * 2^16 floats) and in a short last piece, with helpers (5 MiB) and without (a small copy,
- * the caller alone); none in a clean copy, and -0, the largest float and subnormals are
- * finite. */
-static void test_copy_counting(void)
-{
-  const size_t sizes[] = {(5u << 18) + 7, 1000};
-  for (gsize k = 0; k < G_N_ELEMENTS(sizes); k++) {
-    const size_t n = sizes[k];
-    g_autofree float *src = pattern(n, 1, 0.5f);
-    g_autofree float *dst = g_new0(float, n);
-    src[1] = -0.0f;
-    src[2] = 3.4028235e38f;
-    src[3] = 1e-45f;
-    g_assert_cmpuint(nw_copy_floats_counting(dst, src, n), ==, 0);
-    g_assert_cmpint(memcmp(dst, src, n * sizeof(float)), ==, 0);
-    const size_t bad[] = {0, (1 << 16) - 1, 1 << 16, (5u << 18) + 6};
-    size_t planted = 0;
-    for (gsize b = 0; b < G_N_ELEMENTS(bad); b++)
-      if (bad[b] < n) {
-        src[bad[b]] = b % 2 ? -INFINITY : NAN;
-        planted++;
-      }
-    memset(dst, 0, n * sizeof(float));
-    g_assert_cmpuint(nw_copy_floats_counting(dst, src, n), ==, planted);
-    g_assert_cmpint(memcmp(dst, src, n * sizeof(float)), ==, 0); /* NaN's bits too */
-  }
-}
-
 int main(int argc, char **argv)
 {
   g_setenv("NW_COPY_THREADS", "4", TRUE); /* three helpers, also on CI's two cores */
@@ -253,7 +222,6 @@ int main(int argc, char **argv)
   g_test_add_func("/copy-beside/helpers-late", test_helpers_late);
   g_test_add_func("/beside/each-piece-once", test_each_piece_once);
   g_test_add_func("/beside/check-finite-pieces", test_check_finite_pieces);
-  g_test_add_func("/copy-beside/counting", test_copy_counting);
   g_test_add_func("/beside/lanes", test_lanes);
   return g_test_run();
 }

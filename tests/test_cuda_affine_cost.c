@@ -704,7 +704,7 @@ static void test_pyramid(void)
     NwAffineCost *gpu = nw_affine_cost_new(&nw_affine_cost_cuda, &spec, &err);
     NwAffineCost *upl = nw_affine_cost_new(&nw_affine_cost_cuda, &spec, &err);
     g_assert_no_error(err);
-    NwVolume **dev = nw_affine_cost_pyramid(gpu, v, n, NULL, &err);
+    NwVolume **dev = nw_affine_cost_pyramid(gpu, v, n, &err);
     g_assert_no_error(err);
     g_assert_nonnull(dev[0]->data); /* the starts read the coarsest level on the host */
     int n_ref = 0;
@@ -815,7 +815,7 @@ static void test_pyramid_after_level(void)
   NwAffineCost *gpu = nw_affine_cost_new(&nw_affine_cost_cuda, &spec, &err);
   g_assert_no_error(err);
   const int n = nw_pyramid_levels(f, 3);
-  NwVolume **first = nw_affine_cost_pyramid(gpu, f, n, NULL, &err);
+  NwVolume **first = nw_affine_cost_pyramid(gpu, f, n, &err);
   g_assert_no_error(err);
   const NwAffineLevel lv = {.dim = 2,
                             .fixed = first[n - 1],
@@ -827,7 +827,7 @@ static void test_pyramid_after_level(void)
   NwAffineCostValue before, after;
   g_assert_true(nw_affine_cost_eval_matrix(gpu, xf[2].m, &before, &err));
   const int nv = nw_pyramid_levels(v, 3);
-  NwVolume **second = nw_affine_cost_pyramid(gpu, v, nv, NULL, &err);
+  NwVolume **second = nw_affine_cost_pyramid(gpu, v, nv, &err);
   g_assert_no_error(err);
   g_assert_true(nw_affine_cost_eval_matrix(gpu, xf[2].m, &after, &err));
   g_assert_cmpfloat(before.cost, ==, after.cost);
@@ -1187,11 +1187,11 @@ static void test_wait_modes(void)
   }
 }
 
-/* Voxels that are not finite: the method refuses the pair with the input check's message,
- * whose count the upload to the device makes as it stages the images (core/cpu/affine_job.c,
- * cuda/staging_cuda.cuh), and the job made so far is freed (memcheck's leak check). Each
- * image, and both (the fixed image's is the message); 48³ goes up in one copy (counted on the
- * host beside it), 2048 x 1100 in two staged chunks, with bad voxels in both. */
+/* Voxels that are not finite: the method refuses the pair with the input check's message
+ * (the check runs beside the pyramids' upload to the device, core/cpu/affine_job.c), and the
+ * job made so far is freed (memcheck's leak check). Each image, and both (the fixed image's
+ * is the message), every bad voxel counted; 48³ goes up in one copy, 2048 x 1100 in two
+ * staged chunks (cuda/staging_cuda.cuh), with bad voxels in both. */
 static void test_refuses_non_finite(void)
 {
   g_autoptr(NwParams) p = nw_test_affine_params(NULL);

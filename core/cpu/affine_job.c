@@ -12,7 +12,6 @@
 
 #include "affine_init.h"
 #include "affine_resample.h"
-#include "non_finite.h"
 #include "nw_error.h"
 #include "pyramid.h"
 
@@ -100,25 +99,42 @@ static gboolean check_inputs(const NwMethodInputs *in, int *dim, GError **error)
   return TRUE;
 }
 
-/* Every voxel of both images finite, fixed first: from the counts the back end made while
- * it uploaded them (nw_affine_cost_pyramid's non_finite; bad NULL, or an image it did not
- * count: a scan here). On the H100 host a scan of two 3072² images took 1.0-1.5 ms of a 17
- * ms job in front of the uploads, and beside them (a thread of its own, the eleventh
- * session) it slowed the first upload by as much: the staging copy reads every voxel anyway. */
-static gboolean inputs_finite(const NwMethodInputs *in, const size_t bad[2], GError **error)
+/* Every voxel of both images finite: a thread's work beside the pyramids' (they only read
+ * and resample the images, which NaN does not upset), joined before anything uses a level's
+ * values (finite_joined). Scanning two 3072² images took 1.0-1.5 ms of a 17 ms job on the
+ * H100 host, in front of the uploads. */
+typedef struct {
+  const NwVolume *fixed, *moving;
+  GError *error;
+} FiniteCheck;
+
+static gpointer check_finite(gpointer data)
 {
-  const NwVolume *v[2] = {in->fixed, in->moving};
-  const char *name[2] = {"fixed image", "moving image"};
-  for (int i = 0; i < 2; i++) {
-    if (bad == NULL || bad[i] == NW_AFFINE_NOT_COUNTED) {
-      if (!nw_volume_check_finite(v[i], name[i], error))
-        return FALSE;
-    } else if (bad[i] > 0) {
-      nw_set_non_finite_error(error, name[i], bad[i], nw_volume_n_floats(v[i]));
-      return FALSE;
-    }
-  }
-  return TRUE;
+  FiniteCheck *c = data;
+  if (nw_volume_check_finite(c->fixed, "fixed image", &c->error))
+    nw_volume_check_finite(c->moving, "moving image", &c->error);
+  return NULL;
+}
+
+/* The check started (a thread, or here where none can be had). */
+static GThread *start_finite_check(FiniteCheck *c)
+{
+  GThread *t = g_thread_try_new("nw-check-finite", check_finite, c, NULL);
+  if (t == NULL)
+    check_finite(c);
+  return t;
+}
+
+/* Its outcome, once it is over; FALSE with its error where a voxel was not finite. */
+static gboolean finite_joined(GThread *t, FiniteCheck *c, GError **error)
+{
+  if (t != NULL)
+    g_thread_join(t);
+  if (c->error == NULL)
+    return TRUE;
+  g_propagate_error(error, c->error);
+  c->error = NULL;
+  return FALSE;
 }
 
 /* The choice name of an enum parameter. */
@@ -161,17 +177,14 @@ static void read_params(NwAffineJob *j, const NwParams *p, NwTransformKind *kind
 
 /* Pyramids of the images and masks with one level count, the smaller image's, made by the
  * cost's back end (on the GPU, where the levels then stay). */
-/* The images' and masks' pyramids; bad: the images' NaN and Inf floats as the back end
- * counted them (NW_AFFINE_NOT_COUNTED where it did not). */
-static gboolean build_pyramids(NwAffineJob *j, const NwMethodInputs *in, size_t bad[2],
-                               GError **error)
+static gboolean build_pyramids(NwAffineJob *j, const NwMethodInputs *in, GError **error)
 {
   const NwVolume *src[4] = {in->fixed, in->moving, in->fixed_mask, in->moving_mask};
   j->n_levels = MIN(nw_pyramid_levels(in->fixed, j->levels_asked),
                     nw_pyramid_levels(in->moving, j->levels_asked));
   for (int i = 0; i < 4; i++)
-    if (src[i] != NULL && (j->pyr[i] = nw_affine_cost_pyramid(j->cost, src[i], j->n_levels,
-                                                              i < 2 ? &bad[i] : NULL, error)) == NULL)
+    if (src[i] != NULL &&
+        (j->pyr[i] = nw_affine_cost_pyramid(j->cost, src[i], j->n_levels, error)) == NULL)
       return FALSE;
   return TRUE;
 }
@@ -368,8 +381,8 @@ static gboolean enter_level(NwAffineJob *j, int l, GError **error)
   return start_run(j, from, error);
 }
 
-/* Where a level's time went (G_MESSAGES_DEBUG=all): the requests are launches on the GPU,
- * where one evaluation each costs about as much as a batch's at the coarse levels. */
+/* Where a level's time went (G_MESSAGES_DEBUG=all); on the GPU each request is a launch and
+ * a wait for its result, ~15 µs at the coarse levels whatever it holds (the H100 host). */
 static void level_ended(const NwAffineJob *j)
 {
   const guint64 evals = nw_affine_cost_count(j->cost) - j->level_evals0;
@@ -479,26 +492,28 @@ NwAffineJob *nw_affine_job_new(const NwAffineCostBackend *be, const NwMethodInpu
   const gint64 t_start = g_get_monotonic_time();
   if (!check_inputs(in, &dim, error))
     return NULL;
+  FiniteCheck finite = {in->fixed, in->moving, NULL};
+  GThread *checking = start_finite_check(&finite);
   const gint64 t_checked = g_get_monotonic_time();
   NwTransform base;
   NwAffineStartSpec ss;
   NwAffineJob *j =
       job_begin(be, NULL, p, dim, in->fixed, in->initial_transform, &base, &ss, error);
-  if (j == NULL)
+  if (j == NULL) {
+    finite_joined(checking, &finite, NULL);
     return NULL;
+  }
   j->fixed_full = in->fixed;
   j->moving_full = in->moving;
   /* Where a job's start goes (G_MESSAGES_DEBUG=all): the shape checks, the back end's
-   * creation, the pyramids (the voxels counted on the way up), the check of what was not
-   * counted, the starts and the first level. */
+   * creation, the pyramids (the voxels' check beside them), the starts and the first level. */
   gint64 t[4];
   t[0] = g_get_monotonic_time();
   GError *why = NULL;
-  size_t bad[2] = {NW_AFFINE_NOT_COUNTED, NW_AFFINE_NOT_COUNTED};
-  const gboolean made = build_pyramids(j, in, bad, &why);
+  const gboolean made = build_pyramids(j, in, &why);
   t[1] = g_get_monotonic_time();
   /* a voxel that is not finite is the error to report, whatever else failed */
-  const gboolean finite_ok = inputs_finite(in, made ? bad : NULL, error);
+  const gboolean finite_ok = finite_joined(checking, &finite, error);
   t[2] = g_get_monotonic_time();
   if (!finite_ok || !made) {
     if (finite_ok)
@@ -519,8 +534,8 @@ NwAffineJob *nw_affine_job_new(const NwAffineCostBackend *be, const NwMethodInpu
     return NULL;
   }
   t[3] = g_get_monotonic_time();
-  g_debug("affine (%s): input checks %.1f ms, cost %.1f ms, pyramids %.1f ms (the voxels "
-          "counted on the way up), the voxels not counted %.1f ms, starts and first level %.1f ms",
+  g_debug("affine (%s): input checks %.1f ms, cost %.1f ms, pyramids %.1f ms (the voxels' "
+          "check beside them, then waited for %.1f ms), starts and first level %.1f ms",
           be->name, (t_checked - t_start) / 1e3, (t[0] - t_checked) / 1e3, (t[1] - t[0]) / 1e3,
           (t[2] - t[1]) / 1e3, (t[3] - t[2]) / 1e3);
   return j;

@@ -268,12 +268,8 @@ int main(int argc, char **argv)
   int n_prec = 0;
   g_auto(GStrv) prec_names = g_strsplit(precision_text, ",", -1);
   for (int i = 0; prec_names[i] != NULL && n_prec < 3; i++) {
-    if (strcmp(prec_names[i], "u16") == 0)
-      precisions[n_prec++] = NW_AFFINE_PRECISION_U16;
-    else if (strcmp(prec_names[i], "u16-filter") == 0)
-      precisions[n_prec++] = NW_AFFINE_PRECISION_U16_FILTER;
-    else if (strcmp(prec_names[i], "single") == 0)
-      precisions[n_prec++] = NW_AFFINE_PRECISION_SINGLE;
+    if (nw_affine_precision_from_name(prec_names[i], &precisions[n_prec]))
+      n_prec++;
     else {
       fprintf(stderr,
               "bench_affine: unknown precision '%s': expected u16, u16-filter or single\n",

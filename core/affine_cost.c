@@ -30,6 +30,18 @@ const char *nw_affine_precision_name(NwAffinePrecision p)
                                                : "single";
 }
 
+gboolean nw_affine_precision_from_name(const char *name, NwAffinePrecision *out)
+{
+  static const NwAffinePrecision all[] = {NW_AFFINE_PRECISION_SINGLE, NW_AFFINE_PRECISION_U16,
+                                          NW_AFFINE_PRECISION_U16_FILTER};
+  for (gsize i = 0; i < G_N_ELEMENTS(all); i++)
+    if (g_strcmp0(name, nw_affine_precision_name(all[i])) == 0) {
+      *out = all[i];
+      return TRUE;
+    }
+  return FALSE;
+}
+
 int nw_affine_bin(double v, double lo, double hi, int bins)
 {
   int b = (int)floor((double)bins * (v - lo) / (hi - lo));

@@ -59,6 +59,8 @@ typedef enum {
 } NwAffinePrecision;
 
 const char *nw_affine_precision_name(NwAffinePrecision p); /* "single", "u16", "u16-filter" */
+/* The precision nw_affine_precision_name calls name into *out; FALSE for any other name. */
+gboolean nw_affine_precision_from_name(const char *name, NwAffinePrecision *out);
 /* p keeps the images as 16-bit codes (u16, u16-filter). */
 static inline gboolean nw_affine_precision_codes(NwAffinePrecision p)
 {

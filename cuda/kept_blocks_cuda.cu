@@ -58,12 +58,19 @@ size_t cap_of(unsigned int flags)
   return flags == kDeviceMemory ? device_cap() : kMaxPinnedBytes;
 }
 
+/* k holds a block of device's that counts against the cap of flags' kind (pinned or device). */
+bool counts_with(const Kept &k, int device, unsigned int flags)
+{
+  return k.p != nullptr && k.device == device &&
+         (k.flags == kDeviceMemory) == (flags == kDeviceMemory);
+}
+
 /* Bytes kept for a device of the kind of flags (the lock held). */
 size_t kept_bytes(int device, unsigned int flags)
 {
   size_t sum = 0;
   for (const Kept &k : kept)
-    if (k.p != nullptr && k.device == device && (k.flags == kDeviceMemory) == (flags == kDeviceMemory))
+    if (counts_with(k, device, flags))
       sum += k.size;
   return sum;
 }
@@ -118,14 +125,10 @@ gboolean keep(void *p, size_t size, unsigned int flags, int device)
   const size_t cap = cap_of(flags);
   if (size > cap)
     return FALSE;
-  for (;;) {
-    if (kept_bytes(device, flags) + size <= cap)
-      break;
+  while (kept_bytes(device, flags) + size > cap) {
     Kept *oldest = nullptr;
     for (Kept &k : kept)
-      if (k.p != nullptr && k.device == device &&
-          (k.flags == kDeviceMemory) == (flags == kDeviceMemory) &&
-          (oldest == nullptr || k.given < oldest->given))
+      if (counts_with(k, device, flags) && (oldest == nullptr || k.given < oldest->given))
         oldest = &k;
     free_block(*oldest); /* not NULL: the kind keeps more than 0 bytes here */
   }

@@ -64,6 +64,11 @@ static void pinned_free(void *memory)
 
 static const NwVoxelAllocator kPinnedVoxels = {pinned_alloc, pinned_free, TRUE};
 
+extern "C" const NwVoxelAllocator *nw_live_pinned_voxels(void)
+{
+  return &kPinnedVoxels;
+}
+
 extern "C" NwLiveFront *nw_live_front_new(GError **error)
 {
   int device = 0;

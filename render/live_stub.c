@@ -9,6 +9,11 @@
 
 static const char no_cuda[] = "built without CUDA";
 
+const NwVoxelAllocator *nw_live_pinned_voxels(void)
+{
+  return NULL;
+}
+
 NwLiveFront *nw_live_front_new(GError **error)
 {
   g_set_error(error, NW_ERROR, NW_ERROR_UNSUPPORTED, "live front: %s", no_cuda);

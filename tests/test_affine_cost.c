@@ -332,10 +332,33 @@ static void test_2d_mask(void)
   g_assert_cmpfloat(run.v.overlap, <, 0.8); /* the moving mask left fixed voxels out */
 }
 
+/* Every choice of the "precision" parameter is a precision's name, both ways; other names
+ * are refused. */
+static void test_precision_names(void)
+{
+  const NwParamSpec *spec = NULL;
+  for (int i = 0; i < NW_AFFINE_N_PARAMS; i++)
+    if (g_str_equal(nw_affine_param_specs[i].name, "precision"))
+      spec = &nw_affine_param_specs[i];
+  g_assert_nonnull(spec);
+  int n = 0;
+  for (const char *const *c = spec->choices; *c != NULL; c++, n++) {
+    NwAffinePrecision p;
+    g_assert_true(nw_affine_precision_from_name(*c, &p));
+    g_assert_cmpstr(nw_affine_precision_name(p), ==, *c);
+  }
+  g_assert_cmpint(n, ==, 3);
+  NwAffinePrecision p = NW_AFFINE_PRECISION_U16;
+  g_assert_false(nw_affine_precision_from_name("half", &p));
+  g_assert_false(nw_affine_precision_from_name(NULL, &p));
+  g_assert_cmpint(p, ==, NW_AFFINE_PRECISION_U16); /* untouched */
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/affine/metrics", test_metrics);
+  g_test_add_func("/affine/precision-names", test_precision_names);
   g_test_add_func("/affine/u16", test_u16);
   g_test_add_func("/affine/threads-same-bits", test_threads_same_bits);
   g_test_add_func("/affine/starts", test_starts);

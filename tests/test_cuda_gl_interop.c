@@ -438,23 +438,9 @@ static void test_client_storage_dma(void)
   glDeleteBuffers(1, &pbo);
 }
 
-/* Pinned host memory, as a CUDA job's host frames have (cuda/live_front.cu). */
-static void *pinned_alloc(size_t bytes)
-{
-  void *p = NULL;
-  return cudaHostAlloc(&p, bytes, cudaHostAllocPortable) == cudaSuccess ? p : NULL;
-}
-
-static void pinned_free(void *p)
-{
-  cudaFreeHost(p);
-}
-
-static const NwVoxelAllocator pinned_voxels = {pinned_alloc, pinned_free, TRUE};
-
-/* Host frames in pinned memory fill a texture prepared for them (render/gl_volume.h) through
- * the GPU's copy engines (nw_texel_dma.h), voxel for voxel: an image (R32F) and a field
- * (xyz padded to RGBA with w 0), over more updates than the ring has slots, on a grid whose
+/* Host frames in pinned memory (the live front's allocator, nw_live_pinned_voxels) fill a
+ * texture prepared for them (render/gl_volume.h) through the GPU's copy engines
+ * (nw_texel_dma.h), voxel for voxel: an image (R32F) and a field (xyz padded to RGBA with w 0), over more updates than the ring has slots, on a grid whose
  * voxel count splits unevenly into the copy's four pieces (85 x 83 x 81). A volume of GLib's
  * memory on the same texture is copied by the CPU, as before. */
 static void test_texel_dma(void)
@@ -465,7 +451,7 @@ static void test_texel_dma(void)
   }
   for (int nc = 1; nc <= 3; nc += 2) {
     g_autoptr(GError) error = NULL;
-    g_autoptr(NwVolume) v = nw_volume_new_from(&pinned_voxels, 85, 83, 81, nc, &error);
+    g_autoptr(NwVolume) v = nw_volume_new_from(nw_live_pinned_voxels(), 85, 83, 81, nc, &error);
     g_assert_no_error(error);
     const size_t n = nw_volume_n_voxels(v), comps = nc == 1 ? 1 : 4;
     float *want = g_new(float, n * comps);

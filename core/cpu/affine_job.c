@@ -167,10 +167,11 @@ static void read_params(NwAffineJob *j, const NwParams *p, NwTransformKind *kind
   j->tol_vox = nw_params_get(p, "tolerance");
   j->restarts = nw_params_get_int(p, "restarts");
   j->gradient = g_str_equal(choice(p, "optimizer"), "gradient");
-  const char *precision = choice(p, "precision");
-  j->precision = g_str_equal(precision, "single")       ? NW_AFFINE_PRECISION_SINGLE
-                 : g_str_equal(precision, "u16-filter") ? NW_AFFINE_PRECISION_U16_FILTER
-                                                        : NW_AFFINE_PRECISION_U16;
+  /* the parameter's choices are the precisions' names (/affine/precision-names) */
+  if (!nw_affine_precision_from_name(choice(p, "precision"), &j->precision)) {
+    g_warn_if_reached();
+    j->precision = NW_AFFINE_PRECISION_U16;
+  }
 }
 
 /* ---- pyramids ------------------------------------------------------------------------ */

@@ -34,6 +34,11 @@ extern "C" {
 
 typedef struct NwLiveFront NwLiveFront;
 
+/* The allocator of the host frames' voxels: pinned (page-locked, portable) host memory, which
+ * the GPU's copy engines read and write (NwVoxelAllocator.pinned); its alloc returns NULL where
+ * CUDA cannot pin. NULL in a build without CUDA. Any thread. */
+const NwVoxelAllocator *nw_live_pinned_voxels(void);
+
 /* Any thread. Empty until the first publish. NULL with an error when no CUDA device. */
 NwLiveFront *nw_live_front_new(GError **error);
 /* After the writer is done with it (its job ended) and no read is open; waits for the GPU. */
